@@ -1,0 +1,82 @@
+/// AAC stream configuration parsed from an AudioSpecificConfig (ISO/IEC 14496-3, 1.6.2.1).
+///
+/// ```
+/// 5 bits audioObjectType | 4 bits samplingFrequencyIndex [| 24 bits explicit rate if index 15]
+/// 4 bits channelConfiguration | ...
+/// ```
+public struct AACFormat: Hashable, Sendable {
+  /// The sampling rates addressable by a 4-bit index, in index order.
+  public static let sampleRates: [Int] = [
+    96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350,
+  ]
+
+  /// Audio object type (2 = AAC-LC).
+  public var objectType: Int
+  /// Index into `sampleRates`.
+  public var sampleRateIndex: Int
+  /// Channel configuration (1 mono, 2 stereo, ... 7).
+  public var channels: Int
+
+  /// Samples per second.
+  public var sampleRate: Int { Self.sampleRates[sampleRateIndex] }
+
+  /// Creates a configuration; only what ADTS can carry is accepted.
+  public init(objectType: Int, sampleRate: Int, channels: Int) throws(FormatError) {
+    guard (1...4).contains(objectType) else { throw .aacObjectType(objectType) }
+    guard let index = Self.sampleRates.firstIndex(of: sampleRate) else {
+      throw .aacSampleRate(sampleRate)
+    }
+    guard (1...7).contains(channels) else { throw .aacChannelConfiguration(channels) }
+    self.objectType = objectType
+    self.sampleRateIndex = index
+    self.channels = channels
+  }
+
+  /// Parses an AudioSpecificConfig.
+  public init(audioSpecificConfig bytes: some Collection<UInt8>) throws(FormatError) {
+    var reader = BitReader(Array(bytes))
+    guard let objectType = reader.read(5), let frequencyIndex = reader.read(4) else {
+      throw .audioSpecificConfigTruncated
+    }
+    var rate: Int
+    if frequencyIndex == 15 {
+      guard let explicit = reader.read(24) else { throw .audioSpecificConfigTruncated }
+      rate = explicit
+    } else if frequencyIndex < Self.sampleRates.count {
+      rate = Self.sampleRates[frequencyIndex]
+    } else {
+      throw .aacSampleRate(frequencyIndex)
+    }
+    guard let channels = reader.read(4) else { throw .audioSpecificConfigTruncated }
+    if objectType == 31 { throw .aacObjectType(32 + (reader.read(6) ?? 0)) }
+    if rate == 0 { rate = -1 }
+    try self.init(objectType: objectType, sampleRate: rate, channels: channels)
+  }
+
+  /// The two-byte AudioSpecificConfig for this configuration.
+  public var audioSpecificConfig: [UInt8] {
+    let bits = objectType << 11 | sampleRateIndex << 7 | channels << 3
+    return [UInt8(bits >> 8), UInt8(bits & 0xFF)]
+  }
+
+  /// Duration of one AAC frame (1024 samples) in 90 kHz ticks, rounded down.
+  public var frameTicks90k: Int64 { Int64(1024 * 90_000 / sampleRate) }
+}
+
+/// Reads big-endian bit fields; returns nil when the input runs out.
+struct BitReader {
+  private let bytes: [UInt8]
+  private var bit = 0
+
+  init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+  mutating func read(_ count: Int) -> Int? {
+    guard bit + count <= bytes.count * 8 else { return nil }
+    var value = 0
+    for _ in 0..<count {
+      value = value << 1 | Int(bytes[bit >> 3] >> (7 - UInt8(bit & 7)) & 1)
+      bit += 1
+    }
+    return value
+  }
+}

@@ -1,0 +1,39 @@
+/// Errors raised while parsing codec configuration and encoded payloads.
+public enum FormatError: Error, Equatable, Sendable, CustomStringConvertible {
+  /// The avcC record is shorter than its own fields say (`offset` is where it ran out).
+  case avcCTruncated(offset: Int)
+  /// The avcC record's version byte is not 1.
+  case avcCVersion(UInt8)
+  /// lengthSizeMinusOne gave a NAL length size other than 1, 2 or 4.
+  case nalLengthSize(Int)
+  /// The avcC record holds no SPS or no PPS.
+  case avcCMissingParameterSets
+  /// A NAL length prefix at `offset` points past the end of the sample (`length` bytes claimed).
+  case nalLengthPastEnd(offset: Int, length: Int)
+  /// The AudioSpecificConfig is shorter than two bytes.
+  case audioSpecificConfigTruncated
+  /// The AAC object type cannot be carried in ADTS (only types 1 to 4 fit its 2-bit profile).
+  case aacObjectType(Int)
+  /// A sampling frequency index of 13-14 or an explicit rate ADTS cannot express.
+  case aacSampleRate(Int)
+  /// A channel configuration of 0 (program config element) or above 7.
+  case aacChannelConfiguration(Int)
+  /// An AAC frame too large for the 13-bit ADTS frame length.
+  case aacFrameTooLarge(Int)
+
+  public var description: String {
+    switch self {
+    case .avcCTruncated(let offset): "avcC record truncated at byte \(offset)"
+    case .avcCVersion(let version): "avcC configurationVersion \(version), expected 1"
+    case .nalLengthSize(let size): "NAL length size \(size), expected 1, 2 or 4"
+    case .avcCMissingParameterSets: "avcC record has no SPS or no PPS"
+    case .nalLengthPastEnd(let offset, let length):
+      "NAL unit at byte \(offset) claims \(length) bytes past the end of the sample"
+    case .audioSpecificConfigTruncated: "AudioSpecificConfig shorter than 2 bytes"
+    case .aacObjectType(let type): "AAC object type \(type) cannot be carried in ADTS"
+    case .aacSampleRate(let rate): "AAC sampling frequency \(rate) cannot be carried in ADTS"
+    case .aacChannelConfiguration(let config): "AAC channel configuration \(config) unsupported"
+    case .aacFrameTooLarge(let size): "AAC frame of \(size) bytes exceeds the ADTS limit"
+    }
+  }
+}

@@ -1,0 +1,69 @@
+/// A small command-line parser: flags with values, boolean switches and positionals.
+///
+/// Swift packages from outside the toolchain are not available, so the CLI parses by hand.
+struct Arguments {
+  private(set) var positionals: [String] = []
+  private var options: [String: String] = [:]
+  private var switches: Set<String> = []
+
+  /// Parses `argv` (without the program and subcommand names).
+  /// - Parameters:
+  ///   - valued: option names that take a value (`--to X` or `--to=X`).
+  ///   - flags: option names that take no value.
+  init(_ argv: [String], valued: Set<String>, flags: Set<String>) throws(UsageError) {
+    var index = 0
+    while index < argv.count {
+      let arg = argv[index]
+      index += 1
+      if arg == "--" {
+        positionals.append(contentsOf: argv[index...])
+        break
+      }
+      guard arg.hasPrefix("-"), arg.count > 1 else {
+        positionals.append(arg)
+        continue
+      }
+      var name = arg
+      var inlineValue: String?
+      if let eq = arg.firstIndex(of: "=") {
+        name = String(arg[..<eq])
+        inlineValue = String(arg[arg.index(after: eq)...])
+      }
+      if flags.contains(name) {
+        guard inlineValue == nil else { throw UsageError("\(name) takes no value") }
+        switches.insert(name)
+      } else if valued.contains(name) {
+        if let inlineValue {
+          options[name] = inlineValue
+        } else {
+          guard index < argv.count else { throw UsageError("\(name) needs a value") }
+          options[name] = argv[index]
+          index += 1
+        }
+      } else {
+        throw UsageError("unknown option \(name)")
+      }
+    }
+  }
+
+  /// The value of a valued option, if given.
+  subscript(_ name: String) -> String? { options[name] }
+
+  /// Whether a switch was given.
+  func has(_ name: String) -> Bool { switches.contains(name) }
+
+  /// Parses an integer option within a range.
+  func int(_ name: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
+    guard let text = options[name] else { return nil }
+    guard let value = Int(text), range.contains(value) else {
+      throw UsageError("\(name) must be an integer in \(range.lowerBound)...\(range.upperBound), got '\(text)'")
+    }
+    return value
+  }
+}
+
+/// A mistake in how the command was invoked: printed with a hint and exit status 2.
+struct UsageError: Error, CustomStringConvertible {
+  let description: String
+  init(_ message: String) { description = message }
+}

@@ -1,0 +1,59 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+let commands: [any Command.Type] = [
+  ReplayCommand.self, InspectCommand.self, CaptureCommand.self,
+]
+
+func topLevelHelp(_ commands: [any Command.Type]) -> String {
+  var text = """
+    ingest: a memory-bounded live ingest pipeline (dump -> MPEG-TS -> file, SRT, RTMP, HLS)
+
+    usage: ingest <command> [options]
+
+    commands:
+
+    """
+  for command in commands {
+    text += "  " + command.name.padding(to: 10) + command.summary + "\n"
+  }
+  text += "\nRun 'ingest <command> --help' for the options of a command.\n"
+  return text
+}
+
+extension String {
+  func padding(to width: Int) -> String {
+    count >= width ? self + " " : self + String(repeating: " ", count: width - count)
+  }
+}
+
+var argv = CommandLine.arguments.dropFirst()
+guard let word = argv.first else {
+  Console.error(topLevelHelp(commands))
+  exit(2)
+}
+argv = argv.dropFirst()
+if word == "--help" || word == "-h" || word == "help" {
+  Console.out(topLevelHelp(commands))
+  exit(0)
+}
+guard let command = commands.first(where: { $0.name == word }) else {
+  Console.error("ingest: unknown command '\(word)'\n\n" + topLevelHelp(commands))
+  exit(2)
+}
+if argv.contains("--help") || argv.contains("-h") {
+  Console.out(command.help)
+  exit(0)
+}
+do {
+  exit(try command.run(Array(argv)))
+} catch let error as UsageError {
+  Console.error("ingest \(command.name): \(error)\nRun 'ingest \(command.name) --help' for usage.")
+  exit(2)
+} catch {
+  Console.error("ingest \(command.name): \(error)")
+  exit(1)
+}

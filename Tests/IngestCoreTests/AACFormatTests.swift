@@ -1,0 +1,28 @@
+import Testing
+
+@testable import IngestCore
+
+@Suite struct AACFormatTests {
+  @Test func parsesLCStereo48k() throws {
+    let format = try AACFormat(audioSpecificConfig: [0x11, 0x90])
+    #expect(format.objectType == 2)
+    #expect(format.sampleRate == 48000)
+    #expect(format.channels == 2)
+    #expect(format.audioSpecificConfig == [0x11, 0x90])
+  }
+
+  @Test func parsesLCMono44k() throws {
+    let format = try AACFormat(audioSpecificConfig: [0x12, 0x08])
+    #expect(format.sampleRate == 44100)
+    #expect(format.channels == 1)
+  }
+
+  @Test func rejectsTruncatedAndUnsupported() {
+    #expect(throws: FormatError.audioSpecificConfigTruncated) {
+      try AACFormat(audioSpecificConfig: [0x11])
+    }
+    #expect(throws: FormatError.aacChannelConfiguration(0)) {
+      try AACFormat(audioSpecificConfig: [0x11, 0x80])
+    }
+  }
+}

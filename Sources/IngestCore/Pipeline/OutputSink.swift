@@ -1,0 +1,109 @@
+/// What the pipeline puts in the send ring for a sink, chosen by the sink.
+public enum PayloadFormat: Sendable {
+  /// MPEG-TS packets from our own writer (file, null, SRT, HLS).
+  case transportStream
+  /// Access units as the encoder produced them: AVCC video, raw AAC (RTMP/FLV).
+  case accessUnits
+}
+
+/// The codec configuration of every track present, handed to a sink when it opens.
+public struct TrackFormats: Sendable, Equatable {
+  public var video: H264Format?
+  public var audioApp: AACFormat?
+  public var audioMic: AACFormat?
+
+  public init(video: H264Format? = nil, audioApp: AACFormat? = nil, audioMic: AACFormat? = nil) {
+    self.video = video
+    self.audioApp = audioApp
+    self.audioMic = audioMic
+  }
+
+  /// Whether a track of `kind` is present.
+  public func contains(_ kind: SampleKind) -> Bool {
+    switch kind {
+    case .video: video != nil
+    case .audioApp: audioApp != nil
+    case .audioMic: audioMic != nil
+    }
+  }
+}
+
+/// One access unit leaving the send ring, as the sink receives it.
+public struct OutgoingUnit: Sendable, Equatable {
+  /// The track of the access unit.
+  public var kind: SampleKind
+  /// Presentation time, 90 kHz ticks on the shared timeline (not wrapped).
+  public var pts: Int64
+  /// Decode time, 90 kHz ticks on the shared timeline (not wrapped).
+  public var dts: Int64
+  /// An IDR frame (video) or any audio frame.
+  public var isKeyframe: Bool
+  /// The timeline was reset before this unit (clock reset or reconnect).
+  public var isDiscontinuity: Bool
+  /// For `.transportStream`: how many leading bytes are PAT/PMT/PCR packets written in front of
+  /// the unit's own packets. Always 0 for `.accessUnits`.
+  public var prefixLength: Int
+
+  public init(
+    kind: SampleKind, pts: Int64, dts: Int64, isKeyframe: Bool, isDiscontinuity: Bool,
+    prefixLength: Int
+  ) {
+    self.kind = kind
+    self.pts = pts
+    self.dts = dts
+    self.isKeyframe = isKeyframe
+    self.isDiscontinuity = isDiscontinuity
+    self.prefixLength = prefixLength
+  }
+}
+
+/// How a sink answered a write.
+public enum SinkWriteResult: Sendable, Equatable {
+  /// The unit was taken whole.
+  case written
+  /// Nothing was taken; try the same unit again at `retryAt` (nanoseconds on the pipeline clock).
+  case wouldBlock(retryAt: Int64)
+}
+
+/// A failure of a sink. Messages never contain secrets (passphrases, stream keys, credentials).
+public enum SinkError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// The connection broke or could not be made; the sender retries with backoff.
+  case retryable(String)
+  /// Retrying cannot help (wrong passphrase, rejected stream id, unwritable directory): the run stops.
+  case fatal(String)
+
+  public var description: String {
+    switch self {
+    case .retryable(let message), .fatal(let message): message
+    }
+  }
+}
+
+/// A destination for the pipeline's output, driven by the sender (never by the capture thread).
+///
+/// `write` may block up to the sink's own timeout (network sinks) but must never block forever.
+public protocol OutputSink: AnyObject {
+  /// What the ring should hold for this sink.
+  var payloadFormat: PayloadFormat { get }
+  /// Bytes of buffers the sink holds (socket send buffers included), entered in the memory ledger.
+  var bufferBytes: Int { get }
+  /// A congestion signal in 0...1 (0: idle link, 1: the sink's own buffer is full); the degradation
+  /// ladder may raise the tier on it before memory does.
+  var congestion: Double { get }
+  /// A one-line description safe to print (no secrets).
+  var redactedDescription: String { get }
+
+  /// Connects or creates the destination. Called again after a `.retryable` failure.
+  func open(tracks: TrackFormats) throws(SinkError)
+  /// Hands one access unit to the sink.
+  /// - Parameters:
+  ///   - unit: what the bytes are.
+  ///   - bytes: TS packets (prefix, then the unit's packets) or the raw access unit.
+  ///   - now: the pipeline clock in nanoseconds.
+  func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64) throws(SinkError)
+    -> SinkWriteResult
+  /// Closes the connection after a failure, before a retry. Must not throw.
+  func close()
+  /// Ends the run cleanly: flushes and finalises (HLS writes EXT-X-ENDLIST).
+  func finish() throws(SinkError)
+}

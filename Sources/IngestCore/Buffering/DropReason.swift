@@ -1,0 +1,73 @@
+/// Why an access unit did not reach the sink. Every drop and refusal is counted by track and reason.
+public enum DropReason: Int, CaseIterable, Sendable, CustomStringConvertible {
+  /// A disposable video frame (every NAL with nal_ref_idc 0) dropped to make room.
+  case disposable = 0
+  /// The rest of a GOP from its first dropped frame, so no frame follows a missing reference.
+  case gopTail
+  /// A whole GOP, keyframe included, while a newer keyframe waits in the ring.
+  case oldestGOP
+  /// Audio dropped from the head of the ring to make room (mic first, then app).
+  case audio
+  /// Video that arrived while the stream waits for a keyframe after a drop.
+  case awaitingKeyframe
+  /// Degradation tier 2: disposable frames dropped on arrival.
+  case tierDisposable
+  /// Degradation tier 3: microphone audio not accepted.
+  case tierMic
+  /// Degradation tier 4: only keyframes accepted.
+  case tierKeyframesOnly
+  /// Skipped to the newest keyframe after the sink reconnected.
+  case reconnect
+  /// Refused: the ring could not make room (the ledger is at 100% of the budget).
+  case ringFull
+  /// Refused: the sample was malformed (bad timestamp, NAL past the end, no format yet).
+  case invalid
+
+  /// The name used in status events and summaries.
+  public var description: String {
+    switch self {
+    case .disposable: "disposable"
+    case .gopTail: "gopTail"
+    case .oldestGOP: "oldestGOP"
+    case .audio: "audio"
+    case .awaitingKeyframe: "awaitingKeyframe"
+    case .tierDisposable: "tierDisposable"
+    case .tierMic: "tierMic"
+    case .tierKeyframesOnly: "tierKeyframesOnly"
+    case .reconnect: "reconnect"
+    case .ringFull: "ringFull"
+    case .invalid: "invalid"
+    }
+  }
+
+  /// Refusals happen before the ring took the sample; drops after.
+  public var isRefusal: Bool { self == .ringFull || self == .invalid }
+}
+
+/// Counts of dropped access units by track and reason. A fixed-size value: no allocation to update.
+public struct DropCounts: Equatable, Sendable {
+  private var counts: [Int]
+
+  public init() {
+    counts = [Int](repeating: 0, count: SampleKind.allCases.count * DropReason.allCases.count)
+  }
+
+  /// The count for one track and reason.
+  public subscript(kind: SampleKind, reason: DropReason) -> Int {
+    get { counts[Int(kind.rawValue) * DropReason.allCases.count + reason.rawValue] }
+    set { counts[Int(kind.rawValue) * DropReason.allCases.count + reason.rawValue] = newValue }
+  }
+
+  /// All drops of one track.
+  public func total(_ kind: SampleKind) -> Int {
+    DropReason.allCases.reduce(0) { $0 + self[kind, $1] }
+  }
+
+  /// All drops of one reason.
+  public func total(_ reason: DropReason) -> Int {
+    SampleKind.allCases.reduce(0) { $0 + self[$1, reason] }
+  }
+
+  /// Every drop and refusal.
+  public var total: Int { counts.reduce(0, +) }
+}

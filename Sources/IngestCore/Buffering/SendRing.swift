@@ -1,0 +1,305 @@
+/// The bounded buffer between the capture thread and the sender: a preallocated byte arena plus a
+/// ring of access-unit records.
+///
+/// ```
+/// records (fixed capacity, FIFO; dropped records stay as tombstones until they reach the head)
+///   head                                              tail
+///    v                                                 v
+///   [A0 sent?][V1 key][a2][V2 dropped][V3][a4] ... [free slots]
+///
+/// arena (one allocation; each record owns one contiguous slot, in record order)
+///   0         wrap point                 head slot                     tail slot end       capacity
+///   |[V7][a8]  |.......... free ..........|[A0][V1][a2][V2x][V3][a4]...|.... unused ....|
+///   a slot = headroom (PSI/PCR packets written at send time) + the unit's bytes
+/// ```
+///
+/// The arena's head is the slot of the oldest record and its tail the end of the newest slot, so
+/// arena space comes back in FIFO order as records are sent or trimmed. When the ring empties,
+/// allocation restarts at offset 0, so a sender that keeps up touches only the first pages.
+///
+/// Bounded by buffered duration (the DTS span of waiting units), by live bytes, by the arena and
+/// by the record capacity. The drop policy in `SendRing+DropPolicy.swift` makes room on enqueue.
+///
+/// Not thread-safe: the pipeline serialises access. No method allocates after `init`.
+public final class SendRing {
+  /// What the ring knows of one access unit.
+  public struct UnitInfo: Equatable, Sendable {
+    public var kind: SampleKind
+    public var pts: Int64
+    public var dts: Int64
+    public var isKeyframe: Bool
+    /// Video whose NAL units all have nal_ref_idc 0: nothing references it.
+    public var isDisposable: Bool
+    public var isDiscontinuity: Bool
+
+    public init(
+      kind: SampleKind, pts: Int64, dts: Int64, isKeyframe: Bool, isDisposable: Bool = false,
+      isDiscontinuity: Bool = false
+    ) {
+      self.kind = kind
+      self.pts = pts
+      self.dts = dts
+      self.isKeyframe = isKeyframe
+      self.isDisposable = isDisposable
+      self.isDiscontinuity = isDiscontinuity
+    }
+  }
+
+  /// The unit the sender is working on. Its memory stays valid until `completeSend` or
+  /// `abortSend`; the sender may modify it in place (continuity counters, PCR).
+  public struct InFlightUnit {
+    public var info: UnitInfo
+    /// Headroom followed by the unit's bytes.
+    public var slot: UnsafeMutableRawBufferPointer
+    /// Where the unit's own bytes start in `slot`.
+    public var headroom: Int
+    /// The sequence number of the unit (counts every enqueued unit).
+    public var sequence: Int64
+  }
+
+  enum State: UInt8 { case waiting, inFlight, dropped }
+
+  struct Record {
+    var info: UnitInfo
+    var state: State
+    var gop: Int64
+    var offset: Int
+    var slotLength: Int
+    var sequence: Int64
+  }
+
+  /// Bytes of the arena.
+  public let arenaCapacity: Int
+  /// Maximum number of records, tombstones included.
+  public let recordCapacity: Int
+  /// Bytes reserved in front of every unit for packets the sender writes.
+  public let headroom: Int
+  /// Maximum DTS span of waiting units, in 90 kHz ticks.
+  public var durationLimit: Int64
+  /// Maximum live bytes (units waiting or in flight, headroom included).
+  public var byteLimit: Int
+
+  let arena: UnsafeMutableRawBufferPointer
+  let records: UnsafeMutablePointer<Record>
+  var head = 0
+  var count = 0
+  var nextSequence: Int64 = 0
+  var newestGOP: Int64 = 0
+  var newestDTS: Int64 = .min
+
+  /// Live bytes: slots of waiting and in-flight units.
+  public private(set) var liveBytes = 0
+  /// Units waiting to be sent.
+  public private(set) var waitingCount = 0
+  /// Video keyframes waiting to be sent.
+  var waitingKeyframes = 0
+  /// Video is dropped on arrival until the next keyframe (after a GOP was cut short).
+  public internal(set) var awaitingKeyframe = false
+  /// Set when the ring started waiting for a keyframe; the pipeline turns it into a keyframe request.
+  public var keyframeWanted = false
+  /// Every drop and refusal, by track and reason.
+  public internal(set) var drops = DropCounts()
+
+  /// Allocates the arena and the record table; nothing is allocated afterwards.
+  /// - Parameters:
+  ///   - arenaCapacity: bytes of the arena (the ring's share of the memory budget).
+  ///   - recordCapacity: maximum units held, tombstones included.
+  ///   - headroom: bytes reserved in front of each unit (0 for access-unit sinks).
+  ///   - durationLimit: maximum buffered DTS span in 90 kHz ticks.
+  public init(arenaCapacity: Int, recordCapacity: Int, headroom: Int, durationLimit: Int64) {
+    precondition(arenaCapacity > 0 && recordCapacity > 0 && headroom >= 0)
+    self.arenaCapacity = arenaCapacity
+    self.recordCapacity = recordCapacity
+    self.headroom = headroom
+    self.durationLimit = durationLimit
+    self.byteLimit = arenaCapacity
+    arena = .allocate(byteCount: arenaCapacity, alignment: 16)
+    records = .allocate(capacity: recordCapacity)
+  }
+
+  deinit {
+    arena.deallocate()
+    records.deallocate()
+  }
+
+  /// Bytes of a record table of `capacity` records, for the memory ledger.
+  public static func recordTableBytes(capacity: Int) -> Int { capacity * MemoryLayout<Record>.stride }
+
+  /// The DTS span of the waiting units in 90 kHz ticks (0 when none wait).
+  public var waitingDuration: Int64 {
+    guard let oldest = oldestWaitingIndex() else { return 0 }
+    return max(0, newestDTS - records[oldest].info.dts)
+  }
+
+  /// Whether nothing waits to be sent.
+  public var isEmpty: Bool { waitingCount == 0 }
+
+  // MARK: Capture side
+
+  /// Copies one unit into the ring, making room by the drop policy first.
+  /// - Returns: false when the unit was not taken (dropped on arrival or refused; counted in `drops`).
+  /// - Complexity: O(1) when no drop is needed; drops scan the records.
+  @discardableResult
+  public func enqueue(_ info: UnitInfo, bytes: UnsafeRawBufferPointer) -> Bool {
+    if info.kind == .video {
+      if info.isKeyframe {
+        awaitingKeyframe = false
+      } else if awaitingKeyframe {
+        drops[.video, .awaitingKeyframe] += 1
+        return false
+      }
+    }
+    let slotLength = headroom + bytes.count
+    guard slotLength <= byteLimit, slotLength <= arenaCapacity, bytes.count > 0 else {
+      drops[info.kind, .ringFull] += 1
+      if info.kind == .video { startAwaitingKeyframe() }
+      return false
+    }
+    var offset: Int?
+    while true {
+      offset = count < recordCapacity ? freeSlot(length: slotLength) : nil
+      let span = max(newestDTS, info.dts) - (oldestWaitingIndex().map { records[$0].info.dts } ?? info.dts)
+      let bytesFit = offset != nil && liveBytes + slotLength <= byteLimit
+      if bytesFit && span <= durationLimit { break }
+      let dropped = bytesFit ? dropForDuration() : dropForSpace()
+      if !dropped {
+        if bytesFit { break }  // nothing older left to drop: a lone unit may exceed the span
+        drops[info.kind, .ringFull] += 1
+        if info.kind == .video { startAwaitingKeyframe() }
+        return false
+      }
+    }
+    guard let offset else { return false }
+    if info.kind == .video && info.isKeyframe { newestGOP += 1 }
+    let slot = UnsafeMutableRawBufferPointer(rebasing: arena[offset..<offset + slotLength])
+    UnsafeMutableRawBufferPointer(rebasing: slot[headroom...]).copyMemory(from: bytes)
+    let index = (head + count) % recordCapacity
+    (records + index).initialize(
+      to: Record(
+        info: info, state: .waiting, gop: info.kind == .video ? newestGOP : -1, offset: offset,
+        slotLength: slotLength, sequence: nextSequence))
+    nextSequence += 1
+    count += 1
+    waitingCount += 1
+    liveBytes += slotLength
+    if info.kind == .video && info.isKeyframe { waitingKeyframes += 1 }
+    newestDTS = max(newestDTS, info.dts)
+    return true
+  }
+
+  /// Counts a unit that never reached the ring (tier filters, invalid input).
+  public func countDrop(_ kind: SampleKind, _ reason: DropReason) {
+    drops[kind, reason] += 1
+  }
+
+  /// Drops video on arrival until the next keyframe (tier 4 drops a non-key frame).
+  public func startAwaitingKeyframe() {
+    if !awaitingKeyframe { keyframeWanted = true }
+    awaitingKeyframe = true
+  }
+
+  // MARK: Sender side
+
+  /// Takes the oldest waiting unit for sending, or nil when none waits.
+  public func beginSend() -> InFlightUnit? {
+    trimHead()
+    guard count > 0 else { return nil }
+    let record = records + head
+    if record.pointee.state == .inFlight { return inFlight(record.pointee) }
+    record.pointee.state = .inFlight
+    waitingCount -= 1
+    if record.pointee.info.kind == .video && record.pointee.info.isKeyframe { waitingKeyframes -= 1 }
+    return inFlight(record.pointee)
+  }
+
+  /// The unit taken by `beginSend` was delivered: its space is released.
+  public func completeSend() {
+    guard count > 0, records[head].state == .inFlight else { return }
+    liveBytes -= records[head].slotLength
+    (records + head).deinitialize(count: 1)
+    head = (head + 1) % recordCapacity
+    count -= 1
+    trimHead()
+  }
+
+  /// Drops everything older than the newest waiting video keyframe (reason `.reconnect`), the
+  /// in-flight unit included, so a new connection starts at a keyframe. Without a waiting keyframe,
+  /// all waiting video goes and video waits for the next keyframe.
+  public func skipToNewestKeyframe() {
+    var newestKey: Int?
+    for step in 0..<count {
+      let index = (head + step) % recordCapacity
+      let record = records[index]
+      if record.state == .waiting && record.info.kind == .video && record.info.isKeyframe {
+        newestKey = step
+      }
+    }
+    for step in 0..<count {
+      let index = (head + step) % recordCapacity
+      guard records[index].state != .dropped else { continue }
+      if let newestKey, step >= newestKey { break }
+      if newestKey == nil && records[index].info.kind != .video { continue }
+      drop(index, .reconnect)
+    }
+    if newestKey == nil && hasVideo { startAwaitingKeyframe() }
+    trimHead()
+  }
+
+  var hasVideo: Bool { newestGOP > 0 }
+
+  // MARK: Internals
+
+  private func inFlight(_ record: Record) -> InFlightUnit {
+    InFlightUnit(
+      info: record.info,
+      slot: UnsafeMutableRawBufferPointer(
+        rebasing: arena[record.offset..<record.offset + record.slotLength]),
+      headroom: headroom, sequence: record.sequence)
+  }
+
+  /// Marks a record dropped and counts it.
+  func drop(_ index: Int, _ reason: DropReason) {
+    let record = records + index
+    if record.pointee.state == .waiting {
+      waitingCount -= 1
+      if record.pointee.info.kind == .video && record.pointee.info.isKeyframe { waitingKeyframes -= 1 }
+    }
+    record.pointee.state = .dropped
+    liveBytes -= record.pointee.slotLength
+    drops[record.pointee.info.kind, reason] += 1
+  }
+
+  /// Removes tombstones from the head so their arena space comes back.
+  func trimHead() {
+    while count > 0 && records[head].state == .dropped {
+      (records + head).deinitialize(count: 1)
+      head = (head + 1) % recordCapacity
+      count -= 1
+    }
+    if count == 0 { newestDTS = .min }
+  }
+
+  func oldestWaitingIndex() -> Int? {
+    for step in 0..<count {
+      let index = (head + step) % recordCapacity
+      if records[index].state == .waiting { return index }
+    }
+    return nil
+  }
+
+  /// Where a slot of `length` bytes fits, following the FIFO order of slots.
+  private func freeSlot(length: Int) -> Int? {
+    guard count > 0 else { return length <= arenaCapacity ? 0 : nil }
+    let first = records[head]
+    let last = records[(head + count - 1) % recordCapacity]
+    let start = first.offset
+    let end = last.offset + last.slotLength
+    if end > start {
+      // Used: [start, end). Free: [end, capacity) then [0, start).
+      if arenaCapacity - end >= length { return end }
+      return length <= start ? 0 : nil
+    }
+    // Wrapped. Used: [start, capacity) and [0, end). Free: [end, start).
+    return start - end >= length ? end : nil
+  }
+}

@@ -1,0 +1,267 @@
+import Synchronization
+
+/// The capture-side entry point: timestamps, packaging, the send ring, the memory ledger and the
+/// degradation ladder.
+///
+/// Threads: one capture thread calls `append`; one sender thread calls `beginSend` and
+/// `completeSend`; a reporter reads `snapshot` and drains events. The capture thread never does
+/// I/O, never allocates in steady state and holds the lock only to move a unit into the ring.
+public final class Pipeline: @unchecked Sendable {
+  public let configuration: PipelineConfiguration
+  /// The tracks present and their formats.
+  public let tracks: TrackFormats
+  /// What the ring holds: TS packets or raw access units.
+  public let payloadFormat: PayloadFormat
+  /// The ledger, with every fixed buffer of the run reserved.
+  public let budget: MemoryBudget
+  private let clock: any PipelineClock
+
+  // Capture thread only.
+  private var timeline: Timeline
+  private var packetizer: TSPacketizer?
+  private let scratch: UnsafeMutableRawBufferPointer
+
+  // Shared, under `lock`.
+  private let lock = Mutex(())
+  private let ring: SendRing
+  private var ladder: DegradationLadder
+  private var counters = PipelineSnapshot()
+  private var sinkCongestion = 0.0
+  private var events = EventQueue(capacity: 64)
+  private let currentTier = Atomic<Int>(0)
+
+  /// Sets up the ring and reserves the pipeline's own buffers in `budget`.
+  /// - Parameters:
+  ///   - budget: a ledger in which the caller already reserved its buffers (reader, sink).
+  ///   - headroom: bytes the sender writes in front of each unit (`TSOutputStream.maximumPrefixSize`
+  ///     for TS sinks).
+  /// - Throws: `BudgetError` when the buffers do not fit in the budget.
+  public init(
+    configuration: PipelineConfiguration, tracks: TrackFormats, payloadFormat: PayloadFormat,
+    budget: MemoryBudget, clock: any PipelineClock
+  ) throws(BudgetError) {
+    var budget = budget
+    let program = TSProgram(tracks: tracks)
+    var scratchBytes = 0
+    if payloadFormat == .transportStream {
+      for kind in SampleKind.allCases {
+        guard let format = tracks.format(of: kind) else { continue }
+        scratchBytes = max(
+          scratchBytes,
+          TSPacketizer.maximumPacketizedSize(
+            payloadSize: configuration.maximumSampleBytes, kind: kind, format: format))
+      }
+      try budget.reserve("packager scratch", bytes: scratchBytes)
+    }
+    try budget.reserve(
+      "ring records", bytes: SendRing.recordTableBytes(capacity: configuration.recordCapacity))
+    let headroom = payloadFormat == .transportStream ? TSOutputStream.maximumPrefixSize : 0
+    guard budget.available > headroom + 188 else {
+      throw .exceeded(name: "ring arena", bytes: headroom + 188, available: budget.available)
+    }
+    self.configuration = configuration
+    self.tracks = tracks
+    self.payloadFormat = payloadFormat
+    self.budget = budget
+    self.clock = clock
+    timeline = Timeline(configuration: configuration.timeline)
+    packetizer = payloadFormat == .transportStream ? TSPacketizer(program: program) : nil
+    scratch = .allocate(byteCount: max(scratchBytes, 1), alignment: 16)
+    ring = SendRing(
+      arenaCapacity: budget.available, recordCapacity: configuration.recordCapacity,
+      headroom: headroom, durationLimit: configuration.bufferTicks)
+    ladder = DegradationLadder(configuration: configuration.ladder)
+    counters.budget = budget.budget
+    counters.ledger = budget.ledger(ringBytes: 0)
+    counters.peakLedger = counters.ledger
+  }
+
+  deinit { scratch.deallocate() }
+
+  /// The degradation tier, readable from any thread without the lock.
+  public var tier: Tier { Tier(rawValue: currentTier.load(ordering: .relaxed)) ?? .normal }
+
+  // MARK: Capture thread
+
+  /// Takes one encoded sample. Returns in microseconds; never blocks on I/O.
+  /// - Returns: whether the sample entered the send ring (false: dropped or refused, and counted).
+  @discardableResult
+  public func append(_ sample: MediaSample) -> Bool {
+    sample.payload.withUnsafeBytes {
+      append(
+        kind: sample.kind, pts: sample.pts, dts: sample.dts, isKeyframe: sample.isKeyframe,
+        payload: $0)
+    }
+  }
+
+  /// Takes one encoded sample given as raw memory (the zero-copy path for dump readers).
+  @discardableResult
+  public func append(
+    kind: SampleKind, pts: MediaTime, dts: MediaTime?, isKeyframe: Bool,
+    payload: UnsafeRawBufferPointer
+  ) -> Bool {
+    let now = clock.now()
+    guard let format = tracks.format(of: kind), payload.count > 0,
+      payload.count <= configuration.maximumSampleBytes
+    else { return record(kind, .invalid) }
+    let stamp: Timeline.Stamp
+    do { stamp = try timeline.stamp(kind: kind, pts: pts, dts: dts) } catch {
+      return record(kind, .invalid)
+    }
+    var disposable = false
+    if case .h264(let h264) = format {
+      do { disposable = try AVCCScanner.isDisposable(payload, lengthSize: h264.nalLengthSize) } catch {
+        return record(kind, .invalid)
+      }
+    }
+    let tier = self.tier
+    if kind == .audioMic && tier >= .noMic { return record(kind, .tierMic) }
+    if kind == .video && !isKeyframe {
+      if tier >= .keyframesOnly { return record(kind, .tierKeyframesOnly, awaitKeyframe: true) }
+      if disposable && tier >= .reducedFrameRate { return record(kind, .tierDisposable) }
+    }
+    let info = SendRing.UnitInfo(
+      kind: kind, pts: stamp.pts, dts: stamp.dts, isKeyframe: kind.isAudio || isKeyframe,
+      isDisposable: disposable, isDiscontinuity: stamp.isDiscontinuity)
+    var bytes = payload
+    if packetizer != nil {
+      do {
+        let unit = try packetizer!.packetize(
+          kind: kind, pts: stamp.pts, dts: stamp.dts, isKeyframe: info.isKeyframe, payload: payload,
+          into: scratch)
+        bytes = UnsafeRawBufferPointer(rebasing: scratch[..<unit.byteCount])
+      } catch {
+        return record(kind, .invalid)
+      }
+    }
+    return lock.withLock { _ in
+      counters.appended[Int(kind.rawValue)] += 1
+      counters.newestDTS = max(counters.newestDTS, stamp.dts)
+      if counters.firstDTS == 0 { counters.firstDTS = stamp.dts }
+      if stamp.isDiscontinuity {
+        counters.discontinuities += 1
+        events.push(.clockReset(kind: kind, dts: stamp.dts))
+      }
+      let accepted = ring.enqueue(info, bytes: bytes)
+      noteRingChange(now: now)
+      return accepted
+    }
+  }
+
+  /// Counts a sample that does not enter the ring.
+  private func record(_ kind: SampleKind, _ reason: DropReason, awaitKeyframe: Bool = false) -> Bool {
+    let now = clock.now()
+    lock.withLock { _ in
+      counters.appended[Int(kind.rawValue)] += 1
+      ring.countDrop(kind, reason)
+      if awaitKeyframe { ring.startAwaitingKeyframe() }
+      noteRingChange(now: now)
+    }
+    return false
+  }
+
+  // MARK: Sender thread
+
+  /// Takes the oldest waiting unit; nil when the ring is empty.
+  public func beginSend() -> SendRing.InFlightUnit? {
+    lock.withLock { _ in ring.beginSend() }
+  }
+
+  /// The unit from `beginSend` was delivered (`bytes` on the wire, prefix included).
+  public func completeSend(_ unit: SendRing.InFlightUnit, bytes: Int) {
+    let now = clock.now()
+    lock.withLock { _ in
+      ring.completeSend()
+      counters.sent[Int(unit.info.kind.rawValue)] += 1
+      counters.sentBytes += Int64(bytes)
+      noteRingChange(now: now)
+    }
+  }
+
+  /// After a reconnect: drops what is older than the newest waiting keyframe (the unit in flight
+  /// included), so the new connection starts at a keyframe.
+  public func skipToNewestKeyframe() {
+    let now = clock.now()
+    lock.withLock { _ in
+      ring.skipToNewestKeyframe()
+      noteRingChange(now: now)
+    }
+  }
+
+  // MARK: Reporter
+
+  /// Enters a resident-memory reading (taken about once a second by the reporter).
+  public func updateResident(_ bytes: Int?) {
+    let now = clock.now()
+    lock.withLock { _ in
+      counters.resident = bytes
+      if let bytes { counters.peakResident = max(counters.peakResident ?? 0, bytes) }
+      noteRingChange(now: now)
+    }
+  }
+
+  /// Enters the sink's congestion signal (0...1).
+  public func updateSinkCongestion(_ value: Double) {
+    lock.withLock { _ in sinkCongestion = max(0, min(1, value)) }
+  }
+
+  /// A copy of the counters.
+  public func snapshot() -> PipelineSnapshot {
+    lock.withLock { _ in
+      var copy = counters
+      copy.drops = ring.drops
+      copy.ringUnits = ring.waitingCount
+      copy.ringDuration = ring.waitingDuration
+      copy.ringBytes = ring.liveBytes
+      copy.tier = ladder.tier
+      return copy
+    }
+  }
+
+  /// Removes and returns the oldest queued event.
+  public func nextEvent() -> PipelineEvent? {
+    lock.withLock { _ in events.pop() }
+  }
+
+  // MARK: Pressure
+
+  /// Recomputes the ledger and the pressure, and moves the ladder. Called with the lock held.
+  private func noteRingChange(now: Int64) {
+    let ledger = budget.ledger(ringBytes: ring.liveBytes)
+    counters.ledger = ledger
+    counters.peakLedger = max(counters.peakLedger, ledger)
+    if ring.keyframeWanted {
+      ring.keyframeWanted = false
+      events.push(.keyframeRequested)
+    }
+    let budgetBytes = Double(budget.budget)
+    var pressure = Double(ledger) / budgetBytes
+    var source = PressureSource.ledger
+    func consider(_ value: Double, _ candidate: PressureSource) {
+      if value > pressure {
+        pressure = value
+        source = candidate
+      }
+    }
+    if let resident = counters.resident { consider(Double(resident) / budgetBytes, .resident) }
+    consider(Double(ring.waitingDuration) / Double(ring.durationLimit), .ringDuration)
+    consider(Double(ring.liveBytes) / Double(ring.byteLimit), .ringBytes)
+    consider(sinkCongestion, .sinkCongestion)
+    counters.pressure = pressure
+    if let change = ladder.update(pressure: pressure, now: now) {
+      currentTier.store(change.to.rawValue, ordering: .relaxed)
+      events.push(.tierChanged(from: change.from, to: change.to, pressure: pressure, source: source))
+    }
+  }
+}
+
+extension TrackFormats {
+  /// The format of a track, if present.
+  public func format(of kind: SampleKind) -> FormatDescription? {
+    switch kind {
+    case .video: video.map(FormatDescription.h264)
+    case .audioApp: audioApp.map(FormatDescription.aac)
+    case .audioMic: audioMic.map(FormatDescription.aac)
+    }
+  }
+}

@@ -1,0 +1,145 @@
+/// Moves units from the pipeline's ring to a sink: connects, writes, reconnects with backoff.
+///
+/// `pump` never sleeps; it returns when the ring is empty, the sink asks to wait, or a retry is
+/// scheduled. A thread (live sinks) or the replay loop (simulations) calls it again at the time it
+/// names. For TS sinks it writes PAT/PMT/PCR in front of units and stamps continuity counters here,
+/// after every drop has been decided, so the receiver sees no continuity errors.
+public final class Sender {
+  /// The outcome of one `pump`.
+  public enum PumpResult: Equatable, Sendable {
+    /// The ring is empty.
+    case idle
+    /// Call again at this time (the sink is rate-limited, or a reconnect is scheduled).
+    case blocked(until: Int64)
+    /// A fatal sink error stopped the sender.
+    case failed(SinkError)
+  }
+
+  private let pipeline: Pipeline
+  public let sink: any OutputSink
+  private var output: TSOutputStream?
+  private let prefix: UnsafeMutableRawBufferPointer
+  private var backoff: Backoff
+  private var connected = false
+  private var connections = 0
+  private var retryAt: Int64 = .min
+  private var failure: SinkError?
+  private var current: (unit: SendRing.InFlightUnit, bytes: UnsafeRawBufferPointer, outgoing: OutgoingUnit)?
+  /// Receives connection events on the sender's thread.
+  public var onEvent: (SenderEvent) -> Void = { _ in }
+
+  /// - Parameters:
+  ///   - pipeline: the source of units.
+  ///   - sink: the destination; its payload format must match the pipeline's.
+  public init(pipeline: Pipeline, sink: any OutputSink, backoff: Backoff = Backoff()) {
+    precondition(pipeline.payloadFormat == sink.payloadFormat)
+    self.pipeline = pipeline
+    self.sink = sink
+    self.backoff = backoff
+    if pipeline.payloadFormat == .transportStream {
+      output = TSOutputStream(program: TSProgram(tracks: pipeline.tracks))
+    }
+    prefix = .allocate(byteCount: TSOutputStream.maximumPrefixSize, alignment: 16)
+  }
+
+  deinit { prefix.deallocate() }
+
+  /// Whether the sink is connected.
+  public var isConnected: Bool { connected }
+
+  /// Sends what the ring holds, as far as the sink takes it at `now`.
+  public func pump(now: Int64) -> PumpResult {
+    if let failure { return .failed(failure) }
+    if !connected {
+      if now < retryAt { return .blocked(until: retryAt) }
+      if let result = connect(now: now) { return result }
+    }
+    while true {
+      if current == nil {
+        guard let unit = pipeline.beginSend() else { return .idle }
+        current = prepare(unit)
+      }
+      guard let (unit, bytes, outgoing) = current else { return .idle }
+      do {
+        switch try sink.write(outgoing, bytes: bytes, now: now) {
+        case .written:
+          pipeline.completeSend(unit, bytes: bytes.count)
+          current = nil
+        case .wouldBlock(let until):
+          return .blocked(until: until)
+        }
+      } catch {
+        current = nil
+        return handle(error, now: now, wasConnected: true)
+      }
+    }
+  }
+
+  /// Finishes the sink after the ring was drained.
+  public func finish() throws(SinkError) {
+    if let failure { throw failure }
+    if connected { try sink.finish() }
+  }
+
+  private func connect(now: Int64) -> PumpResult? {
+    do {
+      try sink.open(tracks: pipeline.tracks)
+    } catch {
+      return handle(error, now: now, wasConnected: false)
+    }
+    connected = true
+    connections += 1
+    if connections > 1 {
+      // The in-flight unit may have been half-written to the old connection: start afresh at a
+      // keyframe with PAT/PMT and discontinuity indicators.
+      current = nil
+      pipeline.skipToNewestKeyframe()
+      output?.forcePSI()
+      output?.forceDiscontinuity()
+    }
+    backoff.reset()
+    onEvent(.connected(attempt: connections))
+    return nil
+  }
+
+  private func handle(_ error: SinkError, now: Int64, wasConnected: Bool) -> PumpResult {
+    switch error {
+    case .fatal(let message):
+      failure = error
+      sink.close()
+      connected = false
+      onEvent(.failed(reason: message))
+      return .failed(error)
+    case .retryable(let message):
+      if wasConnected {
+        sink.close()
+        connected = false
+        onEvent(.disconnected(reason: message))
+      }
+      let delay = backoff.next()
+      retryAt = now + delay
+      onEvent(.retrying(reason: message, delayNanoseconds: delay))
+      return .blocked(until: retryAt)
+    }
+  }
+
+  /// Writes the PSI/PCR prefix into the unit's headroom and stamps its packets.
+  private func prepare(_ unit: SendRing.InFlightUnit) -> (
+    SendRing.InFlightUnit, UnsafeRawBufferPointer, OutgoingUnit
+  ) {
+    var prefixLength = 0
+    if output != nil {
+      var packets = UnsafeMutableRawBufferPointer(rebasing: unit.slot[unit.headroom...])
+      prefixLength = output!.prepare(
+        unit: &packets, kind: unit.info.kind, dts: unit.info.dts, isKeyframe: unit.info.isKeyframe,
+        discontinuity: unit.info.isDiscontinuity, prefix: prefix)
+      UnsafeMutableRawBufferPointer(rebasing: unit.slot[(unit.headroom - prefixLength)..<unit.headroom])
+        .copyMemory(from: UnsafeRawBufferPointer(rebasing: prefix[..<prefixLength]))
+    }
+    let bytes = UnsafeRawBufferPointer(rebasing: unit.slot[(unit.headroom - prefixLength)...])
+    let outgoing = OutgoingUnit(
+      kind: unit.info.kind, pts: unit.info.pts, dts: unit.info.dts, isKeyframe: unit.info.isKeyframe,
+      isDiscontinuity: unit.info.isDiscontinuity, prefixLength: prefixLength)
+    return (unit, bytes, outgoing)
+  }
+}

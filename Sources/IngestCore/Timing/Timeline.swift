@@ -1,0 +1,97 @@
+/// Places every track's samples on one 90 kHz timeline with a shared base, so A/V sync survives.
+///
+/// - The base is the earliest timestamp of the first sample seen (its DTS when it has one).
+///   Every track is measured from that one base; no track is rebased on its own.
+/// - Decode times are strictly increasing per track. A clock that jumps (backwards, or away from
+///   the shared "now" by more than `jumpThreshold`) is re-anchored onto the shared timeline and the
+///   sample is marked as a discontinuity, never emitted with a backwards DTS. That is what an
+///   audio clock does after an interruption such as a phone call.
+/// - Results are unwrapped 64-bit tick counts; writers reduce them modulo 2^33.
+///
+/// All arithmetic is integer: each timestamp is converted from its own rational value (never by
+/// accumulating rounded durations), so there is no drift.
+public struct Timeline: Sendable {
+  /// A sample's place on the timeline.
+  public struct Stamp: Equatable, Sendable {
+    /// Presentation time in 90 kHz ticks.
+    public var pts: Int64
+    /// Decode time in 90 kHz ticks; strictly increasing per track.
+    public var dts: Int64
+    /// The track's clock was re-anchored before this sample.
+    public var isDiscontinuity: Bool
+  }
+
+  /// Tuning of the timeline.
+  public struct Configuration: Sendable {
+    /// Added to every timestamp so that samples slightly earlier than the base stay positive.
+    public var startOffset: Int64 = 10 * TimeConversion.ticksPerSecond
+    /// A clock more than this far from the shared "now" counts as reset (default 1 s). Video may
+    /// legitimately pause for longer (a still screen), so only backwards video jumps reset it.
+    public var jumpThreshold: Int64 = TimeConversion.ticksPerSecond
+
+    public init() {}
+  }
+
+  private struct Track: Sendable {
+    var lastDTS: Int64 = .min
+    var lastDelta: Int64 = 0
+    var adjustment: Int64 = 0
+    var started: Bool { lastDTS != .min }
+  }
+
+  public let configuration: Configuration
+  private var base: WideInt?
+  private var tracks = [Track](repeating: Track(), count: SampleKind.allCases.count)
+  /// The latest decode time of any track: the shared "now" a reset clock is re-anchored to.
+  private var now: Int64 = .min
+  /// Number of re-anchored clocks so far.
+  public private(set) var discontinuities = 0
+
+  public init(configuration: Configuration = Configuration()) {
+    self.configuration = configuration
+  }
+
+  /// Converts one sample's timestamps.
+  /// - Throws: `TimelineError` for an invalid timescale or an unrepresentable distance; the sample
+  ///   should then be dropped and counted, and the timeline is unchanged.
+  public mutating func stamp(kind: SampleKind, pts: MediaTime, dts: MediaTime?) throws(TimelineError)
+    -> Stamp
+  {
+    let decode = dts ?? pts
+    guard pts.isValid else { throw .invalidTimescale(kind, pts) }
+    guard decode.isValid else { throw .invalidTimescale(kind, decode) }
+    let widePTS = TimeConversion.wideTicks(pts)
+    let wideDTS = TimeConversion.wideTicks(decode)
+    let base = self.base ?? min(widePTS, wideDTS)
+    let offset = WideInt(configuration.startOffset)
+    guard let rawPTS = (widePTS - base + offset).int64, let rawDTS = (wideDTS - base + offset).int64
+    else { throw .outOfRange(kind, pts) }
+    self.base = base
+
+    var track = tracks[Int(kind.rawValue)]
+    var stampDTS = rawDTS &+ track.adjustment
+    var discontinuity = false
+    if track.started {
+      let backwards = stampDTS <= track.lastDTS
+      let farFromNow = kind.isAudio && abs(stampDTS &- max(now, track.lastDTS)) > configuration.jumpThreshold
+      if backwards || farFromNow {
+        if !kind.isAudio && track.lastDTS &- stampDTS < configuration.jumpThreshold {
+          // A video DTS that repeats or steps back a little: nudge it forward, no reset.
+          stampDTS = track.lastDTS + 1
+        } else {
+          let anchored = max(track.lastDTS + max(track.lastDelta, 1), now)
+          track.adjustment = track.adjustment &+ (anchored &- stampDTS)
+          stampDTS = anchored
+          discontinuity = true
+          discontinuities += 1
+        }
+      }
+      if !discontinuity { track.lastDelta = stampDTS - track.lastDTS }
+    }
+    let stampPTS = max(rawPTS &+ (stampDTS &- rawDTS), stampDTS)
+    track.lastDTS = stampDTS
+    tracks[Int(kind.rawValue)] = track
+    now = max(now, stampDTS)
+    return Stamp(pts: stampPTS, dts: stampDTS, isDiscontinuity: discontinuity)
+  }
+}

@@ -1,0 +1,14 @@
+/// Why a sample's timestamps could not be placed on the 90 kHz timeline.
+public enum TimelineError: Error, Equatable, Sendable, CustomStringConvertible {
+  /// A timescale of zero or below (CMTime's "invalid").
+  case invalidTimescale(SampleKind, MediaTime)
+  /// The time is so far from the shared base that its distance does not fit in 64 bits of ticks.
+  case outOfRange(SampleKind, MediaTime)
+
+  public var description: String {
+    switch self {
+    case .invalidTimescale(let kind, let time): "\(kind) sample has invalid time \(time)"
+    case .outOfRange(let kind, let time): "\(kind) sample time \(time) is out of range of the timeline"
+    }
+  }
+}

@@ -1,0 +1,138 @@
+import IngestCore
+
+/// Where `--to` sends the stream, parsed from the user's text.
+///
+/// ```
+/// out.ts, file:PATH          a .ts file          (?rate=500k&stall=10s@5s simulate a link)
+/// null:                      nothing             (?rate=, ?stall= as above)
+/// srt://HOST:PORT?...        SRT caller          (latency, passphrase, pbkeylen, streamid, maxbw)
+/// rtmp://HOST/APP/KEY        RTMP publish        (rtmps:// for TLS)
+/// hls:DIR, DIR/NAME.m3u8     HLS segments and a live playlist in a directory
+/// ```
+public enum OutputTarget: Equatable, Sendable {
+  case file(path: String, shaper: LinkShaper)
+  case null(shaper: LinkShaper)
+  case srt(url: String)
+  case rtmp(url: String)
+  case hls(directory: String, playlist: String)
+
+  /// Parses `--to`.
+  /// - Throws: `OutputURLError` naming the part that is wrong (never echoing URL secrets).
+  public init(parsing text: String) throws(OutputURLError) {
+    let lower = text.lowercased()
+    if lower.hasPrefix("srt://") {
+      self = .srt(url: text)
+      return
+    }
+    if lower.hasPrefix("rtmp://") || lower.hasPrefix("rtmps://") {
+      self = .rtmp(url: text)
+      return
+    }
+    if lower.hasPrefix("hls:") {
+      let directory = String(text.dropFirst(4))
+      guard !directory.isEmpty else { throw .missingPath("hls:") }
+      self = .hls(directory: directory, playlist: "index.m3u8")
+      return
+    }
+    if lower.hasSuffix(".m3u8") {
+      let slash = text.lastIndex(of: "/")
+      let directory = slash.map { String(text[..<$0]) } ?? "."
+      let name = slash.map { String(text[text.index(after: $0)...]) } ?? text
+      self = .hls(directory: directory.isEmpty ? "/" : directory, playlist: name)
+      return
+    }
+    if lower.hasPrefix("null:") {
+      let rest = text.dropFirst(5)
+      guard rest.isEmpty || rest.hasPrefix("?") else { throw .unexpected(String(rest)) }
+      self = .null(shaper: try Self.shaper(query: rest.dropFirst()))
+      return
+    }
+    var path = Substring(text)
+    if lower.hasPrefix("file:") { path = path.dropFirst(5) }
+    var query: Substring = ""
+    if let mark = path.lastIndex(of: "?") {
+      query = path[path.index(after: mark)...]
+      path = path[..<mark]
+    }
+    guard !path.isEmpty else { throw .missingPath(text) }
+    guard lower.hasPrefix("file:") || path.lowercased().hasSuffix(".ts") else {
+      throw .unknownScheme(text)
+    }
+    self = .file(path: String(path), shaper: try Self.shaper(query: query))
+  }
+
+  /// Parses `rate=800k&stall=10s@5s`.
+  static func shaper(query: Substring) throws(OutputURLError) -> LinkShaper {
+    var shaper = LinkShaper()
+    for pair in query.split(separator: "&") where !pair.isEmpty {
+      let parts = pair.split(separator: "=", maxSplits: 1)
+      guard parts.count == 2 else { throw .badOption(String(pair)) }
+      switch parts[0] {
+      case "rate":
+        guard let rate = parseRate(parts[1]), rate > 0 else { throw .badOption(String(pair)) }
+        shaper.bitsPerSecond = rate
+      case "stall":
+        let times = parts[1].split(separator: "@")
+        guard times.count == 2, let duration = parseDuration(times[0]),
+          let start = parseDuration(times[1])
+        else { throw .badOption(String(pair)) }
+        shaper.stallDuration = duration
+        shaper.stallStart = start
+      default:
+        throw .unknownOption(String(parts[0]))
+      }
+    }
+    return shaper
+  }
+
+  /// `800k`, `1.5M`, `500000` in bits per second.
+  static func parseRate(_ text: Substring) -> Int64? {
+    var digits = text
+    var scale = 1.0
+    switch text.last {
+    case "k", "K": scale = 1e3
+    case "m", "M": scale = 1e6
+    case "g", "G": scale = 1e9
+    default: break
+    }
+    if scale != 1 { digits = digits.dropLast() }
+    guard let value = Double(digits), value.isFinite, value > 0, value * scale < 1e12 else {
+      return nil
+    }
+    return Int64(value * scale)
+  }
+
+  /// `10s`, `500ms`, `2.5` (seconds) in nanoseconds.
+  static func parseDuration(_ text: Substring) -> Int64? {
+    var number = text
+    var scale = 1e9
+    if text.hasSuffix("ms") {
+      number = text.dropLast(2)
+      scale = 1e6
+    } else if text.hasSuffix("s") {
+      number = text.dropLast()
+    }
+    guard let value = Double(number), value.isFinite, value >= 0, value < 1e6 else { return nil }
+    return Int64(value * scale)
+  }
+}
+
+/// A `--to` value that cannot be used.
+public enum OutputURLError: Error, Equatable, Sendable, CustomStringConvertible {
+  case unknownScheme(String)
+  case missingPath(String)
+  case badOption(String)
+  case unknownOption(String)
+  case unexpected(String)
+
+  public var description: String {
+    switch self {
+    case .unknownScheme(let text):
+      "'\(text)' is not an output: use a .ts path, file:PATH, null:, srt://, rtmp://, rtmps://, hls:DIR or a .m3u8 path"
+    case .missingPath(let text): "'\(text)' names no path"
+    case .badOption(let text): "bad option '\(text)' (expected rate=800k or stall=10s@5s)"
+    case .unknownOption(let name): "unknown option '\(name)' (known: rate, stall)"
+    case .unexpected(let text): "unexpected '\(text)' after null:"
+    }
+  }
+}

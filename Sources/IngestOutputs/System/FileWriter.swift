@@ -1,0 +1,109 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A file written through one fixed buffer (entered in the memory ledger by its owner).
+public final class FileWriter {
+  /// The path as given (for messages).
+  public let path: String
+  /// Bytes of the write buffer.
+  public let bufferCapacity: Int
+  private var fd: Int32
+  private let buffer: UnsafeMutableRawBufferPointer
+  private var buffered = 0
+  /// Bytes handed to `write` so far.
+  public private(set) var bytesWritten: Int64 = 0
+
+  /// Creates or truncates `path`.
+  /// - Throws: `FileError` naming the path and the system's reason.
+  public init(path: String, bufferCapacity: Int = 64 << 10, truncate: Bool = true) throws(FileError) {
+    self.path = path
+    self.bufferCapacity = bufferCapacity
+    let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : O_APPEND)
+    fd = open(path, flags, 0o644)
+    guard fd >= 0 else { throw FileError(operation: "create", path: path, errno: errno) }
+    buffer = .allocate(byteCount: bufferCapacity, alignment: 16)
+  }
+
+  deinit {
+    if fd >= 0 { _ = systemClose(fd) }
+    buffer.deallocate()
+  }
+
+  /// Appends bytes; they reach the file when the buffer fills, on `flush` or on `close`.
+  public func write(_ bytes: UnsafeRawBufferPointer) throws(FileError) {
+    guard fd >= 0 else { throw FileError(operation: "write", path: path, errno: EBADF) }
+    bytesWritten += Int64(bytes.count)
+    if buffered + bytes.count > bufferCapacity { try flush() }
+    if bytes.count >= bufferCapacity {
+      try writeFully(bytes)
+      return
+    }
+    UnsafeMutableRawBufferPointer(rebasing: buffer[buffered..<buffered + bytes.count]).copyMemory(
+      from: bytes)
+    buffered += bytes.count
+  }
+
+  /// Writes the buffer to the file.
+  public func flush() throws(FileError) {
+    guard buffered > 0 else { return }
+    let pending = UnsafeRawBufferPointer(rebasing: buffer[..<buffered])
+    buffered = 0
+    try writeFully(pending)
+  }
+
+  /// Flushes and asks the kernel to put the data on stable storage.
+  public func sync() throws(FileError) {
+    try flush()
+    guard fsync(fd) == 0 else { throw FileError(operation: "sync", path: path, errno: errno) }
+  }
+
+  /// Flushes and closes; later writes fail.
+  public func close() throws(FileError) {
+    guard fd >= 0 else { return }
+    defer {
+      _ = systemClose(fd)
+      fd = -1
+    }
+    try flush()
+  }
+
+  private func writeFully(_ bytes: UnsafeRawBufferPointer) throws(FileError) {
+    var offset = 0
+    while offset < bytes.count {
+      let n = systemWrite(fd, bytes.baseAddress! + offset, bytes.count - offset)
+      if n < 0 {
+        if errno == EINTR { continue }
+        throw FileError(operation: "write", path: path, errno: errno)
+      }
+      offset += n
+    }
+  }
+}
+
+private func systemClose(_ fd: Int32) -> Int32 { close(fd) }
+private func systemWrite(_ fd: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int {
+  write(fd, pointer, count)
+}
+
+/// A failed file operation: which, on what path, and the system's reason.
+public struct FileError: Error, Equatable, Sendable, CustomStringConvertible {
+  public var operation: String
+  public var path: String
+  public var errno: Int32
+
+  public init(operation: String, path: String, errno: Int32) {
+    self.operation = operation
+    self.path = path
+    self.errno = errno
+  }
+
+  /// Whether the device is full (a case callers may treat specially).
+  public var isDiskFull: Bool { errno == ENOSPC || errno == EDQUOT }
+
+  public var description: String {
+    "cannot \(operation) \(path): \(String(cString: strerror(errno)))"
+  }
+}

@@ -1,0 +1,6 @@
+import IngestCore
+
+extension VirtualClock: PacingClock {
+  /// Sleeping on a virtual clock is jumping to the deadline.
+  public func sleep(until deadline: Int64) { advance(to: deadline) }
+}

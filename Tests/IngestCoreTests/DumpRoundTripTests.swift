@@ -89,3 +89,26 @@ import Testing
     #expect(capacity < 4096)
   }
 }
+
+@Suite struct DumpDocumentExampleTests {
+  @Test func sampleAndEventExamplesMatchTheDocument() throws {
+    var writer = try DumpWriter(sink: MemorySink())
+    try writer.writeFormat(.aac(DumpFixtures.app), for: .audioApp)
+    try writer.writeSample(
+      MediaSample(
+        kind: .audioApp, pts: MediaTime(value: 1024, timescale: 48000), isKeyframe: true,
+        payload: [0x21, 0x10, 0x05]))
+    let sampleStart = writer.sink.bytes.count
+    try writer.writeEvent(
+      .audioInterruptionBegan(.audioMic, at: MediaTime(value: 88200, timescale: 44100)))
+    let bytes = writer.sink.bytes
+    #expect(sampleStart == 0x3F)
+    #expect(Array(bytes[0x19..<0x1E]) == [0x02, 0x1D, 0x00, 0x00, 0x00])
+    #expect(Array(bytes[0x38..<0x3F]) == [0x21, 0x10, 0x05, 0xCB, 0x20, 0x14, 0xD5])
+    #expect(
+      Array(bytes[0x3F...]) == [
+        0x03, 0x0E, 0x00, 0x00, 0x00, 0x02, 0x01, 0x88, 0x58, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x44, 0xAC, 0x00, 0x00, 0xF3, 0xF4, 0x0C, 0xAA,
+      ])
+  }
+}

@@ -1,7 +1,119 @@
-/// `ingest capture`.
+import IngestCore
+import IngestOutputs
+
+/// `ingest capture`: turns a media file into a captured-sample dump.
 enum CaptureCommand: Command {
   static let name = "capture"
-  static let summary = "(not yet available)"
-  static let help = "usage: ingest capture"
-  static func run(_ argv: [String]) throws -> Int32 { throw UsageError("not implemented") }
+  static let summary = "turn a media file (mp4, mov, flv, ts, mkv) into a sample dump"
+  static let help = """
+    usage: ingest capture INPUT -o OUT.dump [options]
+
+    Demuxes INPUT with libavformat and writes the H.264 and AAC samples as a ReplayKit broadcast
+    extension would receive them after its encoders: AVCC video with its avcC, raw AAC frames with
+    their AudioSpecificConfig, in decode order, interleaved by time across tracks. Annex B video
+    (MPEG-TS) is re-framed with 4-byte NAL lengths; ADTS headers are stripped. The format is
+    described in docs/dump-format.md.
+
+    options:
+      -o, --output OUT.dump     where to write the dump (required)
+      --video N|none            input stream index of the screen video (default: first video)
+      --app-audio N|none        input stream index of the app audio (default: first audio)
+      --mic-audio N|none        input stream index of the mic audio (default: second audio)
+      --clock host|zero         host (default): timestamps like an iOS host clock, a fixed base of
+                                352417.123456789 s plus the input time, timescale 1000000000,
+                                converted exactly with integer arithmetic;
+                                zero: the container's own timestamps at each stream's time base
+      --mic-clock-jump S@AT     simulate an audio interruption such as a phone call: from AT
+                                seconds after the first mic sample on, mic timestamps jump by S
+                                seconds (may be negative, e.g. -3@4 or 12.5@5); event records mark
+                                where the interruption began and ended
+      -h, --help                show this help
+
+    exit status: 0 ok, 1 the input could not be read or converted, 2 bad usage
+
+    example:
+      ingest capture screen.mp4 -o Fixtures/screen.dump --mic-audio none
+    """
+
+  static func run(_ argv: [String]) throws -> Int32 {
+    let arguments = try Arguments(
+      argv,
+      valued: [
+        "-o", "--output", "--video", "--app-audio", "--mic-audio", "--clock", "--mic-clock-jump",
+      ],
+      flags: [])
+    guard arguments.positionals.count == 1, let input = arguments.positionals.first else {
+      throw UsageError(
+        arguments.positionals.isEmpty ? "missing INPUT" : "only one INPUT is allowed")
+    }
+    guard let output = arguments["-o"] ?? arguments["--output"] else {
+      throw UsageError("missing -o OUT.dump")
+    }
+    let video = try choice(arguments, "--video")
+    let app = try choice(arguments, "--app-audio")
+    let mic = try choice(arguments, "--mic-audio")
+    let clock: CaptureClock
+    switch arguments["--clock"] ?? "host" {
+    case "host": clock = .host
+    case "zero": clock = .zero
+    case let other: throw UsageError("--clock must be host or zero, got '\(other)'")
+    }
+    var jump: MicClockJump?
+    if let text = arguments["--mic-clock-jump"] {
+      guard let parsed = MicClockJump(parsing: text) else {
+        throw UsageError("--mic-clock-jump must be SECONDS@AT, e.g. -3@4, got '\(text)'")
+      }
+      jump = parsed
+    }
+
+    let capture: MediaFileCapture
+    do {
+      capture = try MediaFileCapture(
+        path: input, video: video, appAudio: app, micAudio: mic, clock: clock, micClockJump: jump)
+    } catch {
+      switch error {
+      case .noSuchStream, .unsupportedStream, .nothingSelected: throw UsageError("\(error)")
+      default: throw error
+      }
+    }
+    if jump != nil, capture.selection[.audioMic] == nil {
+      throw UsageError("--mic-clock-jump needs a mic audio track")
+    }
+    let sink = try FileByteSink(path: output)
+    var writer = try DumpWriter(sink: sink)
+    while let item = try capture.next() {
+      switch item {
+      case .format(let kind, let format): try writer.writeFormat(format, for: kind)
+      case .sample(let sample): try writer.writeSample(sample)
+      case .event(let event): try writer.writeEvent(event)
+      }
+    }
+    try sink.close()
+
+    var parts: [String] = []
+    for kind in SampleKind.allCases {
+      guard let stream = capture.selection[kind] else { continue }
+      parts.append("\(kind) \(capture.sampleCounts[kind] ?? 0) (stream \(stream))")
+    }
+    let duration = capture.durationNanoseconds
+    let millis = (duration + 500_000) / 1_000_000
+    let seconds =
+      "\(millis / 1000).\(String(repeating: "0", count: 3 - String(millis % 1000).count))\(millis % 1000)"
+    var line =
+      "\(output): " + parts.joined(separator: ", ") + ", \(seconds) s, \(writer.offset) bytes"
+    if capture.droppedPackets > 0 { line += ", \(capture.droppedPackets) packets skipped" }
+    Console.out(line + "\n")
+    return 0
+  }
+
+  private static func choice(_ arguments: Arguments, _ name: String) throws(UsageError)
+    -> StreamChoice
+  {
+    guard let text = arguments[name] else { return .automatic }
+    if text == "none" { return .none }
+    guard let index = Int(text), index >= 0 else {
+      throw UsageError("\(name) must be a stream index or none, got '\(text)'")
+    }
+    return .index(index)
+  }
 }

@@ -27,7 +27,9 @@ import Testing
   @Test func sectionWithItsCRCChecksToZero() {
     var section: [UInt8] = [0x00, 0xB0, 0x0D, 0x00, 0x01, 0xC1, 0x00, 0x00, 0x00, 0x01, 0xF0, 0x00]
     let crc = MPEGCRC32.checksum(section)
-    section += [UInt8(crc >> 24), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)]
+    section += [
+      UInt8(crc >> 24), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF),
+    ]
     #expect(MPEGCRC32.checksum(section) == 0)
   }
 }

@@ -1,0 +1,35 @@
+import IngestCore
+
+/// Why turning a media file into captured samples failed, naming the file, stream and packet.
+public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
+  /// A libavformat call failed (`operation` is the function, `message` av_strerror's text).
+  case libav(operation: String, path: String, code: Int32, message: String)
+  /// The requested stream index does not exist in the input.
+  case noSuchStream(index: Int, streamCount: Int)
+  /// The stream chosen for a role has the wrong media type or codec.
+  case unsupportedStream(index: Int, role: String, found: String)
+  /// The H.264 configuration or a packet's NAL framing is invalid.
+  case h264(stream: Int, packet: Int, FormatError)
+  /// The H.264 stream ended without SPS and PPS, so no avcC could be built.
+  case missingParameterSets(stream: Int)
+  /// The AAC configuration or an ADTS header is invalid.
+  case aac(stream: Int, packet: Int, reason: String)
+  /// Nothing to capture: no stream selected.
+  case nothingSelected
+
+  public var description: String {
+    switch self {
+    case .libav(let operation, let path, let code, let message):
+      "\(operation) failed for \(path): \(message) (\(code))"
+    case .noSuchStream(let index, let count):
+      "no stream \(index) in the input (it has \(count) streams, 0...\(max(count - 1, 0)))"
+    case .unsupportedStream(let index, let role, let found):
+      "stream \(index) cannot be the \(role) track: it is \(found)"
+    case .h264(let stream, let packet, let error): "stream \(stream), packet \(packet): \(error)"
+    case .missingParameterSets(let stream):
+      "stream \(stream): no SPS/PPS found, cannot describe the H.264 track"
+    case .aac(let stream, let packet, let reason): "stream \(stream), packet \(packet): \(reason)"
+    case .nothingSelected: "no stream selected"
+    }
+  }
+}

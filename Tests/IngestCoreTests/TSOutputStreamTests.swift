@@ -244,6 +244,10 @@ struct TSSender {
     let (prefix, _) = try sender.sendNew(.audioMic, dts: 126_000)
     #expect(prefix.count * 188 == TSOutputStream.maximumPrefixSize)
     #expect(prefix.map(\.pid) == [0, 0x1000, 0x100])
+    // Before any video payload the PCR-only packet repeats counter 15 (the one before 0), and
+    // stays adaptation-only.
+    #expect(prefix[2].control == 2)
+    #expect(prefix[2].counter == 15)
     #expect(sender.stream.residentByteCount == 2 * 188)
   }
 }

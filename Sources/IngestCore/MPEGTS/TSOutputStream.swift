@@ -113,7 +113,7 @@ public struct TSOutputStream: Sendable {
       TSPacket.writeHeader(
         prefix, at: start, pid: TSPacket.pid(for: pcrKind), unitStart: false,
         adaptationFieldControl: TSPacket.adaptationOnly)
-      prefix[start + 3] |= counters[2 + Int(pcrKind.rawValue)] &- 1 & 0x0F
+      prefix[start + 3] |= (counters[2 + Int(pcrKind.rawValue)] &- 1) & 0x0F
       TSPacket.writeAdaptationField(
         UnsafeMutableRawBufferPointer(rebasing: prefix[start...]), at: TSPacket.headerSize,
         size: TSPacket.maximumPayloadSize, flags: TSPacket.pcrFlag)

@@ -1,0 +1,158 @@
+/// The send-side half of the TS writer: finishes access units as they leave the send ring.
+///
+/// What depends on which packets are actually sent is decided here, not at capture time:
+///
+/// - PAT and PMT go out first, in front of every video keyframe, after `forcePSI()` or a
+///   `discontinuity`, and whenever 90 ms of DTS passed since the last ones.
+/// - PCR = max(last PCR, DTS - 700 ms), like ffmpeg's mux delay. Units on the PCR PID get it in
+///   the slot their first packet reserves, every time; a unit on another PID is preceded by a
+///   PCR-only packet on the PCR PID once 20 ms of PCR time passed, so the clock keeps flowing
+///   while the screen (and so the video) is still.
+/// - Continuity counters are stamped per PID on every packet with payload, so the receiver sees
+///   no CC error whatever the ring dropped.
+/// - discontinuity_indicator is set on a unit flagged as a clock reset, and on the next unit of
+///   every PID after `forceDiscontinuity()`.
+///
+/// Prefix packets are written into a caller buffer of `maximumPrefixSize` bytes; nothing is
+/// allocated per unit.
+public struct TSOutputStream: Sendable {
+  /// The largest prefix `prepare` writes: PAT, PMT and a PCR-only packet.
+  public static let maximumPrefixSize = 3 * TSPacket.size
+  /// The mux delay subtracted from DTS to get the PCR (700 ms).
+  public static let pcrDelay: Int64 = 63_000
+  /// PCR time after which a unit on a non-PCR PID is preceded by a PCR-only packet (20 ms).
+  public static let pcrInterval: Int64 = 1_800
+  /// DTS time after which PAT and PMT are repeated (90 ms, so they go out at least every 100 ms).
+  public static let psiInterval: Int64 = 8_100
+
+  /// The tracks being sent.
+  public let program: TSProgram
+  /// The PAT packet followed by the PMT packet, continuity counters 0.
+  private var psiPackets: [UInt8]
+  /// Next continuity counter of PAT, PMT, video, app audio, mic audio.
+  private var counters: [UInt8] = [0, 0, 0, 0, 0]
+  /// Per sample kind: set the discontinuity_indicator on its next unit.
+  private var pendingDiscontinuity: [Bool] = [false, false, false]
+  private var psiForced = false
+  private var lastPSIDTS: Int64?
+  /// The last PCR written, before reduction modulo 2^33.
+  private var lastPCR: Int64?
+
+  public init(program: TSProgram) {
+    self.program = program
+    psiPackets =
+      PSI.packet(section: PSI.patSection(), pid: TSPacket.patPID)
+      + PSI.packet(section: PSI.pmtSection(program), pid: TSPacket.pmtPID)
+  }
+
+  /// Bytes this stream keeps (for the memory ledger).
+  public var residentByteCount: Int { psiPackets.count }
+
+  /// Sends PAT and PMT in front of the next unit (after a drop, before restarting at a keyframe).
+  public mutating func forcePSI() { psiForced = true }
+
+  /// Sets discontinuity_indicator on the next unit of every PID and sends PAT and PMT first
+  /// (after a reconnect).
+  public mutating func forceDiscontinuity() {
+    for index in pendingDiscontinuity.indices { pendingDiscontinuity[index] = true }
+    psiForced = true
+  }
+
+  /// Finishes one access unit's packets in place and writes the packets that must precede it.
+  ///
+  /// - Parameters:
+  ///   - unit: the unit's packets as `TSPacketizer` wrote them; continuity counters, PCR and
+  ///     discontinuity_indicator are written into them.
+  ///   - kind: the unit's track.
+  ///   - dts: the unit's decode time in 90 kHz ticks (not reduced modulo 2^33).
+  ///   - isKeyframe: a video keyframe gets PAT and PMT in front of it.
+  ///   - discontinuity: the unit follows a clock reset; the PCR may restart lower.
+  ///   - prefix: at least `maximumPrefixSize` bytes; send its first (returned) bytes before
+  ///     `unit`.
+  /// - Returns: bytes of prefix packets written.
+  /// - Complexity: O(packets in the unit).
+  public mutating func prepare(
+    unit: UnsafeMutableRawBufferPointer, kind: SampleKind, dts: Int64, isKeyframe: Bool,
+    discontinuity: Bool, prefix: UnsafeMutableRawBufferPointer
+  ) -> Int {
+    precondition(prefix.count >= Self.maximumPrefixSize, "prefix buffer too small")
+    var written = 0
+    let onPCRPID = kind == program.pcrKind
+    if discontinuity {
+      psiForced = true
+      // A clock reset on the PCR PID is a time base discontinuity: the PCR may go back.
+      if onPCRPID { lastPCR = nil }
+    }
+
+    if psiForced || (kind == .video && isKeyframe)
+      || lastPSIDTS.map({ dts < $0 || dts - $0 >= Self.psiInterval }) ?? true
+    {
+      psiPackets.withUnsafeBytes { psi in
+        prefix.baseAddress!.copyMemory(from: psi.baseAddress!, byteCount: psi.count)
+      }
+      prefix[3] = prefix[3] & 0xF0 | nextCounter(0)
+      prefix[TSPacket.size + 3] = prefix[TSPacket.size + 3] & 0xF0 | nextCounter(1)
+      written = 2 * TSPacket.size
+      psiForced = false
+      lastPSIDTS = dts
+    }
+
+    let pcr = max(lastPCR ?? .min, dts - Self.pcrDelay)
+    let markDiscontinuity = discontinuity || pendingDiscontinuity[Int(kind.rawValue)]
+    pendingDiscontinuity[Int(kind.rawValue)] = false
+    let hasField = unit.count >= TSPacket.size && unit[3] & TSPacket.adaptationOnly != 0
+    if onPCRPID, hasField, unit[4] >= UInt8(TSPacket.pcrAdaptationFieldSize - 1) {
+      unit[5] |= TSPacket.pcrFlag
+      TSPacket.writePCR(unit, at: 6, base: pcr)
+      lastPCR = pcr
+    } else if let pcrKind = program.pcrKind,
+      onPCRPID || lastPCR.map({ pcr - $0 >= Self.pcrInterval }) ?? true
+    {
+      // A PCR-only packet carries no payload, so its continuity counter does not advance.
+      let start = written
+      TSPacket.writeHeader(
+        prefix, at: start, pid: TSPacket.pid(for: pcrKind), unitStart: false,
+        adaptationFieldControl: TSPacket.adaptationOnly)
+      prefix[start + 3] |= (counters[2 + Int(pcrKind.rawValue)] &- 1) & 0x0F
+      TSPacket.writeAdaptationField(
+        UnsafeMutableRawBufferPointer(rebasing: prefix[start...]), at: TSPacket.headerSize,
+        size: TSPacket.maximumPayloadSize, flags: TSPacket.pcrFlag)
+      TSPacket.writePCR(prefix, at: start + 6, base: pcr)
+      written += TSPacket.size
+      lastPCR = pcr
+    }
+
+    if markDiscontinuity, hasField, unit[4] > 0 {
+      unit[5] |= TSPacket.discontinuityFlag
+    }
+    var offset = 0
+    while offset + TSPacket.size <= unit.count {
+      if unit[offset + 3] & TSPacket.payloadOnly != 0,
+        let index = counterIndex(pid: TSPacket.pid(of: unit, at: offset))
+      {
+        unit[offset + 3] = unit[offset + 3] & 0xF0 | nextCounter(index)
+      }
+      offset += TSPacket.size
+    }
+    return written
+  }
+
+  /// The counter slot of a PID, or nil for a PID we do not send.
+  private func counterIndex(pid: UInt16) -> Int? {
+    switch pid {
+    case TSPacket.patPID: 0
+    case TSPacket.pmtPID: 1
+    case TSPacket.videoPID: 2
+    case TSPacket.audioAppPID: 3
+    case TSPacket.audioMicPID: 4
+    default: nil
+    }
+  }
+
+  /// Returns the counter for a packet with payload and advances it modulo 16.
+  private mutating func nextCounter(_ index: Int) -> UInt8 {
+    let value = counters[index]
+    counters[index] = (value + 1) & 0x0F
+    return value
+  }
+}

@@ -1,7 +1,191 @@
-/// `ingest replay`.
+#if canImport(Glibc)
+  import Glibc
+#endif
+import IngestCore
+import IngestOutputs
+
+/// `ingest replay`: plays a dump through the pipeline into an output, as a live capture would.
 enum ReplayCommand: Command {
   static let name = "replay"
-  static let summary = "(not yet available)"
-  static let help = "usage: ingest replay"
-  static func run(_ argv: [String]) throws -> Int32 { throw UsageError("not implemented") }
+  static let summary = "replay a sample dump into a .ts file, SRT, RTMP(S), HLS or null"
+  static let help = """
+    usage: ingest replay DUMP --to OUTPUT [options]
+
+    Replays the samples of DUMP through the memory-bounded pipeline: 90 kHz timeline, our own
+    MPEG-TS writer (or access units for RTMP), the bounded send ring with its drop policy and
+    degradation ladder, and the output.
+
+    outputs (--to):
+      PATH.ts, file:PATH        a transport stream file
+      null:                     discard (for measurements)
+      srt://HOST:PORT?...       SRT caller: latency=MS, passphrase=.., pbkeylen=16|24|32,
+                                streamid=.., maxbw=..
+      rtmp://HOST/APP/KEY       RTMP publish (rtmps:// for TLS)
+      hls:DIR, DIR/NAME.m3u8    HLS segments and a live playlist in DIR
+      A file or null output takes ?rate=800k (a token bucket at that bit rate) and
+      ?stall=10s@5s (a 10 s outage starting 5 s in) to simulate a network, e.g.
+      'congested.ts?rate=500k'.
+
+    options:
+      --to OUTPUT               where to send the stream (required)
+      --speed realtime|max|N    realtime (default) paces samples by their timestamps; max as fast
+                                as possible; N times realtime
+      --buffer SECONDS          longest buffered duration of the send ring, 2 to 5 (default 3)
+      --budget MB               memory ceiling in MB of 10^6 bytes (default 50)
+      --overhead MB             modelled OS/framework memory of an extension (default 20)
+      --status FILE|-           write status events as JSON lines to FILE or standard output
+      --segment SECONDS         HLS segment target duration, 2 to 4 (default 2)
+      --hls-window N            HLS segments in the live playlist; 0 keeps all (default 6)
+      --rtmp-audio app|mic      audio track carried over RTMP (default app, mic if no app audio)
+      --json                    print the summary as JSON on standard output
+      --quiet                   no progress line
+      -h, --help                show this help
+
+    exit status: 0 ok, 1 runtime error (bad dump, failed output), 2 usage error
+    """
+
+  static func run(_ argv: [String]) throws -> Int32 {
+    let args = try Arguments(
+      argv,
+      valued: [
+        "--to", "--speed", "--buffer", "--budget", "--overhead", "--status", "--segment",
+        "--hls-window", "--rtmp-audio",
+      ],
+      flags: ["--json", "--quiet"])
+    guard args.positionals.count == 1 else { throw UsageError("expected one DUMP path") }
+    guard let to = args["--to"] else { throw UsageError("--to OUTPUT is required") }
+    let dump = args.positionals[0]
+    var options: ReplayOptions
+    do { options = ReplayOptions(target: try OutputTarget(parsing: to)) } catch {
+      throw UsageError("--to: \(error)")
+    }
+    if let text = args["--speed"] {
+      guard let speed = ReplaySpeed(text) else {
+        throw UsageError("--speed must be realtime, max or a positive number, got '\(text)'")
+      }
+      options.speed = speed
+    }
+    if let text = args["--buffer"] {
+      guard let seconds = Double(text), seconds >= 2, seconds <= 5 else {
+        throw UsageError("--buffer must be between 2 and 5 seconds, got '\(text)'")
+      }
+      options.pipeline.bufferMilliseconds = Int(seconds * 1000)
+    }
+    if let budget = try megabytes(args, "--budget", in: 4...4096) {
+      options.pipeline.budgetBytes = budget
+    }
+    if let overhead = try megabytes(args, "--overhead", in: 0...4096) {
+      options.pipeline.overheadBytes = overhead
+    }
+    guard options.pipeline.overheadBytes < options.pipeline.budgetBytes else {
+      throw UsageError("--overhead must be below --budget")
+    }
+    if let segment = try args.int("--segment", in: 2...4) { options.segmentSeconds = segment }
+    if let window = try args.int("--hls-window", in: 0...10000) { options.hlsWindow = window }
+    switch args["--rtmp-audio"] {
+    case nil: break
+    case "app": options.rtmpAudio = .audioApp
+    case "mic": options.rtmpAudio = .audioMic
+    case let other?: throw UsageError("--rtmp-audio must be app or mic, got '\(other)'")
+    }
+    if let status = args["--status"] {
+      options.statusLine = try statusWriter(status)
+    }
+    let json = args.has("--json")
+    let showProgress = !args.has("--quiet") && Console.stderrIsTerminal
+    let clock = SystemClock()
+    let summary: ReplaySummary
+    do {
+      summary = try ReplaySession.run(dumpPath: dump, options: options, clock: clock) {
+        snapshot, elapsed in
+        if showProgress { Console.progress(progressLine(snapshot, elapsed: elapsed)) }
+      }
+    } catch {
+      Console.error("ingest replay: \(error)")
+      return 1
+    }
+    if showProgress { Console.progress("") }
+    if json {
+      var object = JSONObject()
+      summary.fill(&object)
+      Console.out(object.rendered + "\n")
+    } else {
+      Console.error(summaryText(summary, dump: dump, options: options))
+    }
+    if let error = summary.readError { Console.error("ingest replay: \(dump): \(error)") }
+    if let error = summary.sinkError { Console.error("ingest replay: output failed: \(error)") }
+    return summary.succeeded ? 0 : 1
+  }
+
+  private static func megabytes(_ args: Arguments, _ name: String, in range: ClosedRange<Double>)
+    throws(UsageError) -> Int?
+  {
+    guard let text = args[name] else { return nil }
+    guard let value = Double(text), range.contains(value) else {
+      throw UsageError(
+        "\(name) must be a number of MB between \(Int(range.lowerBound)) and \(Int(range.upperBound)), got '\(text)'"
+      )
+    }
+    return Int(value * 1_000_000)
+  }
+
+  /// Status lines go to standard output (`-`) or are appended to a file, flushed per line so a
+  /// host app can follow them.
+  private static func statusWriter(_ destination: String) throws -> @Sendable (String) -> Void {
+    if destination == "-" { return { Console.out($0 + "\n") } }
+    let fd = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else {
+      throw UsageError("--status: cannot create \(destination): \(String(cString: strerror(errno)))")
+    }
+    return { line in
+      var text = line + "\n"
+      text.withUTF8 { bytes in _ = write(fd, bytes.baseAddress, bytes.count) }
+    }
+  }
+
+  static func progressLine(_ s: PipelineSnapshot, elapsed: Int64) -> String {
+    let position = Double(max(0, s.newestDTS - s.firstDTS)) / 90_000
+    let seconds = Double(elapsed) / 1e9
+    let bitrate = seconds > 0 ? Double(s.sentBytes) * 8 / seconds / 1e6 : 0
+    return
+      "\(format(position, 1)) s  \(format(bitrate, 2)) Mb/s  frames \(s.sent[0])/\(s.appended[0])"
+      + "  drops \(s.drops.total)  T\(s.tier.rawValue)  ring \(format(Double(s.ringDuration) / 90_000, 2)) s "
+      + "\(format(Double(s.ringBytes) / 1e6, 2)) MB  ledger \(format(Double(s.ledger) / 1e6, 1)) MB"
+  }
+
+  static func summaryText(_ summary: ReplaySummary, dump: String, options: ReplayOptions) -> String {
+    let s = summary.snapshot
+    var lines: [String] = []
+    lines.append(
+      "replayed \(dump) in \(format(Double(summary.elapsedNanoseconds) / 1e9, 2)) s (speed \(options.speed))")
+    let kinds = SampleKind.allCases.filter { s.appended[Int($0.rawValue)] > 0 }
+    lines.append(
+      "  samples  " + kinds.map { "\($0) \(s.sent[Int($0.rawValue)])/\(s.appended[Int($0.rawValue)]) sent" }
+        .joined(separator: ", "))
+    lines.append("  bytes    \(s.sentBytes) sent")
+    var dropLine = "  drops    \(s.drops.total)"
+    if s.drops.total > 0 {
+      var parts: [String] = []
+      for kind in SampleKind.allCases {
+        for reason in DropReason.allCases where s.drops[kind, reason] > 0 {
+          parts.append("\(kind) \(reason) \(s.drops[kind, reason])")
+        }
+      }
+      dropLine += " (" + parts.joined(separator: ", ") + ")"
+    }
+    lines.append(dropLine)
+    if s.inFlight > 0 { lines.append("  undelivered \(s.inFlight) (the output did not take them in time)") }
+    var memory =
+      "  memory   peak ledger \(format(Double(s.peakLedger) / 1e6, 1)) MB of \(format(Double(s.budget) / 1e6, 1)) MB"
+    if let peak = summary.peakResidentBytes { memory += ", peak resident \(format(Double(peak) / 1e6, 1)) MB" }
+    lines.append(memory)
+    lines.append("  tiers    \(summary.tierChanges) changes, final T\(s.tier.rawValue)")
+    if s.discontinuities > 0 { lines.append("  clock    \(s.discontinuities) reset(s) handled") }
+    if summary.skippedRecords > 0 { lines.append("  skipped  \(summary.skippedRecords) dump records") }
+    return lines.joined(separator: "\n")
+  }
+
+  static func format(_ value: Double, _ decimals: Int) -> String {
+    JSONObject.fixed(value, decimals: decimals)
+  }
 }

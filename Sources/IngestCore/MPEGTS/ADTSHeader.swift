@@ -33,7 +33,7 @@ public struct ADTSHeader: Equatable, Sendable {
 
   /// Writes the header at `offset` of `out`.
   public func write(to out: UnsafeMutableRawBufferPointer, at offset: Int) {
-    var sink = FlatByteSink(
+    var sink = FlatByteWriter(
       UnsafeMutableRawBufferPointer(rebasing: out[offset..<offset + Self.size]))
     write(into: &sink)
   }
@@ -45,7 +45,7 @@ public struct ADTSHeader: Equatable, Sendable {
     return result
   }
 
-  func write<Sink: ByteSink>(into sink: inout Sink) {
+  func write<Sink: PacketByteWriter>(into sink: inout Sink) {
     let profile = UInt8(format.objectType - 1)
     let index = UInt8(format.sampleRateIndex)
     let channels = UInt8(format.channels)

@@ -91,7 +91,7 @@ public enum AnnexB {
   ) throws(FormatError) -> Int {
     let info = try inspect(avcc: avcc, format: format, isKeyframe: isKeyframe)
     precondition(out.count >= info.size, "output buffer smaller than the Annex B unit")
-    var sink = FlatByteSink(out)
+    var sink = FlatByteWriter(out)
     write(avcc: avcc, format: format, info: info, into: &sink)
     return sink.position
   }
@@ -108,7 +108,7 @@ public enum AnnexB {
   }
 
   /// Writes a sample that `inspect` accepted.
-  static func write<Sink: ByteSink>(
+  static func write<Sink: PacketByteWriter>(
     avcc: UnsafeRawBufferPointer, format: H264Format, info: AccessUnitInfo, into sink: inout Sink
   ) {
     sink.writeStartCode()

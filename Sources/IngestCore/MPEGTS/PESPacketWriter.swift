@@ -9,7 +9,7 @@
 ///
 /// A single-packet PES puts its stuffing in the first packet's adaptation field, after the flags
 /// (and after the PCR slot on the PCR PID, which is itself stuffing until a PCR is written).
-struct PESPacketWriter: ByteSink {
+struct PESPacketWriter: PacketByteWriter {
   /// Transport packets the PES occupies.
   let packetCount: Int
   private let out: UnsafeMutableRawBufferPointer

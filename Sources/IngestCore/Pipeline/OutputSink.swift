@@ -107,3 +107,10 @@ public protocol OutputSink: AnyObject {
   /// Ends the run cleanly: flushes and finalises (HLS writes EXT-X-ENDLIST).
   func finish() throws(SinkError)
 }
+
+extension TSProgram {
+  /// The program carrying every track present.
+  public init(tracks: TrackFormats) {
+    self.init(video: tracks.video, audioApp: tracks.audioApp, audioMic: tracks.audioMic)
+  }
+}

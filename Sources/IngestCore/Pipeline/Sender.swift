@@ -129,9 +129,9 @@ public final class Sender {
   ) {
     var prefixLength = 0
     if output != nil {
-      var packets = UnsafeMutableRawBufferPointer(rebasing: unit.slot[unit.headroom...])
+      let packets = UnsafeMutableRawBufferPointer(rebasing: unit.slot[unit.headroom...])
       prefixLength = output!.prepare(
-        unit: &packets, kind: unit.info.kind, dts: unit.info.dts, isKeyframe: unit.info.isKeyframe,
+        unit: packets, kind: unit.info.kind, dts: unit.info.dts, isKeyframe: unit.info.isKeyframe,
         discontinuity: unit.info.isDiscontinuity, prefix: prefix)
       UnsafeMutableRawBufferPointer(rebasing: unit.slot[(unit.headroom - prefixLength)..<unit.headroom])
         .copyMemory(from: UnsafeRawBufferPointer(rebasing: prefix[..<prefixLength]))

@@ -20,3 +20,33 @@ public struct ReplaySummary: Sendable {
   /// Whether everything read was delivered or accounted for and nothing failed.
   public var succeeded: Bool { readError == nil && sinkError == nil }
 }
+
+extension ReplaySummary {
+  /// Writes the summary's fields into a JSON object (the `summary` event and `--json`).
+  public func fill(_ object: inout JSONObject) {
+    let kinds = SampleKind.allCases
+    var appended = JSONObject()
+    var sent = JSONObject()
+    for kind in kinds {
+      appended.add(kind.description, snapshot.appended[Int(kind.rawValue)])
+      sent.add(kind.description, snapshot.sent[Int(kind.rawValue)])
+    }
+    object.add("ok", succeeded)
+    object.add("elapsed_s", Double(elapsedNanoseconds) / 1e9)
+    object.add("appended", appended)
+    object.add("sent", sent)
+    object.add("sent_bytes", snapshot.sentBytes)
+    object.add("dropped", snapshot.drops.total)
+    object.add("drops", StatusReporter.dropObject(snapshot.drops))
+    object.add("undelivered", snapshot.inFlight)
+    object.add("peak_ledger", snapshot.peakLedger)
+    object.add("budget", snapshot.budget)
+    if let peak = peakResidentBytes { object.add("peak_resident", peak) }
+    object.add("tier_changes", tierChanges)
+    object.add("final_tier", snapshot.tier.rawValue)
+    object.add("clock_resets", snapshot.discontinuities)
+    object.add("skipped_records", skippedRecords)
+    if let readError { object.add("read_error", readError.description) }
+    if let sinkError { object.add("sink_error", sinkError.description) }
+  }
+}

@@ -2,14 +2,14 @@
 ///
 /// Generic over this protocol, the Annex B converter writes straight into packets without an
 /// intermediate copy of the access unit.
-protocol ByteSink {
+protocol PacketByteWriter {
   /// Appends `bytes`.
   mutating func write(_ bytes: UnsafeRawBufferPointer)
   /// Appends one byte.
   mutating func write(byte: UInt8)
 }
 
-extension ByteSink {
+extension PacketByteWriter {
   /// Appends an H.264 4-byte start code.
   mutating func writeStartCode() {
     write(byte: 0)
@@ -20,7 +20,7 @@ extension ByteSink {
 }
 
 /// Writes into one contiguous buffer that the caller sized beforehand.
-struct FlatByteSink: ByteSink {
+struct FlatByteWriter: PacketByteWriter {
   let buffer: UnsafeMutableRawBufferPointer
   var position = 0
 

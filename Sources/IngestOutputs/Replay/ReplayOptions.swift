@@ -1,0 +1,21 @@
+import IngestCore
+
+/// Everything `ingest replay` (and the benchmark) can set for one run.
+public struct ReplayOptions: Sendable {
+  /// Where the stream goes.
+  public var target: OutputTarget
+  /// Pacing.
+  public var speed: ReplaySpeed = .factor(1)
+  /// Ring, budget and ladder settings.
+  public var pipeline = PipelineConfiguration()
+  /// Receives status events as JSON lines; nil for none.
+  public var statusLine: (@Sendable (String) -> Void)?
+  /// HLS: target segment duration in seconds (2 to 4).
+  public var segmentSeconds = 2
+  /// HLS: segments kept in the live playlist (0 keeps all, as an EVENT playlist).
+  public var hlsWindow = 6
+  /// RTMP: which audio track FLV carries (nil: app audio, or mic when there is none).
+  public var rtmpAudio: SampleKind?
+
+  public init(target: OutputTarget) { self.target = target }
+}

@@ -19,7 +19,7 @@ let package = Package(
     .systemLibrary(
       name: "CSRT",
       pkgConfig: "srt",
-      providers: [.apt(["libsrt-openssl-dev"])]
+      providers: [.apt(["libsrt-gnutls-dev"])]
     ),
     .target(name: "IngestOutputs", dependencies: ["IngestCore", "CFFmpeg", "CSRT"]),
     .executableTarget(name: "ingest", dependencies: ["IngestCore", "IngestOutputs"]),

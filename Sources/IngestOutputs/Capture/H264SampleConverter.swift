@@ -93,7 +93,8 @@ public struct H264SampleConverter {
     func close(at end: Int) {
       guard let begin = start else { return }
       var stop = end
-      // Zero bytes before a start code belong to it (4-byte form) or are trailing padding.
+      // Zero bytes before a start code belong to it (4-byte form); at the end they are
+      // trailing_zero_8bits. A NAL unit itself never ends in 0x00.
       while stop > begin, data[stop - 1] == 0 { stop -= 1 }
       if stop > begin { units.append(Array(data[begin..<stop])) }
     }
@@ -106,7 +107,7 @@ public struct H264SampleConverter {
         index += 1
       }
     }
-    if let begin = start, begin < data.count { units.append(Array(data[begin...])) }
+    close(at: data.count)
     return units
   }
 }

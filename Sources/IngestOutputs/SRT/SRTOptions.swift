@@ -1,0 +1,260 @@
+/// Where and how an SRT sink connects, parsed from
+/// `srt://HOST:PORT?latency=MS&passphrase=..&pbkeylen=16|24|32&streamid=..&maxbw=..&mode=caller`.
+///
+/// Values are percent-decoded. `description` and `debugDescription` are the redacted form, so
+/// interpolating options into a log line cannot leak the passphrase or the stream id.
+public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible
+{
+  /// Host name or address literal (IPv6 without brackets).
+  public var host: String
+  /// UDP port of the listener.
+  public var port: UInt16
+  /// Receiver latency proposed to the peer, in milliseconds; `nil` keeps libsrt's default.
+  public var latencyMilliseconds: Int?
+  /// AES passphrase, 10 to 79 bytes; `nil` for an unencrypted stream.
+  public var passphrase: String?
+  /// AES key length in bytes (16, 24 or 32); only with a passphrase.
+  public var keyLength: Int?
+  /// Stream id sent to the listener (at most 512 bytes), often carrying access credentials.
+  public var streamID: String?
+  /// `SRTO_MAXBW` in bytes per second: -1 unlimited, 0 relative to the input rate, or a cap.
+  public var maxBandwidth: Int64?
+
+  /// libsrt's default latency, used when none is given.
+  public static let defaultLatencyMilliseconds = 120
+  /// The longest stream id libsrt accepts.
+  public static let maxStreamIDBytes = 512
+  static let passphraseBytes = 10...79
+  static let latencyRange = 0...60_000
+
+  /// Options checked against the same rules as a parsed URL.
+  public init(
+    host: String, port: UInt16, latencyMilliseconds: Int? = nil, passphrase: String? = nil,
+    keyLength: Int? = nil, streamID: String? = nil, maxBandwidth: Int64? = nil
+  ) throws(SRTOptionsError) {
+    self.host = host
+    self.port = port
+    self.latencyMilliseconds = latencyMilliseconds
+    self.passphrase = passphrase
+    self.keyLength = keyLength
+    self.streamID = streamID
+    self.maxBandwidth = maxBandwidth
+    try validate()
+  }
+
+  /// Parses an `srt://` URL. Only caller mode exists here: `mode=listener` or `mode=rendezvous`
+  /// is refused with a usage message. Unknown or repeated options are errors, so a typo never
+  /// silently sends an unencrypted stream.
+  public init(parsing url: String) throws(SRTOptionsError) {
+    let bytes = Array(url.utf8)
+    let schemeEnd = Self.find(Array("://".utf8), in: bytes)
+    guard let schemeEnd else { throw .notSRTScheme(found: "") }
+    let scheme = String(decoding: bytes[..<schemeEnd], as: UTF8.self)
+    guard scheme.lowercased() == "srt" else {
+      // Only echo something that looks like a scheme: a malformed URL may hold a secret there.
+      let plausible = scheme.utf8.count <= 16 && scheme.utf8.allSatisfy { Self.isSchemeByte($0) }
+      throw .notSRTScheme(found: plausible ? scheme : "")
+    }
+    var rest = bytes[(schemeEnd + 3)...]
+
+    var query: ArraySlice<UInt8> = []
+    if let q = rest.firstIndex(of: UInt8(ascii: "?")) {
+      query = rest[(q + 1)...]
+      rest = rest[..<q]
+    }
+    // Authority, then an optional lone "/".
+    if rest.last == UInt8(ascii: "/") { rest = rest.dropLast() }
+    guard !rest.contains(UInt8(ascii: "/")) else { throw .unexpectedPath }
+    guard !rest.isEmpty else { throw .missingHost }
+
+    let host: String
+    var portPart: ArraySlice<UInt8>
+    if rest.first == UInt8(ascii: "[") {
+      guard let close = rest.firstIndex(of: UInt8(ascii: "]")) else { throw .unterminatedIPv6Host }
+      host = String(decoding: rest[(rest.startIndex + 1)..<close], as: UTF8.self)
+      portPart = rest[(close + 1)...]
+      guard portPart.first == UInt8(ascii: ":") else { throw .missingPort }
+      portPart = portPart.dropFirst()
+    } else {
+      guard let colon = rest.lastIndex(of: UInt8(ascii: ":")) else {
+        if rest.isEmpty { throw .missingHost }
+        throw .missingPort
+      }
+      host = String(decoding: rest[..<colon], as: UTF8.self)
+      portPart = rest[(colon + 1)...]
+    }
+    guard !host.isEmpty else { throw .missingHost }
+    guard !host.utf8.contains(where: { $0 <= 0x20 || $0 == UInt8(ascii: "@") || $0 >= 0x7F }) else {
+      throw .invalidValue(option: "host", reason: "must be a plain host name or address literal")
+    }
+    guard !portPart.isEmpty else { throw .missingPort }
+    let portText = String(decoding: portPart, as: UTF8.self)
+    guard portPart.count <= 5, portPart.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+      let portNumber = Int(portText), (1...65535).contains(portNumber)
+    else { throw .invalidPort(portText) }
+
+    var latency: Int?
+    var passphrase: String?
+    var keyLength: Int?
+    var streamID: String?
+    var maxBandwidth: Int64?
+    var seen: Set<String> = []
+
+    let items = query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true)
+    for (position, item) in items.enumerated() {
+      let equals = item.firstIndex(of: UInt8(ascii: "="))
+      let key = String(decoding: item[..<(equals ?? item.endIndex)], as: UTF8.self)
+      guard Self.knownKeys.contains(key) else {
+        // A stray secret pasted without its key must not come back in the message.
+        let plausible =
+          equals != nil && key.utf8.count <= 32
+          && key.utf8.allSatisfy { Self.isSchemeByte($0) || $0 == UInt8(ascii: "_") }
+        throw .unknownOption(plausible ? key : "query item \(position + 1)")
+      }
+      guard seen.insert(key).inserted else { throw .duplicateOption(key) }
+      guard let equals, equals + 1 < item.endIndex else { throw .missingValue(option: key) }
+      let value = try Self.percentDecode(item[(equals + 1)...], option: key)
+      switch key {
+      case "latency": latency = try Self.integer(value, option: key)
+      case "passphrase": passphrase = value
+      case "pbkeylen": keyLength = try Self.integer(value, option: key)
+      case "streamid": streamID = value
+      case "maxbw":
+        guard let number = Int64(value) else {
+          throw .invalidValue(option: key, reason: "must be an integer (bytes per second)")
+        }
+        maxBandwidth = number
+      default:  // "mode"
+        guard value.lowercased() == "caller" else { throw .unsupportedMode(value) }
+      }
+    }
+    try self.init(
+      host: host, port: UInt16(portNumber), latencyMilliseconds: latency, passphrase: passphrase,
+      keyLength: keyLength, streamID: streamID, maxBandwidth: maxBandwidth)
+  }
+
+  /// The URL with the passphrase and the stream id replaced by `***`, safe to print.
+  public var redacted: String {
+    var text = "srt://"
+    text += host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
+    text += ":\(port)"
+    var items: [String] = []
+    if let latencyMilliseconds { items.append("latency=\(latencyMilliseconds)") }
+    if passphrase != nil { items.append("passphrase=***") }
+    if let keyLength { items.append("pbkeylen=\(keyLength)") }
+    if streamID != nil { items.append("streamid=***") }
+    if let maxBandwidth { items.append("maxbw=\(maxBandwidth)") }
+    if !items.isEmpty {
+      text += "?"
+      var first = true
+      for item in items {
+        if !first { text += "&" }
+        text += item
+        first = false
+      }
+    }
+    return text
+  }
+
+  public var description: String { redacted }
+  public var debugDescription: String { "SRTOptions(\(redacted))" }
+
+  /// The latency in effect: the one given, or libsrt's default.
+  public var effectiveLatencyMilliseconds: Int {
+    latencyMilliseconds ?? Self.defaultLatencyMilliseconds
+  }
+
+  private func validate() throws(SRTOptionsError) {
+    guard !host.isEmpty else { throw .missingHost }
+    guard port != 0 else { throw .invalidPort("0") }
+    if let latencyMilliseconds, !Self.latencyRange.contains(latencyMilliseconds) {
+      throw .invalidValue(option: "latency", reason: "must be 0...60000 milliseconds")
+    }
+    if let passphrase, !Self.passphraseBytes.contains(passphrase.utf8.count) {
+      throw .invalidValue(option: "passphrase", reason: "must be 10 to 79 bytes long")
+    }
+    if let keyLength {
+      guard [16, 24, 32].contains(keyLength) else {
+        throw .invalidValue(option: "pbkeylen", reason: "must be 16, 24 or 32")
+      }
+      guard passphrase != nil else {
+        throw .invalidValue(option: "pbkeylen", reason: "needs a passphrase")
+      }
+    }
+    if let streamID {
+      guard !streamID.isEmpty, streamID.utf8.count <= Self.maxStreamIDBytes else {
+        throw .invalidValue(option: "streamid", reason: "must be 1 to 512 bytes long")
+      }
+    }
+    if let maxBandwidth, maxBandwidth < -1 {
+      throw .invalidValue(
+        option: "maxbw", reason: "must be -1 (unlimited), 0 (relative to input) or bytes per second"
+      )
+    }
+  }
+
+  private static let knownKeys: Set<String> = [
+    "latency", "passphrase", "pbkeylen", "streamid", "maxbw", "mode",
+  ]
+
+  private static func integer(_ text: String, option: String) throws(SRTOptionsError) -> Int {
+    guard let number = Int(text) else {
+      throw .invalidValue(option: option, reason: "must be an integer")
+    }
+    return number
+  }
+
+  private static func percentDecode(_ value: ArraySlice<UInt8>, option: String)
+    throws(SRTOptionsError) -> String
+  {
+    var decoded: [UInt8] = []
+    decoded.reserveCapacity(value.count)
+    var index = value.startIndex
+    while index < value.endIndex {
+      let byte = value[index]
+      if byte == UInt8(ascii: "%") {
+        let offset = index - value.startIndex
+        guard index + 2 < value.endIndex,
+          let high = hexValue(value[index + 1]), let low = hexValue(value[index + 2])
+        else { throw .invalidPercentEncoding(option: option, offset: offset) }
+        decoded.append(high << 4 | low)
+        index += 3
+      } else {
+        decoded.append(byte)
+        index += 1
+      }
+    }
+    guard let text = String(validating: decoded, as: UTF8.self) else {
+      throw .invalidUTF8(option: option)
+    }
+    return text
+  }
+
+  private static func isSchemeByte(_ byte: UInt8) -> Bool {
+    switch byte {
+    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+      UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"),
+      UInt8(ascii: "."):
+      true
+    default: false
+    }
+  }
+
+  private static func hexValue(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+    default: nil
+    }
+  }
+
+  private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+    guard haystack.count >= needle.count else { return nil }
+    for start in 0...(haystack.count - needle.count)
+    where haystack[start..<(start + needle.count)].elementsEqual(needle) {
+      return start
+    }
+    return nil
+  }
+}

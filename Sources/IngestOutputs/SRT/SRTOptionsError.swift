@@ -1,0 +1,56 @@
+/// Why an `srt://` URL was refused. No case carries the passphrase or the stream id: messages name
+/// the option at fault and what is wrong with it, never its value when that value is a secret.
+public enum SRTOptionsError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// The URL does not start with `srt://`; the payload is the scheme found (empty when none).
+  case notSRTScheme(found: String)
+  /// Nothing between `srt://` and the port.
+  case missingHost
+  /// An IPv6 host opened with `[` has no closing `]`.
+  case unterminatedIPv6Host
+  /// No `:PORT` after the host.
+  case missingPort
+  /// The port is not a number in 1...65535.
+  case invalidPort(String)
+  /// Something other than `/` or nothing follows the port, before `?`.
+  case unexpectedPath
+  /// `mode=` names a mode this sender cannot run (it only calls a listener).
+  case unsupportedMode(String)
+  /// A query key that is not one of the supported options.
+  case unknownOption(String)
+  /// An option appears twice.
+  case duplicateOption(String)
+  /// A query item without `=`.
+  case missingValue(option: String)
+  /// A `%` not followed by two hex digits, at `offset` bytes into the value of `option`.
+  case invalidPercentEncoding(option: String, offset: Int)
+  /// A value that is not UTF-8 once percent-decoded.
+  case invalidUTF8(option: String)
+  /// A value out of range or malformed; `reason` says what is allowed and never quotes a secret.
+  case invalidValue(option: String, reason: String)
+
+  public var description: String {
+    switch self {
+    case .notSRTScheme(let found):
+      found.isEmpty
+        ? "not an SRT URL: expected srt://HOST:PORT[?options]"
+        : "not an SRT URL: scheme '\(found)', expected srt://HOST:PORT[?options]"
+    case .missingHost: "SRT URL has no host: expected srt://HOST:PORT"
+    case .unterminatedIPv6Host: "SRT URL host starts with '[' but has no closing ']'"
+    case .missingPort: "SRT URL has no port: expected srt://HOST:PORT"
+    case .invalidPort(let text): "SRT URL port '\(text)' is not a number in 1...65535"
+    case .unexpectedPath:
+      "SRT URL has a path after the port; only srt://HOST:PORT?options is accepted"
+    case .unsupportedMode(let mode):
+      "SRT mode '\(mode)' is not supported: this sender connects out to a listener (mode=caller);"
+        + " run the listener on the receiving side"
+    case .unknownOption(let key):
+      "unknown SRT option '\(key)'; supported: latency, passphrase, pbkeylen, streamid, maxbw, mode"
+    case .duplicateOption(let key): "SRT option '\(key)' is given more than once"
+    case .missingValue(let key): "SRT option '\(key)' has no value (expected \(key)=VALUE)"
+    case .invalidPercentEncoding(let key, let offset):
+      "SRT option '\(key)': bad percent-encoding at byte \(offset) of its value"
+    case .invalidUTF8(let key): "SRT option '\(key)' is not valid UTF-8 once percent-decoded"
+    case .invalidValue(let key, let reason): "SRT option '\(key)' \(reason)"
+    }
+  }
+}

@@ -101,6 +101,7 @@ enum ReplayCommand: Command {
         if showProgress { Console.progress(progressLine(snapshot, elapsed: elapsed)) }
       }
     } catch {
+      if case .usage(let message) = error { throw UsageError(message) }
       Console.error("ingest replay: \(error)")
       return 1
     }

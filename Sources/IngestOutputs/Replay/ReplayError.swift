@@ -12,6 +12,8 @@ public enum ReplayError: Error, Sendable, CustomStringConvertible {
   case budget(BudgetError)
   /// The output cannot be used with these tracks or this build.
   case output(String)
+  /// The output was named wrongly (exit status 2).
+  case usage(String)
 
   public var description: String {
     switch self {
@@ -19,7 +21,7 @@ public enum ReplayError: Error, Sendable, CustomStringConvertible {
     case .dump(let path, let error): "\(path): \(error)"
     case .noTracks(let path): "\(path): no format record near the start: nothing to replay"
     case .budget(let error): "memory budget: \(error)"
-    case .output(let message): message
+    case .output(let message), .usage(let message): message
     }
   }
 }

@@ -2,6 +2,9 @@ import IngestCore
 
 /// Sets up a whole run from options: reader, budget, sink, pipeline, sender, status, and replays.
 public enum ReplaySession {
+  /// libsrt's send buffer: room for about 8 s of a 2 Mb/s stream, entered in the ledger.
+  static let srtSendBufferBytes = 2 << 20
+
   /// The track formats a dump announces near its start.
   ///
   /// A capture writes each track's format record just before that track's first sample, so the
@@ -44,7 +47,11 @@ public enum ReplaySession {
     switch options.target {
     case .file(let path, let shaper): return (FileSink(path: path, shaper: shaper), false)
     case .null(let shaper): return (NullSink(shaper: shaper), false)
-    case .srt, .rtmp, .hls:
+    case .srt(let url):
+      let options: SRTOptions
+      do { options = try SRTOptions(parsing: url) } catch { throw .usage("--to: \(error)") }
+      return (SRTSink(options: options, sendBufferBytes: srtSendBufferBytes), true)
+    case .rtmp, .hls:
       throw .output("this output is not available in this build")
     }
   }
@@ -92,6 +99,10 @@ public enum ReplaySession {
           return track
         })
     }
+    if let srt = sink as? SRTSink {
+      reporter.sinkCongestion = { srt.congestion }
+      reporter.sinkStatistics = { srt.statistics().map(Self.json) }
+    }
     let sender = Sender(pipeline: pipeline, sink: sink)
     sender.onEvent = { reporter.report($0) }
     var thread: SenderThread?
@@ -107,5 +118,17 @@ public enum ReplaySession {
       summary.fill(&object)
     }
     return summary
+  }
+
+  static func json(_ stats: SRTStatistics) -> JSONObject {
+    var object = JSONObject()
+    object.add("send_buffer_ms", stats.sendBufferMilliseconds)
+    object.add("send_buffer_bytes", stats.sendBufferBytes)
+    object.add("rtt_ms", stats.roundTripMilliseconds)
+    object.add("bandwidth_mbps", stats.estimatedBandwidthMbps)
+    object.add("too_late_drops", stats.tooLateDroppedPackets)
+    object.add("bytes_sent", Int64(stats.bytesSent))
+    object.add("retransmitted", stats.retransmittedPackets)
+    return object
   }
 }

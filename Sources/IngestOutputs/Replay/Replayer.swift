@@ -75,7 +75,8 @@ public final class Replayer<Source: ByteSource> {
         sinkError = error
         break
       }
-      reporter.tick(now: now)
+      // With a sender thread, the thread reports; the reporter is not shared between threads.
+      if senderThread == nil { reporter.tick(now: now) }
       if now >= nextProgress {
         nextProgress = now + progressInterval
         onProgress?(pipeline.snapshot(), now - start)
@@ -102,10 +103,10 @@ public final class Replayer<Source: ByteSource> {
       case .blocked(let until): wake = min(wake, until)
       case .idle: break
       }
+      reporter.tick(now: now)
     } else if let error = senderThread?.failure {
       return error
     }
-    reporter.tick(now: now)
     clock.sleep(until: min(wake, now + 100_000_000))
     return nil
   }

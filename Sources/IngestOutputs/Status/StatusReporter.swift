@@ -23,6 +23,10 @@ public final class StatusReporter: @unchecked Sendable {
   public private(set) var tierChanges = 0
   /// The encoder's nominal frame rate, restored when the ladder steps back down.
   public var nominalFrameRate = 30
+  /// Once a second: the sink's congestion signal (0...1) for the ladder, and its own figures for
+  /// a `sink` event (SRT statistics). Called on the reporting thread.
+  public var sinkCongestion: (() -> Double)?
+  public var sinkStatistics: (() -> JSONObject?)?
 
   /// - Parameters:
   ///   - writeLine: receives each JSON line (without newline); nil to only keep counters.
@@ -72,6 +76,10 @@ public final class StatusReporter: @unchecked Sendable {
     guard now >= nextSample else { return }
     nextSample = now + 1_000_000_000
     pipeline.updateResident(probe.residentBytes())
+    if let sinkCongestion { pipeline.updateSinkCongestion(sinkCongestion()) }
+    if let statistics = sinkStatistics?() {
+      emit("sink", now: now) { $0.add("stats", statistics) }
+    }
     let snapshot = pipeline.snapshot()
     let interval = max(now - lastSampleTime, 1)
     lastBitrate = (snapshot.sentBytes - lastSentBytes) * 8 * 1_000_000_000 / interval

@@ -51,7 +51,12 @@ public enum ReplaySession {
       let options: SRTOptions
       do { options = try SRTOptions(parsing: url) } catch { throw .usage("--to: \(error)") }
       return (SRTSink(options: options, sendBufferBytes: srtSendBufferBytes), true)
-    case .rtmp, .hls:
+    case .rtmp(let url):
+      let target: RTMPTarget
+      do { target = try RTMPTarget(url: url) } catch { throw .usage("--to: \(error)") }
+      let audio = options.rtmpAudio ?? (tracks.audioApp != nil ? .audioApp : .audioMic)
+      return (RTMPSink(target: target, audio: audio), true)
+    case .hls:
       throw .output("this output is not available in this build")
     }
   }

@@ -25,6 +25,6 @@ let package = Package(
     .executableTarget(name: "ingest", dependencies: ["IngestCore", "IngestOutputs"]),
     .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore"]),
     .testTarget(name: "IngestOutputsTests", dependencies: ["IngestOutputs", "IngestCore"]),
-    .testTarget(name: "IntegrationTests", dependencies: ["IngestCore"]),
+    .testTarget(name: "IntegrationTests", dependencies: ["IngestCore", "IngestOutputs"]),
   ]
 )

@@ -1,0 +1,42 @@
+# Sourced by Scripts/run and Scripts/test: installs the Debian packages the build, the tests and
+# the test servers need, when any is missing. Needs root (apt-get) only when something is missing.
+
+# pkg-config names and commands that must exist, with the package providing each.
+ingest_packages=(
+  "pkgconf:pkg-config:pkg-config"
+  "pc:libavformat:libavformat-dev"
+  "pc:libavcodec:libavcodec-dev"
+  "pc:libavutil:libavutil-dev"
+  "pc:srt:libsrt-gnutls-dev"
+  "cmd:ffmpeg:ffmpeg"
+  "cmd:ffprobe:ffmpeg"
+  "cmd:srt-live-transmit:srt-tools"
+  "cmd:nginx:nginx"
+  "file:/usr/lib/nginx/modules/ngx_rtmp_module.so:libnginx-mod-rtmp"
+  "cmd:tsinfo:tstools"
+  "file:/usr/bin/time:time"
+  "cmd:ip:iproute2"
+)
+
+ensure_packages() {
+  local missing=() entry kind name package
+  for entry in "${ingest_packages[@]}"; do
+    IFS=: read -r kind name package <<<"$entry"
+    case $kind in
+      pkgconf | cmd) command -v "$name" >/dev/null 2>&1 || missing+=("$package") ;;
+      pc) pkg-config --exists "$name" 2>/dev/null || missing+=("$package") ;;
+      file) [[ -e $name ]] || missing+=("$package") ;;
+    esac
+  done
+  ((${#missing[@]} == 0)) && return 0
+  mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "missing packages: ${missing[*]}; install them with: sudo apt-get install ${missing[*]}" >&2
+    return 1
+  fi
+  echo "installing: ${missing[*]}" >&2
+  apt-get update -qq
+  # libsrt-gnutls-dev replaces libsrt-openssl-dev: Debian's libavformat already loads the gnutls
+  # libsrt, and two libsrt builds in one process crash at exit.
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}

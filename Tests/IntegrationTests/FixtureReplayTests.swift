@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+
+/// Every bundled fixture replayed to a .ts file: ffprobe lists the expected streams, ffmpeg decodes
+/// it with zero errors, and the stream has no continuity errors and starts with PAT, PMT and a
+/// keyframe.
+@Suite struct FixtureReplayTests {
+  static let expectations: [(String, [String])] = [
+    ("screen.dump", ["h264", "aac,48000,2", "aac,44100,1"]),
+    ("bframes.dump", ["h264", "aac,48000,2"]),
+    ("mic-clock-reset.dump", ["h264", "aac,48000,2", "aac,44100,1"]),
+    ("static-screen.dump", ["h264", "aac,48000,2"]),
+    ("video-only.dump", ["h264"]),
+    ("audio-only.dump", ["aac,48000,2", "aac,44100,1"]),
+  ]
+
+  @Test(arguments: expectations)
+  func replaysToCleanTransportStream(fixture: String, streams: [String]) throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let output = directory.appending(path: "out.ts").path
+    let result = try CommandRunner.ingest([
+      "replay", CommandRunner.fixture(fixture), "--to", output, "--speed", "max", "--json",
+    ])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout.contains("\"dropped\":0"))
+    #expect(try CommandRunner.streams(output) == streams)
+    #expect(try CommandRunner.decodeErrors(output) == "")
+    let check = try TransportStreamCheck(path: output)
+    let (badSync, continuityErrors) = (check.badSync, check.continuityErrors)
+    let startsCleanly = check.startsCleanly(video: streams.contains("h264"))
+    #expect(badSync == 0)
+    #expect(continuityErrors == 0)
+    #expect(startsCleanly)
+  }
+
+  @Test func clockResetIsReportedNotBackwards() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let output = directory.appending(path: "reset.ts").path
+    let result = try CommandRunner.ingest([
+      "replay", CommandRunner.fixture("mic-clock-reset.dump"), "--to", output, "--speed", "max",
+      "--json",
+    ])
+    #expect(result.status == 0)
+    #expect(result.stdout.contains("\"clock_resets\":1"))
+    let check = try TransportStreamCheck(path: output)
+    let flagged = check.packets.contains { $0.pid == 0x102 && $0.discontinuity }
+    #expect(flagged)
+  }
+}

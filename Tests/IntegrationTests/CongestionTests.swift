@@ -12,6 +12,8 @@ import Testing
     var options = ReplayOptions(target: target)
     options.speed = .factor(1)
     if let status { options.statusLine = { status.append($0) } }
+    // In-process, the kernel's figure would be the test runner's; the ledger is what is tested.
+    options.residentProbe = NoResidentProbe()
     return try ReplaySession.run(
       dumpPath: CommandRunner.fixture(fixture), options: options, clock: VirtualClock())
   }
@@ -42,7 +44,8 @@ import Testing
     defer { try? FileManager.default.removeItem(at: directory) }
     let path = directory.appending(path: "stall.ts").path
     let shaper = LinkShaper(stallStart: 2_000_000_000, stallDuration: 5_000_000_000)
-    let summary = try replay("screen.dump", to: .file(path: path, shaper: shaper))
+    let status = StatusLog()
+    let summary = try replay("screen.dump", to: .file(path: path, shaper: shaper), status: status)
     let snapshot = summary.snapshot
     #expect(summary.succeeded)
     #expect(snapshot.drops.total > 0)
@@ -58,6 +61,11 @@ import Testing
     let continuityErrors = check.continuityErrors
     #expect(continuityErrors == 0)
   }
+}
+
+/// A probe that cannot tell, so pressure comes from the ledger, the ring and the sink only.
+struct NoResidentProbe: ResidentMemoryProbe {
+  func residentBytes() -> Int? { nil }
 }
 
 /// Collects status lines from the reporter (which may call from another thread).

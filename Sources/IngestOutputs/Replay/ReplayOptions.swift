@@ -16,6 +16,8 @@ public struct ReplayOptions: Sendable {
   public var hlsWindow = 6
   /// RTMP: which audio track FLV carries (nil: app audio, or mic when there is none).
   public var rtmpAudio: SampleKind?
+  /// Where resident memory is read (a test running in-process measures its own runner otherwise).
+  public var residentProbe: any ResidentMemoryProbe = ProcResidentProbe()
 
   public init(target: OutputTarget) { self.target = target }
 }

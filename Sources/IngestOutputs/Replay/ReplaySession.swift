@@ -87,7 +87,7 @@ public enum ReplaySession {
       throw .budget(error)
     }
     let reporter = StatusReporter(
-      pipeline: pipeline, clock: clock, probe: ProcResidentProbe(), writeLine: options.statusLine)
+      pipeline: pipeline, clock: clock, probe: options.residentProbe, writeLine: options.statusLine)
     reporter.emit("start") { object in
       object.add("dump", dumpPath)
       object.add("output", sink.redactedDescription)

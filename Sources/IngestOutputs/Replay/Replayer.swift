@@ -87,7 +87,7 @@ public final class Replayer<Source: ByteSource> {
       do { try sender.finish() } catch { sinkError = error }
     }
     let end = clock.now()
-    reporter.tick(now: end + 1_000_000_000)
+    reporter.tick(now: end, force: true)
     return ReplaySummary(
       snapshot: pipeline.snapshot(), skippedRecords: reader.skippedRecords, readError: readError,
       sinkError: sinkError, elapsedNanoseconds: end - start,

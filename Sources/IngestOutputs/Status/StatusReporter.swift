@@ -71,9 +71,10 @@ public final class StatusReporter: @unchecked Sendable {
 
   /// Drains pipeline events and, once a second, samples resident memory and emits `stats` and
   /// `drops`. Cheap when nothing is due.
-  public func tick(now: Int64) {
+  /// - Parameter force: sample and report now even if a second has not passed (end of run).
+  public func tick(now: Int64, force: Bool = false) {
     while let event = pipeline.nextEvent() { report(event, now: now) }
-    guard now >= nextSample else { return }
+    guard now >= nextSample || force else { return }
     nextSample = now + 1_000_000_000
     pipeline.updateResident(probe.residentBytes())
     if let sinkCongestion { pipeline.updateSinkCongestion(sinkCongestion()) }
@@ -81,10 +82,13 @@ public final class StatusReporter: @unchecked Sendable {
       emit("sink", now: now) { $0.add("stats", statistics) }
     }
     let snapshot = pipeline.snapshot()
-    let interval = max(now - lastSampleTime, 1)
-    lastBitrate = (snapshot.sentBytes - lastSentBytes) * 8 * 1_000_000_000 / interval
-    lastSentBytes = snapshot.sentBytes
-    lastSampleTime = now
+    let interval = now - lastSampleTime
+    // A rate over less than half a second says little (the first tick comes at the start).
+    if interval >= 500_000_000 {
+      lastBitrate = (snapshot.sentBytes - lastSentBytes) * 8 * 1_000_000_000 / interval
+      lastSentBytes = snapshot.sentBytes
+      lastSampleTime = now
+    }
     emit("stats", now: now) { object in
       object.add("tier", snapshot.tier.rawValue)
       object.add("ring_s", Double(snapshot.ringDuration) / 90_000)

@@ -1,7 +1,137 @@
-/// `ingest inspect`.
+import IngestCore
+import IngestOutputs
+
+/// `ingest inspect`: what a dump holds, and what is odd about its timestamps.
 enum InspectCommand: Command {
   static let name = "inspect"
-  static let summary = "(not yet available)"
-  static let help = "usage: ingest inspect"
-  static func run(_ argv: [String]) throws -> Int32 { throw UsageError("not implemented") }
+  static let summary = "show a dump's tracks, formats, duration, sample counts and anomalies"
+  static let help = """
+    usage: ingest inspect DUMP [--json]
+
+    Reads the whole dump once (with bounded memory) and prints its tracks and their formats,
+    the duration, sample and keyframe counts, bit rates, the largest gaps, events (audio
+    interruptions), and timestamp anomalies: decode times that do not increase, clocks that jump
+    backwards (or, for audio, forward by more than a second), PTS before DTS, invalid records.
+
+    options:
+      --json        print the result as one JSON object
+      -h, --help    show this help
+
+    exit status: 0 ok (anomalies are reported, not errors), 1 unreadable or corrupt dump, 2 usage
+    """
+
+  static func run(_ argv: [String]) throws -> Int32 {
+    let args = try Arguments(argv, valued: [], flags: ["--json"])
+    guard args.positionals.count == 1 else { throw UsageError("expected one DUMP path") }
+    let path = args.positionals[0]
+    let source: FileByteSource
+    do { source = try FileByteSource(path: path) } catch {
+      Console.error("ingest inspect: \(error)")
+      return 1
+    }
+    let inspection = DumpInspection(reading: source)
+    if args.has("--json") {
+      Console.out(json(inspection, path: path).rendered + "\n")
+    } else {
+      Console.out(text(inspection, path: path))
+    }
+    if let error = inspection.fatalError {
+      Console.error("ingest inspect: \(path): \(error)")
+      return 1
+    }
+    return 0
+  }
+
+  static func describe(_ format: FormatDescription?) -> String {
+    switch format {
+    case .h264(let h264)?:
+      "H.264 profile \(h264.profile) level \(h264.level), NAL length \(h264.nalLengthSize), "
+        + "\(h264.sps.count) SPS, \(h264.pps.count) PPS"
+    case .aac(let aac)?:
+      "AAC object type \(aac.objectType), \(aac.sampleRate) Hz, \(aac.channels) ch"
+    case nil: "no format record"
+    }
+  }
+
+  static func seconds(_ ticks: Int64) -> String { JSONObject.fixed(Double(ticks) / 90_000, decimals: 3) }
+
+  static func text(_ inspection: DumpInspection, path: String) -> String {
+    var out = "\(path): \(inspection.bytes) bytes\n"
+    let present = inspection.tracks.filter { $0.samples > 0 || $0.format != nil }
+    for track in present {
+      let rate = track.duration > 0 ? Double(track.bytes) * 8 * 90_000 / Double(track.duration) / 1e3 : 0
+      out += "\(track.kind.description.padding(to: 9)) \(describe(track.format))\n"
+      out += "          \(track.samples) samples, \(track.keyframes) keyframes, "
+        + "\(seconds(track.duration)) s, \(track.bytes) bytes (\(JSONObject.fixed(rate, decimals: 0)) kb/s), "
+        + "largest \(track.largestSample) bytes, largest gap \(seconds(track.largestGap)) s\n"
+      if track.reordered > 0 { out += "          \(track.reordered) samples with DTS != PTS (B-frames)\n" }
+      if track.formatChanges > 0 { out += "          format changed \(track.formatChanges) time(s)\n" }
+    }
+    for event in inspection.events {
+      let name =
+        switch event {
+        case .audioInterruptionBegan: "audio interruption began"
+        case .audioInterruptionEnded: "audio interruption ended"
+        }
+      let time = TimeConversion.ticks90k(event.time).map { seconds($0) } ?? "\(event.time)"
+      out += "event     \(event.kind): \(name) at \(time) s\n"
+    }
+    var anomalies: [String] = []
+    for track in present {
+      for jump in track.clockJumps {
+        anomalies.append(
+          "\(track.kind): clock jumped \(seconds(jump.jump)) s at sample \(jump.sample) (byte \(jump.offset))")
+      }
+      if track.nonIncreasingDTS > 0 {
+        anomalies.append("\(track.kind): \(track.nonIncreasingDTS) decode time(s) not increasing")
+      }
+      if track.ptsBeforeDTS > 0 { anomalies.append("\(track.kind): \(track.ptsBeforeDTS) PTS before DTS") }
+    }
+    if inspection.invalidRecords > 0 {
+      anomalies.append("\(inspection.invalidRecords) invalid record(s) skipped")
+      for error in inspection.invalidExamples.prefix(5) { anomalies.append("  \(error)") }
+    }
+    if inspection.skippedRecords > 0 {
+      anomalies.append("\(inspection.skippedRecords) record(s) of unknown type skipped")
+    }
+    if let error = inspection.fatalError { anomalies.append("reading stopped: \(error)") }
+    out += "anomalies " + (anomalies.isEmpty ? "none\n" : "\n" + anomalies.map { "  " + $0 }.joined(separator: "\n") + "\n")
+    return out
+  }
+
+  static func json(_ inspection: DumpInspection, path: String) -> JSONObject {
+    var object = JSONObject()
+    object.add("dump", path)
+    object.add("bytes", inspection.bytes)
+    var tracks: [JSONObject] = []
+    for track in inspection.tracks where track.samples > 0 || track.format != nil {
+      var entry = JSONObject()
+      entry.add("kind", track.kind.description)
+      entry.add("format", describe(track.format))
+      entry.add("samples", track.samples)
+      entry.add("keyframes", track.keyframes)
+      entry.add("bytes", track.bytes)
+      entry.add("duration_s", Double(track.duration) / 90_000)
+      entry.add("largest_gap_s", Double(track.largestGap) / 90_000)
+      entry.add("reordered", track.reordered)
+      entry.add("non_increasing_dts", track.nonIncreasingDTS)
+      entry.add("pts_before_dts", track.ptsBeforeDTS)
+      entry.add(
+        "clock_jumps",
+        track.clockJumps.map { jump in
+          var item = JSONObject()
+          item.add("sample", jump.sample)
+          item.add("offset", jump.offset)
+          item.add("jump_s", Double(jump.jump) / 90_000)
+          return item
+        })
+      tracks.append(entry)
+    }
+    object.add("tracks", tracks)
+    object.add("events", inspection.events.count)
+    object.add("invalid_records", inspection.invalidRecords)
+    object.add("skipped_records", inspection.skippedRecords)
+    if let error = inspection.fatalError { object.add("error", error.description) }
+    return object
+  }
 }

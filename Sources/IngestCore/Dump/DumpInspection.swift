@@ -1,0 +1,112 @@
+/// What a whole dump holds: its tracks, per-track sample statistics, events and timestamp
+/// anomalies. Built by reading the dump once with bounded memory (`ingest inspect`).
+public struct DumpInspection: Sendable {
+  /// Statistics of one track.
+  public struct Track: Sendable {
+    public var kind: SampleKind
+    /// The first format announced (and how many times it changed).
+    public var format: FormatDescription?
+    public var formatChanges = 0
+    public var samples = 0
+    public var keyframes = 0
+    public var bytes = 0
+    public var largestSample = 0
+    /// First and last presentation time, 90 kHz ticks from the stream's raw clock.
+    public var firstPTS: Int64?
+    public var lastPTS: Int64?
+    /// Longest gap between consecutive decode times, ticks.
+    public var largestGap: Int64 = 0
+    /// Decode times that did not increase (count), and B-frame style samples (DTS ≠ PTS).
+    public var nonIncreasingDTS = 0
+    public var reordered = 0
+    /// Clock jumps: backwards, or forward beyond one second for audio.
+    public var clockJumps: [Anomaly] = []
+    /// Samples whose PTS lies before their DTS.
+    public var ptsBeforeDTS = 0
+    fileprivate var lastDTS: Int64?
+
+    /// Presentation span in ticks.
+    public var duration: Int64 {
+      guard let first = firstPTS, let last = lastPTS else { return 0 }
+      return last - first
+    }
+  }
+
+  /// A timestamp anomaly: where (sample index of its track, byte offset) and how big.
+  public struct Anomaly: Sendable, Equatable {
+    public var sample: Int
+    public var offset: Int64
+    /// DTS change in ticks (negative: backwards).
+    public var jump: Int64
+  }
+
+  public var tracks: [Track] = SampleKind.allCases.map { Track(kind: $0) }
+  public var events: [DumpEvent] = []
+  /// Records the reader rejected but could skip, with their errors (first 20 kept).
+  public var invalidRecords = 0
+  public var invalidExamples: [DumpError] = []
+  /// Records of unknown type skipped for forward compatibility.
+  public var skippedRecords = 0
+  /// The error that ended reading early, if any.
+  public var fatalError: DumpError?
+  /// Bytes read.
+  public var bytes: Int64 = 0
+
+  /// Reads every record of a dump.
+  public init<Source: ByteSource>(reading source: Source) {
+    var reader = DumpReader(source: source)
+    while true {
+      let record: DumpRecord?
+      do { record = try reader.next() } catch {
+        if error.isRecoverable {
+          invalidRecords += 1
+          if invalidExamples.count < 20 { invalidExamples.append(error) }
+          continue
+        }
+        fatalError = error
+        break
+      }
+      guard let record else { break }
+      switch record {
+      case .format(let kind, let format):
+        let index = Int(kind.rawValue)
+        if let existing = tracks[index].format, existing != format { tracks[index].formatChanges += 1 }
+        if tracks[index].format == nil { tracks[index].format = format }
+      case .event(let event):
+        events.append(event)
+      case .sample(let header):
+        note(header, offset: reader.offset)
+      }
+    }
+    skippedRecords = reader.skippedRecords
+    bytes = reader.offset
+  }
+
+  private mutating func note(_ header: DumpSampleHeader, offset: Int64) {
+    var track = tracks[Int(header.kind.rawValue)]
+    defer { tracks[Int(header.kind.rawValue)] = track }
+    track.samples += 1
+    track.bytes += header.payloadSize
+    track.largestSample = max(track.largestSample, header.payloadSize)
+    if header.isKeyframe { track.keyframes += 1 }
+    guard let pts = TimeConversion.ticks90k(header.pts),
+      let dts = TimeConversion.ticks90k(header.dts ?? header.pts)
+    else { return }
+    if dts != pts { track.reordered += 1 }
+    if pts < dts { track.ptsBeforeDTS += 1 }
+    track.firstPTS = min(track.firstPTS ?? pts, pts)
+    track.lastPTS = max(track.lastPTS ?? pts, pts)
+    if let last = track.lastDTS {
+      let delta = dts &- last
+      if delta <= 0 { track.nonIncreasingDTS += 1 }
+      let jumped = delta < -TimeConversion.ticksPerSecond / 10
+        || (header.kind.isAudio && delta > TimeConversion.ticksPerSecond)
+      if jumped {
+        track.clockJumps.append(Anomaly(sample: track.samples - 1, offset: offset, jump: delta))
+      } else {
+        track.largestGap = max(track.largestGap, delta)
+      }
+    }
+    track.lastDTS = dts
+  }
+}

@@ -57,19 +57,11 @@ public enum DumpFormat {
   public static func validateNALUnits(_ payload: UnsafeRawBufferPointer, lengthSize: Int)
     -> FormatError?
   {
-    var position = 0
-    while position < payload.count {
-      guard position + lengthSize <= payload.count else {
-        return .nalLengthPastEnd(offset: position, length: lengthSize)
-      }
-      var length = 0
-      for index in 0..<lengthSize { length = length << 8 | Int(payload[position + index]) }
-      let start = position + lengthSize
-      guard length <= payload.count - start else {
-        return .nalLengthPastEnd(offset: position, length: length)
-      }
-      position = start + length
+    do {
+      try AVCCScanner.forEachNAL(in: payload, lengthSize: lengthSize) { _, _ in }
+      return nil
+    } catch {
+      return error
     }
-    return nil
   }
 }

@@ -41,30 +41,17 @@ public enum AnnexB {
   public static func inspect(
     avcc: UnsafeRawBufferPointer, format: H264Format, isKeyframe: Bool
   ) throws(FormatError) -> AccessUnitInfo {
-    let lengthSize = format.nalLengthSize
-    var offset = 0
     var size = audSize
     var hasSPS = false
     var hasPPS = false
     var containsIDR = false
     var vclCount = 0
     var referencedVCL = false
-    while offset < avcc.count {
-      guard offset + lengthSize <= avcc.count else {
-        throw .nalLengthPastEnd(offset: offset, length: lengthSize)
-      }
-      let length = readLength(avcc, at: offset, size: lengthSize)
-      let start = offset + lengthSize
-      guard length <= avcc.count - start else {
-        throw .nalLengthPastEnd(offset: offset, length: length)
-      }
-      offset = start + length
-      // An empty NAL unit would become a bare start code; leave it out.
-      guard length > 0 else { continue }
+    try AVCCScanner.forEachNAL(in: avcc, lengthSize: format.nalLengthSize) { start, length in
       let header = avcc[start]
       let type = header & 0x1F
       switch type {
-      case audType: continue
+      case audType: return
       case 7: hasSPS = true
       case 8: hasPPS = true
       case 1...5:

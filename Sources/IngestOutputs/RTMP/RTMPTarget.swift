@@ -61,7 +61,7 @@ public struct RTMPTarget: Sendable, Equatable, CustomStringConvertible,
       host = authority[authority.index(after: authority.startIndex)..<close]
       let after = authority[authority.index(after: close)...]
       if !after.isEmpty {
-        guard after.first == ":" else { throw .invalidPort(String(after)) }
+        guard after.first == ":" else { throw .invalidPort(String(after.prefix(8))) }
         portText = after.dropFirst()
       }
     } else if let colon = authority.firstIndex(of: ":") {

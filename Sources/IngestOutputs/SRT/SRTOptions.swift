@@ -125,7 +125,11 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
         }
         maxBandwidth = number
       default:  // "mode"
-        guard value.lowercased() == "caller" else { throw .unsupportedMode(value) }
+        guard value.lowercased() == "caller" else {
+          // A "?" typed for "&" makes the rest of the URL, secrets included, part of this value.
+          let plain = value.utf8.count <= 16 && value.utf8.allSatisfy { Self.isSchemeByte($0) }
+          throw .unsupportedMode(plain ? value : "(not shown)")
+        }
       }
     }
     try self.init(

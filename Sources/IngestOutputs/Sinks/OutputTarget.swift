@@ -43,7 +43,7 @@ public enum OutputTarget: Equatable, Sendable {
     }
     if lower.hasPrefix("null:") {
       let rest = text.dropFirst(5)
-      guard rest.isEmpty || rest.hasPrefix("?") else { throw .unexpected(String(rest)) }
+      guard rest.isEmpty || rest.hasPrefix("?") else { throw .unexpected(Self.quotable(rest)) }
       self = .null(shaper: try Self.shaper(query: rest.dropFirst()))
       return
     }
@@ -54,9 +54,9 @@ public enum OutputTarget: Equatable, Sendable {
       query = path[path.index(after: mark)...]
       path = path[..<mark]
     }
-    guard !path.isEmpty else { throw .missingPath(text) }
+    guard !path.isEmpty else { throw .missingPath(Self.quotable(text[...])) }
     guard lower.hasPrefix("file:") || path.lowercased().hasSuffix(".ts") else {
-      throw .unknownScheme(text)
+      throw .unknownScheme(Self.quotable(text[...]))
     }
     self = .file(path: String(path), shaper: try Self.shaper(query: query))
   }
@@ -66,23 +66,57 @@ public enum OutputTarget: Equatable, Sendable {
     var shaper = LinkShaper()
     for pair in query.split(separator: "&") where !pair.isEmpty {
       let parts = pair.split(separator: "=", maxSplits: 1)
-      guard parts.count == 2 else { throw .badOption(String(pair)) }
+      guard parts.count == 2 else { throw .badOption("query item without '='") }
       switch parts[0] {
       case "rate":
-        guard let rate = parseRate(parts[1]), rate > 0 else { throw .badOption(String(pair)) }
+        guard let rate = parseRate(parts[1]), rate > 0 else { throw .badOption(quotableItem(pair)) }
         shaper.bitsPerSecond = rate
       case "stall":
         let times = parts[1].split(separator: "@")
         guard times.count == 2, let duration = parseDuration(times[0]),
           let start = parseDuration(times[1])
-        else { throw .badOption(String(pair)) }
+        else { throw .badOption(quotableItem(pair)) }
         shaper.stallDuration = duration
         shaper.stallStart = start
       default:
-        throw .unknownOption(String(parts[0]))
+        let key = parts[0]
+        let plausible =
+          key.utf8.count <= 32
+          && key.utf8.allSatisfy {
+            $0 < 0x80 && (Character(Unicode.Scalar($0)).isLetter || $0 == 0x5F)
+          }
+        throw .unknownOption(plausible ? String(key) : "query item")
       }
     }
     return shaper
+  }
+
+  /// A `rate=`/`stall=` item as an error may quote it: whole when it is short and plain, else
+  /// only its key, since it may have swallowed the rest of a mistyped URL.
+  static func quotableItem(_ pair: Substring) -> String {
+    let plain =
+      pair.utf8.count <= 32
+      && pair.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != 0x3F && $0 != 0x40 }
+    return plain ? String(pair) : String(pair.prefix { $0 != "=" }) + "=..."
+  }
+
+  /// What of a mistyped `--to` an error may quote: a mistyped URL (`srtt://...`) may carry a
+  /// passphrase, a stream key or `user:password@`, so only its scheme is kept; a path keeps what
+  /// comes before any `?` query.
+  static func quotable(_ text: Substring) -> String {
+    if let separator = text.firstRange(of: "://") {
+      let scheme = text[..<separator.lowerBound]
+      let plain =
+        scheme.utf8.count <= 16
+        && scheme.utf8.allSatisfy {
+          $0 < 0x80
+            && (Character(Unicode.Scalar($0)).isLetter || Character(Unicode.Scalar($0)).isNumber
+              || $0 == 0x2B || $0 == 0x2D || $0 == 0x2E)
+        }
+      return (plain ? String(scheme) : "") + "://..."
+    }
+    guard let mark = text.firstIndex(of: "?") else { return String(text) }
+    return String(text[..<mark]) + "?..."
   }
 
   /// `800k`, `1.5M`, `500000` in bits per second.

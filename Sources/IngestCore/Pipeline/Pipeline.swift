@@ -22,7 +22,7 @@ public final class Pipeline: @unchecked Sendable {
   private let scratch: UnsafeMutableRawBufferPointer
 
   // Shared, under `lock`.
-  private let lock = Mutex(())
+  private let lock = HandOverLock()
   private let ring: SendRing
   private var ladder: DegradationLadder
   private var counters = PipelineSnapshot()
@@ -110,7 +110,9 @@ public final class Pipeline: @unchecked Sendable {
     }
     var disposable = false
     if case .h264(let h264) = format {
-      do { disposable = try AVCCScanner.isDisposable(payload, lengthSize: h264.nalLengthSize) } catch {
+      do {
+        disposable = try AVCCScanner.isDisposable(payload, lengthSize: h264.nalLengthSize)
+      } catch {
         return record(kind, .invalid)
       }
     }
@@ -134,7 +136,7 @@ public final class Pipeline: @unchecked Sendable {
         return record(kind, .invalid)
       }
     }
-    return lock.withLock { _ in
+    return lock.withLock {
       counters.appended[Int(kind.rawValue)] += 1
       counters.newestDTS = max(counters.newestDTS, stamp.dts)
       if counters.firstDTS == 0 { counters.firstDTS = stamp.dts }
@@ -149,9 +151,10 @@ public final class Pipeline: @unchecked Sendable {
   }
 
   /// Counts a sample that does not enter the ring.
-  private func record(_ kind: SampleKind, _ reason: DropReason, awaitKeyframe: Bool = false) -> Bool {
+  private func record(_ kind: SampleKind, _ reason: DropReason, awaitKeyframe: Bool = false) -> Bool
+  {
     let now = clock.now()
-    lock.withLock { _ in
+    lock.withLock {
       counters.appended[Int(kind.rawValue)] += 1
       ring.countDrop(kind, reason)
       if awaitKeyframe { ring.startAwaitingKeyframe() }
@@ -164,13 +167,13 @@ public final class Pipeline: @unchecked Sendable {
 
   /// Takes the oldest waiting unit; nil when the ring is empty.
   public func beginSend() -> SendRing.InFlightUnit? {
-    lock.withLock { _ in ring.beginSend() }
+    lock.withLock { ring.beginSend() }
   }
 
   /// The unit from `beginSend` was delivered (`bytes` on the wire, prefix included).
   public func completeSend(_ unit: SendRing.InFlightUnit, bytes: Int) {
     let now = clock.now()
-    lock.withLock { _ in
+    lock.withLock {
       ring.completeSend()
       counters.sent[Int(unit.info.kind.rawValue)] += 1
       counters.sentBytes += Int64(bytes)
@@ -182,7 +185,7 @@ public final class Pipeline: @unchecked Sendable {
   /// included), so the new connection starts at a keyframe.
   public func skipToNewestKeyframe() {
     let now = clock.now()
-    lock.withLock { _ in
+    lock.withLock {
       ring.skipToNewestKeyframe()
       noteRingChange(now: now)
     }
@@ -193,7 +196,7 @@ public final class Pipeline: @unchecked Sendable {
   /// Enters a resident-memory reading (taken about once a second by the reporter).
   public func updateResident(_ bytes: Int?) {
     let now = clock.now()
-    lock.withLock { _ in
+    lock.withLock {
       counters.resident = bytes
       if let bytes { counters.peakResident = max(counters.peakResident ?? 0, bytes) }
       noteRingChange(now: now)
@@ -202,12 +205,12 @@ public final class Pipeline: @unchecked Sendable {
 
   /// Enters the sink's congestion signal (0...1).
   public func updateSinkCongestion(_ value: Double) {
-    lock.withLock { _ in sinkCongestion = max(0, min(1, value)) }
+    lock.withLock { sinkCongestion = max(0, min(1, value)) }
   }
 
   /// A copy of the counters.
   public func snapshot() -> PipelineSnapshot {
-    lock.withLock { _ in
+    lock.withLock {
       var copy = counters
       copy.drops = ring.drops
       copy.ringUnits = ring.waitingCount
@@ -220,7 +223,7 @@ public final class Pipeline: @unchecked Sendable {
 
   /// Removes and returns the oldest queued event.
   public func nextEvent() -> PipelineEvent? {
-    lock.withLock { _ in events.pop() }
+    lock.withLock { events.pop() }
   }
 
   // MARK: Pressure
@@ -250,7 +253,8 @@ public final class Pipeline: @unchecked Sendable {
     counters.pressure = pressure
     if let change = ladder.update(pressure: pressure, now: now) {
       currentTier.store(change.to.rawValue, ordering: .relaxed)
-      events.push(.tierChanged(from: change.from, to: change.to, pressure: pressure, source: source))
+      events.push(
+        .tierChanged(from: change.from, to: change.to, pressure: pressure, source: source))
     }
   }
 }

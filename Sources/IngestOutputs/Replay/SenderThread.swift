@@ -1,8 +1,9 @@
+import IngestCore
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #endif
-import IngestCore
-import Synchronization
 
 /// Runs a `Sender` on its own thread, so network I/O (connects, sends with timeouts, reconnect
 /// backoff) never blocks the capture thread.
@@ -19,7 +20,8 @@ public final class SenderThread: @unchecked Sendable {
   private var pending = false
   private var stopping = false
   private var drainDeadline: Int64 = .max
-  private let failed = Mutex<SinkError?>(nil)
+  private let failedLock = HandOverLock()
+  private var failed: SinkError?
 
   public init(sender: Sender, clock: SystemClock = SystemClock(), reporter: StatusReporter?) {
     self.sender = sender
@@ -39,7 +41,7 @@ public final class SenderThread: @unchecked Sendable {
   }
 
   /// The fatal sink error that stopped the thread, if any.
-  public var failure: SinkError? { failed.withLock { $0 } }
+  public var failure: SinkError? { failedLock.withLock { failed } }
 
   /// Starts the thread.
   public func start() {
@@ -85,7 +87,7 @@ public final class SenderThread: @unchecked Sendable {
       var wakeAt = now + 100_000_000
       switch result {
       case .failed(let error):
-        failed.withLock { $0 = error }
+        failedLock.withLock { failed = error }
         return
       case .blocked(let until):
         wakeAt = min(wakeAt, until)

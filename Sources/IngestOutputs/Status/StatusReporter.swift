@@ -10,7 +10,7 @@ public final class StatusReporter: @unchecked Sendable {
   private let clock: any PipelineClock
   private let probe: any ResidentMemoryProbe
   private let writeLine: (@Sendable (String) -> Void)?
-  private let lock = Mutex(())
+  private let lock = HandOverLock()
   private let start: Int64
   private var nextSample: Int64
   private var lastSentBytes: Int64 = 0
@@ -47,12 +47,13 @@ public final class StatusReporter: @unchecked Sendable {
   public func elapsed(_ now: Int64) -> Double { Double(now - start) / 1e9 }
 
   /// Emits an event built by the caller, stamped with the time.
-  public func emit(_ name: String, now: Int64? = nil, _ fill: (inout JSONObject) -> Void = { _ in }) {
+  public func emit(_ name: String, now: Int64? = nil, _ fill: (inout JSONObject) -> Void = { _ in })
+  {
     var object = JSONObject()
     object.add("event", name)
     object.add("t", elapsed(now ?? clock.now()))
     fill(&object)
-    lock.withLock { _ in writeLine?(object.rendered) }
+    lock.withLock { writeLine?(object.rendered) }
   }
 
   /// Reports a connection event of the sender.

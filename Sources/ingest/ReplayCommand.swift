@@ -183,6 +183,9 @@ enum ReplayCommand: Command {
     lines.append("  tiers    \(summary.tierChanges) changes, final T\(s.tier.rawValue)")
     if s.discontinuities > 0 { lines.append("  clock    \(s.discontinuities) reset(s) handled") }
     if summary.skippedRecords > 0 { lines.append("  skipped  \(summary.skippedRecords) dump records") }
+    if summary.invalidRecords > 0 {
+      lines.append("  invalid  \(summary.invalidRecords) dump records refused by the reader")
+    }
     return lines.joined(separator: "\n")
   }
 

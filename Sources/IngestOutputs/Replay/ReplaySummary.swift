@@ -6,6 +6,9 @@ public struct ReplaySummary: Sendable {
   public var snapshot: PipelineSnapshot
   /// Dump records skipped as invalid (recoverable reader errors).
   public var skippedRecords: Int
+  /// Dump records refused by the reader (invalid content, intact framing: skipped, reading went
+  /// on); samples among them never reached the pipeline, so they are not in its counters.
+  public var invalidRecords: Int
   /// The error that stopped reading early, if any.
   public var readError: DumpError?
   /// The sink failure that stopped the run, if any.
@@ -46,6 +49,7 @@ extension ReplaySummary {
     object.add("final_tier", snapshot.tier.rawValue)
     object.add("clock_resets", snapshot.discontinuities)
     object.add("skipped_records", skippedRecords)
+    object.add("invalid_records", invalidRecords)
     if let readError { object.add("read_error", readError.description) }
     if let sinkError { object.add("sink_error", sinkError.description) }
   }

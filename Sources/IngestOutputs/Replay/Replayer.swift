@@ -39,11 +39,15 @@ public final class Replayer<Source: ByteSource> {
     var nextProgress = start
     var readError: DumpError?
     var sinkError: SinkError?
+    var invalidRecords = 0
     senderThread?.start()
     reading: while true {
       let record: DumpRecord?
       do { record = try reader.next() } catch {
-        if error.isRecoverable { continue }
+        if error.isRecoverable {
+          invalidRecords += 1
+          continue
+        }
         readError = error
         break
       }
@@ -89,7 +93,8 @@ public final class Replayer<Source: ByteSource> {
     let end = clock.now()
     reporter.tick(now: end, force: true)
     return ReplaySummary(
-      snapshot: pipeline.snapshot(), skippedRecords: reader.skippedRecords, readError: readError,
+      snapshot: pipeline.snapshot(), skippedRecords: reader.skippedRecords,
+      invalidRecords: invalidRecords, readError: readError,
       sinkError: sinkError, elapsedNanoseconds: end - start,
       peakResidentBytes: ProcResidentProbe().peakResidentBytes(), tierChanges: reporter.tierChanges)
   }

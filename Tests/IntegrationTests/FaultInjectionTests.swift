@@ -1,0 +1,233 @@
+import Foundation
+import Glibc
+import IngestCore
+import Testing
+
+/// Faults around a real run of `ingest replay`: a listener that dies, a link that goes dark or
+/// slow, a dump that is cut or corrupt. Whatever happens, the process neither crashes nor hangs,
+/// the ledger stays within the budget, and the summary's accounts close: every appended sample
+/// is sent, dropped or rejected (by reason), or reported undelivered.
+@Suite(.serialized) struct FaultInjectionTests {
+  /// What every run must show, whatever the fault.
+  private func expectSound(
+    _ result: CommandRunner.Result, allowedStatus: Set<Int32> = [0],
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) -> ReplayAccounts? {
+    #expect(!result.timedOut, "the run hung", sourceLocation: sourceLocation)
+    #expect(
+      allowedStatus.contains(result.status), "exit \(result.status): \(result.stderr)",
+      sourceLocation: sourceLocation)
+    guard let accounts = ReplayAccounts(json: result.stdout) else {
+      Issue.record(
+        "no JSON summary: \(result.stdout) \(result.stderr)", sourceLocation: sourceLocation)
+      return nil
+    }
+    #expect(accounts.closes, "accounts do not close: \(accounts)", sourceLocation: sourceLocation)
+    #expect(accounts.peakLedger <= accounts.budget, "\(accounts)", sourceLocation: sourceLocation)
+    #expect(accounts.totalAppended > 0, sourceLocation: sourceLocation)
+    print("fault accounts: \(accounts)")
+    return accounts
+  }
+
+  @Test func listenerKilledAndRestartedTenTimes() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let dump = directory.appending(path: "long.dump").path
+    // 140 s of stream at twice realtime: room for ten outages of about 6 s, each waited out on
+    // its status events.
+    try FaultSupport.loopedDump("screen.dump", copies: 14, to: dump)
+    let port = try FaultSupport.freeUDPPort()
+    let status = directory.appending(path: "status.jsonl").path
+    var peer: SRTPeer? = try SRTPeer(port: port, output: directory.appending(path: "rx-0.ts"))
+    let run = BackgroundIngest(
+      [
+        "replay", dump, "--to", "srt://127.0.0.1:\(port)?latency=120", "--speed", "2", "--status",
+        status, "--json",
+      ],
+      timeout: 150)
+
+    #expect(
+      FaultSupport.waitUntil(seconds: 20) { FaultSupport.count("connected", in: status) == 1 })
+    for restart in 1...10 {
+      // A crash: nothing tells the caller, which notices after libsrt's 5 s peer-idle timeout.
+      peer?.stop(signal: SIGKILL)
+      peer = nil
+      let lost = FaultSupport.waitUntil(seconds: 15) {
+        FaultSupport.count("disconnected", in: status) >= restart
+      }
+      peer = try SRTPeer(port: port, output: directory.appending(path: "rx-\(restart).ts"))
+      let back = FaultSupport.waitUntil(seconds: 20) {
+        FaultSupport.count("connected", in: status) >= restart + 1
+      }
+      #expect(
+        lost && back,
+        "restart \(restart): disconnected \(lost), reconnected \(back): \(connectionEvents(status))"
+      )
+      if !(lost && back) { break }
+    }
+    let result = try run.wait()
+    let accounts = expectSound(result)
+    #expect(FaultSupport.count("connected", in: status) >= 11)
+    #expect(FaultSupport.count("summary", in: status) == 1)
+    // The last listener received a stream again.
+    let last = directory.appending(path: "rx-10.ts").path
+    let received = (try? FileManager.default.attributesOfItem(atPath: last))?[.size] as? Int
+    #expect((received ?? 0) > 0)
+    if let accounts { #expect(accounts.totalSent > 0) }
+  }
+
+  /// The connection events of a status file, for a failure message.
+  private func connectionEvents(_ status: String) -> String {
+    FaultSupport.statusEvents(status).compactMap { event in
+      guard let name = event["event"] as? String,
+        ["connected", "disconnected", "retry", "failed"].contains(name)
+      else { return nil }
+      return "\(event["t"] ?? "?") \(name) \(event["reason"] ?? "")"
+    }.joined(separator: "; ")
+  }
+
+  @Test func blackHoledLinkForTenSeconds() throws {
+    guard let link = LinkedNamespace(tag: 1) else {
+      print("skipped: creating a network namespace is not permitted here (needs root and ip)")
+      return
+    }
+    defer { link.remove() }
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let dump = directory.appending(path: "long.dump").path
+    try FaultSupport.loopedDump("screen.dump", copies: 2, to: dump)
+    let status = directory.appending(path: "status.jsonl").path
+    let peer = try SRTPeer(
+      port: 9000, output: directory.appending(path: "rx.ts"), bind: link.peerAddress,
+      namespace: link.name)
+    defer { peer.stop(signal: SIGKILL) }
+    let run = BackgroundIngest(
+      ["replay", dump, "--to", "srt://\(link.peerAddress):9000", "--status", status, "--json"],
+      timeout: 120)
+    #expect(
+      FaultSupport.waitUntil(seconds: 20) { FaultSupport.count("connected", in: status) == 1 })
+    // Wait until a few seconds of stream went through, then black-hole the link for 10 s.
+    #expect(FaultSupport.waitUntil(seconds: 20) { FaultSupport.count("stats", in: status) >= 4 })
+    try link.setLink(up: false)
+    let down = Date()
+    // The outage is the fault itself, so it is timed; what the run does meanwhile is read back
+    // from its status events, never from this clock.
+    while Date().timeIntervalSince(down) < 10 { usleep(100_000) }
+    try link.setLink(up: true)
+    let result = try run.wait()
+    // A 10 s outage may outlast libsrt's peer-idle timeout: the run then reconnects (exit 0) or,
+    // if the listener gave up on the broken connection, ends with the output error (exit 1).
+    let accounts = expectSound(result, allowedStatus: [0, 1])
+    if let accounts {
+      #expect(accounts.dropped > 0, "a 10 s outage with a 3 s ring must drop: \(accounts)")
+    }
+    let events = FaultSupport.statusEvents(status).compactMap { $0["event"] as? String }
+    #expect(events.contains("tier"))
+    #expect(events.last == "summary")
+  }
+
+  @Test func linkThrottledToHalfTheBitrateForAMinute() throws {
+    guard let link = LinkedNamespace(tag: 2) else {
+      print("skipped: creating a network namespace is not permitted here (needs root and ip)")
+      return
+    }
+    defer { link.remove() }
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let dump = directory.appending(path: "minute.dump").path
+    try FaultSupport.loopedDump("screen.dump", copies: 6, to: dump)
+    let status = directory.appending(path: "status.jsonl").path
+    // screen.dump carries about 0.85 Mb/s; the link takes about half.
+    try link.throttle(rate: "400kbit")
+    let peer = try SRTPeer(
+      port: 9000, output: directory.appending(path: "rx.ts"), bind: link.peerAddress,
+      namespace: link.name)
+    defer { peer.stop(signal: SIGKILL) }
+    let result = try CommandRunner.ingest(
+      [
+        "replay", dump, "--to", "srt://\(link.peerAddress):9000?latency=200", "--status", status,
+        "--json",
+      ],
+      timeout: 150)
+    let accounts = expectSound(result, allowedStatus: [0, 1])
+    if let accounts {
+      #expect(accounts.dropped > 0, "half the bitrate for a minute must drop: \(accounts)")
+      #expect(accounts.totalSent > 0)
+    }
+    let tiers = FaultSupport.statusEvents(status).filter { $0["event"] as? String == "tier" }
+    #expect(!tiers.isEmpty, "the ladder never moved")
+  }
+
+  @Test func dumpTruncatedMidRecordStopsAtThatRecord() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var bytes = [UInt8](
+      try Data(contentsOf: URL(fileURLWithPath: CommandRunner.fixture("screen.dump"))))
+    let records = FaultSupport.records(of: bytes)
+    let cut = records[records.count / 2]
+    bytes.removeSubrange((cut.offset + 5 + cut.length / 2)...)
+    let dump = directory.appending(path: "truncated.dump").path
+    try Data(bytes).write(to: URL(fileURLWithPath: dump))
+    let result = try CommandRunner.ingest(
+      [
+        "replay", dump, "--to", directory.appending(path: "out.ts").path, "--speed", "max",
+        "--json",
+      ])
+    // The samples before the cut are delivered; the run reports the cut and exits 1.
+    let accounts = expectSound(result, allowedStatus: [1])
+    #expect(
+      result.stderr.contains("truncated in the record at byte \(cut.offset)"), "\(result.stderr)")
+    if let accounts {
+      #expect(accounts.readError?.contains("\(cut.offset)") == true)
+      #expect(accounts.totalAppended == records.count / 2 - 3)
+      #expect(accounts.totalSent == accounts.totalAppended)
+    }
+  }
+
+  /// For each record type (format, sample, event): one byte flipped with the CRC left alone
+  /// (the reader stops there: the framing is suspect), and one flipped with the CRC made to match
+  /// (the record's content is checked: it is skipped or its sample refused, and the run goes on).
+  @Test(arguments: [UInt8(1), 2, 3]) func flippedByteInEachRecordType(type: UInt8) throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let original = [UInt8](
+      try Data(contentsOf: URL(fileURLWithPath: CommandRunner.fixture("mic-clock-reset.dump"))))
+    let records = FaultSupport.records(of: original)
+    // The second record of the type, so the run has something before it to deliver.
+    let matching = records.filter { $0.type == type }
+    let target = matching[min(1, matching.count - 1)]
+    // The byte after kind/codec (format), flags (sample: keyframe/DTS bits) or code (event).
+    let position = target.offset + 5 + 1
+
+    var corrupt = original
+    corrupt[position] ^= 0xFF
+    let strictPath = directory.appending(path: "crc.dump").path
+    try Data(corrupt).write(to: URL(fileURLWithPath: strictPath))
+    let strict = try CommandRunner.ingest(
+      [
+        "replay", strictPath, "--to", directory.appending(path: "a.ts").path, "--speed", "max",
+        "--json",
+      ])
+    let strictAccounts = expectSound(strict, allowedStatus: [1])
+    #expect(
+      strict.stderr.contains("CRC mismatch in the record at byte \(target.offset)"),
+      "\(strict.stderr)")
+    #expect(strictAccounts?.readError?.contains("\(target.offset)") == true)
+
+    FaultSupport.fixCRC(&corrupt, recordAt: target.offset, length: target.length)
+    let repairedPath = directory.appending(path: "content.dump").path
+    try Data(corrupt).write(to: URL(fileURLWithPath: repairedPath))
+    let repaired = try CommandRunner.ingest(
+      [
+        "replay", repairedPath, "--to", directory.appending(path: "b.ts").path, "--speed", "max",
+        "--json",
+      ])
+    let accounts = expectSound(repaired, allowedStatus: [0])
+    if let accounts, let baseline = strictAccounts {
+      // Reading went on past the flipped record, which is reported as refused.
+      #expect(accounts.totalAppended > baseline.totalAppended)
+      #expect(accounts.invalidRecords >= 1)
+    }
+    #expect(try CommandRunner.decodeErrors(directory.appending(path: "b.ts").path) == "")
+  }
+}

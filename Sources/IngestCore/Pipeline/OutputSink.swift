@@ -61,7 +61,8 @@ public struct OutgoingUnit: Sendable, Equatable {
 public enum SinkWriteResult: Sendable, Equatable {
   /// The unit was taken whole.
   case written
-  /// Nothing was taken; try the same unit again at `retryAt` (nanoseconds on the pipeline clock).
+  /// The unit is not finished (a sink may have taken part of it): offer the same unit again at
+  /// `retryAt` (nanoseconds on the pipeline clock). The unit in flight is never dropped meanwhile.
   case wouldBlock(retryAt: Int64)
 }
 

@@ -44,7 +44,13 @@ public enum ReplaySession {
     switch options.target {
     case .file(let path, let shaper): return (FileSink(path: path, shaper: shaper), false)
     case .null(let shaper): return (NullSink(shaper: shaper), false)
-    case .srt, .rtmp, .hls:
+    case .hls(let directory, let playlist):
+      var configuration = HLSSink.Configuration(directory: directory)
+      configuration.playlistName = playlist
+      configuration.targetDuration = options.segmentSeconds
+      configuration.window = options.hlsWindow
+      return (HLSSink(configuration: configuration), false)
+    case .srt, .rtmp:
       throw .output("this output is not available in this build")
     }
   }
@@ -92,6 +98,7 @@ public enum ReplaySession {
           return track
         })
     }
+    if let hls = sink as? HLSSink { hls.reportStatus(to: reporter) }
     let sender = Sender(pipeline: pipeline, sink: sink)
     sender.onEvent = { reporter.report($0) }
     var thread: SenderThread?

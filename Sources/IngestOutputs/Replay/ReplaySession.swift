@@ -56,11 +56,14 @@ public enum ReplaySession {
       do { target = try RTMPTarget(url: url) } catch { throw .usage("--to: \(error)") }
       let audio = options.rtmpAudio ?? (tracks.audioApp != nil ? .audioApp : .audioMic)
       return (RTMPSink(target: target, audio: audio), true)
-    case .hls:
-      throw .output("this output is not available in this build")
+    case .hls(let directory, let playlist):
+      var configuration = HLSSink.Configuration(directory: directory)
+      configuration.playlistName = playlist
+      configuration.targetDuration = options.segmentSeconds
+      configuration.window = options.hlsWindow
+      return (HLSSink(configuration: configuration), false)
     }
   }
-
   /// Replays `dumpPath` with `options` on `clock`.
   /// - Parameter onProgress: called about four times a second with the counters.
   public static func run(
@@ -108,6 +111,7 @@ public enum ReplaySession {
       reporter.sinkCongestion = { srt.congestion }
       reporter.sinkStatistics = { srt.statistics().map(Self.json) }
     }
+    if let hls = sink as? HLSSink { hls.reportStatus(to: reporter) }
     let sender = Sender(pipeline: pipeline, sink: sink)
     sender.onEvent = { reporter.report($0) }
     var thread: SenderThread?

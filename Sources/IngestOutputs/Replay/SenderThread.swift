@@ -1,8 +1,9 @@
+import IngestCore
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #endif
-import IngestCore
-import Synchronization
 
 /// Runs a `Sender` on its own thread, so network I/O (connects, sends with timeouts, reconnect
 /// backoff) never blocks the capture thread.
@@ -93,7 +94,8 @@ public final class SenderThread: @unchecked Sendable {
         break
       }
       pthread_mutex_lock(&mutex)
-      if stopping && (result == .idle || now >= drainDeadline) {
+      // An output that never answered during the whole run is not waited for at its end.
+      if stopping && (result == .idle || now >= drainDeadline || !sender.hasConnected) {
         pthread_mutex_unlock(&mutex)
         return
       }

@@ -101,17 +101,20 @@ public final class Pipeline: @unchecked Sendable {
     payload: UnsafeRawBufferPointer
   ) -> Bool {
     let now = clock.now()
-    guard let format = tracks.format(of: kind), payload.count > 0,
-      payload.count <= configuration.maximumSampleBytes
-    else { return record(kind, .invalid) }
+    guard let format = tracks.format(of: kind) else { return record(kind, .invalid) }
+    // A refused video frame may be a reference: the frames after it must wait for a keyframe.
+    let lost = kind == .video
+    guard payload.count > 0, payload.count <= configuration.maximumSampleBytes else {
+      return record(kind, .invalid, awaitKeyframe: lost)
+    }
     let stamp: Timeline.Stamp
     do { stamp = try timeline.stamp(kind: kind, pts: pts, dts: dts) } catch {
-      return record(kind, .invalid)
+      return record(kind, .invalid, awaitKeyframe: lost)
     }
     var disposable = false
     if case .h264(let h264) = format {
       do { disposable = try AVCCScanner.isDisposable(payload, lengthSize: h264.nalLengthSize) } catch {
-        return record(kind, .invalid)
+        return record(kind, .invalid, awaitKeyframe: lost)
       }
     }
     let tier = self.tier
@@ -131,7 +134,7 @@ public final class Pipeline: @unchecked Sendable {
           into: scratch)
         bytes = UnsafeRawBufferPointer(rebasing: scratch[..<unit.byteCount])
       } catch {
-        return record(kind, .invalid)
+        return record(kind, .invalid, awaitKeyframe: lost)
       }
     }
     return lock.withLock { _ in

@@ -20,6 +20,8 @@ public final class Pipeline: @unchecked Sendable {
   private var timeline: Timeline
   private var packetizer: TSPacketizer?
   private let scratch: UnsafeMutableRawBufferPointer
+  /// A clock reset whose sample did not enter the ring: the next unit of the track carries it.
+  private var pendingDiscontinuity = [Bool](repeating: false, count: SampleKind.allCases.count)
 
   // Shared, under `lock`.
   private let lock = Mutex(())
@@ -117,15 +119,22 @@ public final class Pipeline: @unchecked Sendable {
         return record(kind, .invalid, awaitKeyframe: lost)
       }
     }
+    let track = Int(kind.rawValue)
+    let discontinuity = stamp.isDiscontinuity || pendingDiscontinuity[track]
+    pendingDiscontinuity[track] = discontinuity
     let tier = self.tier
-    if kind == .audioMic && tier >= .noMic { return record(kind, .tierMic) }
+    if kind == .audioMic && tier >= .noMic { return record(kind, .tierMic, stamp: stamp) }
     if kind == .video && !isKeyframe {
-      if tier >= .keyframesOnly { return record(kind, .tierKeyframesOnly, awaitKeyframe: true) }
-      if disposable && tier >= .reducedFrameRate { return record(kind, .tierDisposable) }
+      if tier >= .keyframesOnly {
+        return record(kind, .tierKeyframesOnly, awaitKeyframe: true, stamp: stamp)
+      }
+      if disposable && tier >= .reducedFrameRate {
+        return record(kind, .tierDisposable, stamp: stamp)
+      }
     }
     let info = SendRing.UnitInfo(
       kind: kind, pts: stamp.pts, dts: stamp.dts, isKeyframe: kind.isAudio || isKeyframe,
-      isDisposable: disposable, isDiscontinuity: stamp.isDiscontinuity)
+      isDisposable: disposable, isDiscontinuity: discontinuity)
     var bytes = payload
     if packetizer != nil {
       do {
@@ -134,33 +143,45 @@ public final class Pipeline: @unchecked Sendable {
           into: scratch)
         bytes = UnsafeRawBufferPointer(rebasing: scratch[..<unit.byteCount])
       } catch {
-        return record(kind, .invalid, awaitKeyframe: lost)
+        return record(kind, .invalid, awaitKeyframe: lost, stamp: stamp)
       }
     }
-    return lock.withLock { _ in
-      counters.appended[Int(kind.rawValue)] += 1
-      counters.newestDTS = max(counters.newestDTS, stamp.dts)
-      if counters.firstDTS == 0 { counters.firstDTS = stamp.dts }
-      if stamp.isDiscontinuity {
-        counters.discontinuities += 1
-        events.push(.clockReset(kind: kind, dts: stamp.dts))
-      }
+    let accepted = lock.withLock { _ in
+      counters.appended[track] += 1
+      note(kind, stamp)
       let accepted = ring.enqueue(info, bytes: bytes)
       noteRingChange(now: now)
       return accepted
     }
+    if accepted { pendingDiscontinuity[track] = false }
+    return accepted
   }
 
   /// Counts a sample that does not enter the ring.
-  private func record(_ kind: SampleKind, _ reason: DropReason, awaitKeyframe: Bool = false) -> Bool {
+  private func record(
+    _ kind: SampleKind, _ reason: DropReason, awaitKeyframe: Bool = false,
+    stamp: Timeline.Stamp? = nil
+  ) -> Bool {
     let now = clock.now()
     lock.withLock { _ in
       counters.appended[Int(kind.rawValue)] += 1
+      if let stamp { note(kind, stamp) }
       ring.countDrop(kind, reason)
       if awaitKeyframe { ring.startAwaitingKeyframe() }
       noteRingChange(now: now)
     }
     return false
+  }
+
+  /// Progress and clock resets of a stamped sample, whether or not it enters the ring. Called
+  /// with the lock held.
+  private func note(_ kind: SampleKind, _ stamp: Timeline.Stamp) {
+    counters.newestDTS = max(counters.newestDTS, stamp.dts)
+    if counters.firstDTS == 0 { counters.firstDTS = stamp.dts }
+    if stamp.isDiscontinuity {
+      counters.discontinuities += 1
+      events.push(.clockReset(kind: kind, dts: stamp.dts))
+    }
   }
 
   // MARK: Sender thread

@@ -43,11 +43,10 @@ public final class Pipeline: @unchecked Sendable {
     budget: MemoryBudget, clock: any PipelineClock
   ) throws(BudgetError) {
     var budget = budget
-    let program = TSProgram(tracks: tracks)
-    var scratchBytes = 0
+        var scratchBytes = 0
     if payloadFormat == .transportStream {
       for kind in SampleKind.allCases {
-        guard let format = tracks.format(of: kind) else { continue }
+        guard let format = tracks.format(for: kind) else { continue }
         scratchBytes = max(
           scratchBytes,
           TSPacketizer.maximumPacketizedSize(
@@ -67,7 +66,7 @@ public final class Pipeline: @unchecked Sendable {
     self.budget = budget
     self.clock = clock
     timeline = Timeline(configuration: configuration.timeline)
-    packetizer = payloadFormat == .transportStream ? TSPacketizer(program: program) : nil
+    packetizer = payloadFormat == .transportStream ? TSPacketizer(program: tracks) : nil
     scratch = .allocate(byteCount: max(scratchBytes, 1), alignment: 16)
     ring = SendRing(
       arenaCapacity: budget.available, recordCapacity: configuration.recordCapacity,
@@ -103,7 +102,7 @@ public final class Pipeline: @unchecked Sendable {
     payload: UnsafeRawBufferPointer
   ) -> Bool {
     let now = clock.now()
-    guard let format = tracks.format(of: kind) else { return record(kind, .invalid) }
+    guard let format = tracks.format(for: kind) else { return record(kind, .invalid) }
     // A refused video frame may be a reference: the frames after it must wait for a keyframe.
     let lost = kind == .video
     guard payload.count > 0, payload.count <= configuration.maximumSampleBytes else {
@@ -275,17 +274,6 @@ public final class Pipeline: @unchecked Sendable {
     if let change = ladder.update(pressure: pressure, now: now) {
       currentTier.store(change.to.rawValue, ordering: .relaxed)
       events.push(.tierChanged(from: change.from, to: change.to, pressure: pressure, source: source))
-    }
-  }
-}
-
-extension TrackFormats {
-  /// The format of a track, if present.
-  public func format(of kind: SampleKind) -> FormatDescription? {
-    switch kind {
-    case .video: video.map(FormatDescription.h264)
-    case .audioApp: audioApp.map(FormatDescription.aac)
-    case .audioMic: audioMic.map(FormatDescription.aac)
     }
   }
 }

@@ -40,7 +40,7 @@ public final class Sender {
     self.sink = sink
     self.backoff = backoff
     if pipeline.payloadFormat == .transportStream {
-      output = TSOutputStream(program: TSProgram(tracks: pipeline.tracks))
+      output = TSOutputStream(program: pipeline.tracks)
     }
     prefix = .allocate(byteCount: TSOutputStream.maximumPrefixSize, alignment: 16)
   }

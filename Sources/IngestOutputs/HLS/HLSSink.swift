@@ -84,7 +84,7 @@ public final class HLSSink: OutputSink {
 
   public func open(tracks: TrackFormats) throws(SinkError) {
     close()
-    timingKind = TSProgram(tracks: tracks).pcrKind ?? .video
+    timingKind = tracks.pcrKind ?? .video
     do {
       try HLSFileSystem.makeDirectories(directory)
       if try HLSRecovery.needsRecovery(directory: directory) {

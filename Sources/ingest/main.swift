@@ -5,7 +5,7 @@
 #endif
 
 let commands: [any Command.Type] = [
-  ReplayCommand.self, InspectCommand.self, CaptureCommand.self,
+  ReplayCommand.self, InspectCommand.self, CaptureCommand.self, BenchCommand.self,
 ]
 
 func topLevelHelp(_ commands: [any Command.Type]) -> String {

@@ -1,8 +1,9 @@
+import IngestCore
+import IngestOutputs
+
 #if canImport(Glibc)
   import Glibc
 #endif
-import IngestCore
-import IngestOutputs
 
 /// `ingest bench`: runs the benchmark scenarios, each in its own process, and reports memory,
 /// drops, append cost, allocations, mux throughput and a comparison with ffmpeg.
@@ -37,6 +38,8 @@ enum BenchCommand: Command {
       --svg-dir DIR           write DIR/SCENARIO.svg: ledger, RSS, ring fill and tier over time
       --srt URL               an SRT listener for the srt scenario (srt://HOST:PORT)
       --soak-seconds S        wall time of the soak (default 60, 3 with --short)
+      --seconds S             length of every scenario run (content seconds on the virtual
+                              clock, wall seconds on the real one)
       --ffmpeg-runs N         measured runs of each program in the comparison (default 5; 0 skips)
       --ffmpeg-loops N        passes of DUMP in the compared content (default 6)
       --alloc-counter PATH    a build of Scripts/bench-support/alloccount.c, preloaded into the
@@ -52,7 +55,8 @@ enum BenchCommand: Command {
     let args = try Arguments(
       argv,
       valued: [
-        "--scenario", "--json-file", "--svg-dir", "--srt", "--soak-seconds", "--ffmpeg-runs",
+        "--scenario", "--json-file", "--svg-dir", "--srt", "--soak-seconds", "--seconds",
+        "--ffmpeg-runs",
         "--ffmpeg-loops", "--alloc-counter",
       ],
       flags: ["--all", "--short", "--json", "--child"])
@@ -66,13 +70,20 @@ enum BenchCommand: Command {
       }
       settings.soakSeconds = seconds
     }
+    if let text = args["--seconds"] {
+      guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
+        throw UsageError("--seconds must be a positive number of seconds, got '\(text)'")
+      }
+      settings.seconds = seconds
+    }
     var scenarios: [BenchScenario] = []
     if args.has("--all") { scenarios = BenchScenario.all(withSRT: settings.srtURL != nil) }
     if let list = args["--scenario"] {
       for word in list.split(separator: ",") {
         guard let scenario = BenchScenario(rawValue: String(word)) else {
           throw UsageError(
-            "unknown scenario '\(word)' (known: \(BenchScenario.allCases.map(\.rawValue).joined(separator: ", ")))")
+            "unknown scenario '\(word)' (known: \(BenchScenario.allCases.map(\.rawValue).joined(separator: ", ")))"
+          )
         }
         if !scenarios.contains(scenario) { scenarios.append(scenario) }
       }
@@ -92,7 +103,8 @@ enum BenchCommand: Command {
     let defaultRuns = args.has("--all") && !settings.short ? 5 : 0
     let runs = try args.int("--ffmpeg-runs", in: 0...1000) ?? defaultRuns
     let loops = try args.int("--ffmpeg-loops", in: 1...1000) ?? 6
-    var report = runScenarios(scenarios, settings: settings, allocationCounter: args["--alloc-counter"])
+    var report = runScenarios(
+      scenarios, settings: settings, allocationCounter: args["--alloc-counter"])
     if runs > 0 {
       Console.error("bench: ffmpeg comparison (\(runs) runs each)")
       if let executable = ChildProcess.currentExecutable() {
@@ -122,8 +134,12 @@ enum BenchCommand: Command {
       Console.error("ingest bench: cannot write \(path)")
     }
     Console.out(args.has("--json") ? json : report.markdown)
-    for violation in report.memoryViolations { Console.error("bench: memory bound crossed: \(violation)") }
-    for failure in report.failures { Console.error("bench: \(failure.scenario) failed: \(failure.reason)") }
+    for violation in report.memoryViolations {
+      Console.error("bench: memory bound crossed: \(violation)")
+    }
+    for failure in report.failures {
+      Console.error("bench: \(failure.scenario) failed: \(failure.reason)")
+    }
     return report.memoryViolations.isEmpty && report.failures.isEmpty ? 0 : 1
   }
 
@@ -147,6 +163,7 @@ enum BenchCommand: Command {
       if settings.short { arguments.append("--short") }
       if let url = settings.srtURL { arguments += ["--srt", url] }
       if let seconds = settings.soakSeconds { arguments += ["--soak-seconds", String(seconds)] }
+      if let seconds = settings.seconds { arguments += ["--seconds", String(seconds)] }
       Console.error("bench: \(scenario.rawValue) ...")
       let outcome: ChildProcess.Outcome
       do {
@@ -177,7 +194,7 @@ enum BenchCommand: Command {
     do {
       if scenario == .mux {
         let result = try MuxBenchmark.run(
-          dumpPath: settings.dumpPath, seconds: settings.short ? 0.3 : 3)
+          dumpPath: settings.dumpPath, seconds: ScenarioPlan.muxSeconds(settings))
         Console.out(result.json.rendered + "\n")
       } else {
         let result = try ScenarioRunner.run(scenario, settings: settings)

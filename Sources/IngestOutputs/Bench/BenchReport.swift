@@ -21,7 +21,8 @@ public struct BenchReport: Sendable {
     var violations: [String] = []
     for result in results {
       if result.peakLedger > result.budget {
-        violations.append("\(result.scenario): peak ledger \(result.peakLedger) > budget \(result.budget)")
+        violations.append(
+          "\(result.scenario): peak ledger \(result.peakLedger) > budget \(result.budget)")
       }
       if let resident = result.peakResident, resident > residentCeiling {
         violations.append("\(result.scenario): peak RSS \(resident) > \(residentCeiling)")
@@ -46,45 +47,64 @@ public struct BenchReport: Sendable {
     var rows: [(String, String, Bool?)] = []
     if let worst = results.max(by: { $0.appendP99 < $1.appendP99 }) {
       rows.append(
-        ("append p99 <= 50 us per sample", "worst p99 \(Self.us(worst.appendP99)) us (\(worst.scenario))",
-          worst.appendP99 <= 50_000))
+        (
+          "append p99 <= 50 us per sample",
+          "worst p99 \(Self.us(worst.appendP99)) us (\(worst.scenario))",
+          worst.appendP99 <= 50_000
+        ))
     }
     let steadyStates = results.filter { $0.scenario == "steady" || $0.scenario == "soak" }
     if allocationsCounted, !steadyStates.isEmpty {
-      let figures = steadyStates.map { "\($0.scenario) \(Self.fixed($0.allocationsPerSample ?? -1, 4))" }
+      let figures = steadyStates.map {
+        "\($0.scenario) \(Self.fixed($0.allocationsPerSample ?? -1, 4))"
+      }
       rows.append(
-        ("zero heap allocations per sample in steady state", figures.joined(separator: ", "),
-          steadyStates.allSatisfy { ($0.allocationsPerSample ?? 1) == 0 }))
+        (
+          "zero heap allocations per sample in steady state", figures.joined(separator: ", "),
+          steadyStates.allSatisfy { ($0.allocationsPerSample ?? 1) == 0 }
+        ))
     } else {
       rows.append(("zero heap allocations per sample in steady state", "not counted", nil))
     }
     if let mux {
       rows.append(
-        ("muxing >= 1 GB/s on one core",
+        (
+          "muxing >= 1 GB/s on one core",
           "\(Self.fixed(mux.outputMegabytesPerSecond, 0)) MB/s of TS out (\(Self.fixed(mux.inputMegabytesPerSecond, 0)) MB/s in)",
-          mux.outputMegabytesPerSecond >= 1000))
+          mux.outputMegabytesPerSecond >= 1000
+        ))
     }
     if let comparison {
       rows.append(
-        ("replay --speed max >= 2x as fast as ffmpeg -c copy -f mpegts (whole process)",
+        (
+          "replay --speed max >= 2x as fast as ffmpeg -c copy -f mpegts (whole process)",
           "\(Self.fixed(comparison.wallRatio, 2))x wall, \(Self.fixed(comparison.cpuRatio, 2))x CPU",
-          comparison.wallRatio >= 2))
+          comparison.wallRatio >= 2
+        ))
     } else {
       rows.append(
-        ("replay --speed max >= 2x as fast as ffmpeg", "not run: \(comparisonSkipped ?? "skipped")", nil))
+        (
+          "replay --speed max >= 2x as fast as ffmpeg",
+          "not run: \(comparisonSkipped ?? "skipped")", nil
+        ))
     }
-    let residents = results.compactMap { result in result.peakResident.map { (result.scenario, $0) } }
+    let residents = results.compactMap { result in result.peakResident.map { (result.scenario, $0) }
+    }
     if let worst = residents.max(by: { $0.1 < $1.1 }) {
       let withSRT = results.contains { $0.scenario == "srt" } ? "" : " (SRT not run)"
       rows.append(
-        ("peak RSS of the whole process <= 50 MB in every scenario",
-          "worst \(Self.mb(worst.1)) MB (\(worst.0))\(withSRT)", worst.1 <= residentCeiling))
+        (
+          "peak RSS of the whole process <= 50 MB in every scenario",
+          "worst \(Self.mb(worst.1)) MB (\(worst.0))\(withSRT)", worst.1 <= residentCeiling
+        ))
     }
     if let worst = results.max(by: { $0.peakLedger - $0.budget < $1.peakLedger - $1.budget }) {
       rows.append(
-        ("ledger never above the budget",
+        (
+          "ledger never above the budget",
           "highest peak \(Self.mb(worst.peakLedger)) of \(Self.mb(worst.budget)) MB (\(worst.scenario))",
-          results.allSatisfy { $0.peakLedger <= $0.budget }))
+          results.allSatisfy { $0.peakLedger <= $0.budget }
+        ))
     }
     return rows
   }
@@ -113,10 +133,14 @@ public struct BenchReport: Sendable {
     lines.append("Setups:")
     lines.append("")
     for r in results {
-      let link = r.linkBitsPerSecond.map { "link \(Self.fixed(Double($0) / 1e6, 2)) Mb/s" } ?? "link unlimited"
+      let link =
+        r.linkBitsPerSecond.map { "link \(Self.fixed(Double($0) / 1e6, 2)) Mb/s" }
+        ?? "link unlimited"
       var line =
         "- `\(r.scenario)`: \(r.setup); stream \(Self.fixed(Double(r.streamBitsPerSecond) / 1e6, 2)) Mb/s, \(link), \(r.clock) clock; ledger = \(Self.mb(r.overhead)) MB modelled overhead + \(Self.mb(r.fixedBytes)) MB fixed buffers + ring"
-      if let perUnit = r.allocationsPerSentUnit { line += "; sender allocs per unit \(Self.fixed(perUnit, 4))" }
+      if let perUnit = r.allocationsPerSentUnit {
+        line += "; sender allocs per unit \(Self.fixed(perUnit, 4))"
+      }
       if let error = r.sinkError { line += "; sink error: \(error)" }
       lines.append(line)
     }
@@ -128,14 +152,17 @@ public struct BenchReport: Sendable {
       lines.append("| scenario | track | reason | count |")
       lines.append("|---|---|---|---|")
       for r in dropped {
-        for drop in r.drops { lines.append("| \(r.scenario) | \(drop.track) | \(drop.reason) | \(drop.count) |") }
+        for drop in r.drops {
+          lines.append("| \(r.scenario) | \(drop.track) | \(drop.reason) | \(drop.count) |")
+        }
       }
     }
     if let mux {
       lines.append("")
       lines.append("### MPEG-TS writer (one core)")
       lines.append("")
-      lines.append("| passes | units | input MB/s | TS output MB/s | allocs per unit | peak RSS (MB) |")
+      lines.append(
+        "| passes | units | input MB/s | TS output MB/s | allocs per unit | peak RSS (MB) |")
       lines.append("|---|---|---|---|---|---|")
       lines.append(
         "| \(mux.passes) | \(mux.units) | \(Self.fixed(mux.inputMegabytesPerSecond, 0)) | \(Self.fixed(mux.outputMegabytesPerSecond, 0)) | \(mux.allocationsPerUnit.map { Self.fixed($0, 4) } ?? "-") | \(mux.peakResident.map(Self.mb) ?? "-") |"
@@ -152,12 +179,14 @@ public struct BenchReport: Sendable {
       lines.append("| command | wall (s) | CPU (s) | peak RSS (MB) |")
       lines.append("|---|---|---|---|")
       lines.append(
-        "| `ingest replay DUMP --to OUT.ts --speed max` | \(Self.fixed(c.ingestWall, 3)) | \(Self.fixed(c.ingestCPU, 3)) | \(Self.mb(Int(c.ingestResident))) |")
+        "| `ingest replay DUMP --to OUT.ts --speed max` | \(Self.fixed(c.ingestWall, 3)) | \(Self.fixed(c.ingestCPU, 3)) | \(Self.mb(Int(c.ingestResident))) |"
+      )
       lines.append(
         "| `ffmpeg -i SAME.mp4 -map 0 -c copy -f mpegts OUT.ts` | \(Self.fixed(c.ffmpegWall, 3)) | \(Self.fixed(c.ffmpegCPU, 3)) | \(Self.mb(Int(c.ffmpegResident))) |"
       )
       lines.append(
-        "| ratio ffmpeg / ingest | \(Self.fixed(c.wallRatio, 2))x | \(Self.fixed(c.cpuRatio, 2))x | \(Self.fixed(c.residentRatio, 2))x |")
+        "| ratio ffmpeg / ingest | \(Self.fixed(c.wallRatio, 2))x | \(Self.fixed(c.cpuRatio, 2))x | \(Self.fixed(c.residentRatio, 2))x |"
+      )
     } else {
       lines.append("Not run: \(comparisonSkipped ?? "skipped").")
     }
@@ -167,7 +196,8 @@ public struct BenchReport: Sendable {
     lines.append("| target | figure | met |")
     lines.append("|---|---|---|")
     for row in targets {
-      lines.append("| \(row.target) | \(row.figure) | \(row.met.map { $0 ? "yes" : "no" } ?? "-") |")
+      lines.append(
+        "| \(row.target) | \(row.figure) | \(row.met.map { $0 ? "yes" : "no" } ?? "-") |")
     }
     return lines.joined(separator: "\n") + "\n"
   }

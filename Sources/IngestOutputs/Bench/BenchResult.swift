@@ -61,12 +61,20 @@ public struct BenchResult: Sendable {
     object.add("wall_s", wallSeconds)
     object.add("samples", samples)
     object.add("stream_bps", streamBitsPerSecond)
-    if let linkBitsPerSecond { object.add("link_bps", linkBitsPerSecond) } else { object.addNull("link_bps") }
+    if let linkBitsPerSecond {
+      object.add("link_bps", linkBitsPerSecond)
+    } else {
+      object.addNull("link_bps")
+    }
     object.add("budget", budget)
     object.add("overhead", overhead)
     object.add("ledger_fixed", fixedBytes)
     object.add("peak_ledger", peakLedger)
-    if let peakResident { object.add("peak_resident", peakResident) } else { object.addNull("peak_resident") }
+    if let peakResident {
+      object.add("peak_resident", peakResident)
+    } else {
+      object.addNull("peak_resident")
+    }
     var dropObject = JSONObject()
     var byTrack: [String: JSONObject] = [:]
     var order: [String] = []

@@ -49,12 +49,15 @@ public struct BenchSettings: Sendable {
   public var srtURL: String?
   /// Overrides the soak's wall time.
   public var soakSeconds: Double?
+  /// Overrides the length of every scenario: seconds of content on a virtual clock, wall
+  /// seconds on the real one.
+  public var seconds: Double?
 
   public init(dumpPath: String) { self.dumpPath = dumpPath }
 }
 
 /// The concrete parameters of one scenario.
-struct ScenarioPlan {
+public struct ScenarioPlan {
   enum Pacing { case realtime, maximum }
 
   var pacing = Pacing.realtime
@@ -94,8 +97,18 @@ struct ScenarioPlan {
     case .mux:
       wallSeconds = short ? 0.3 : 3
     }
+    if let seconds = settings.seconds {
+      if contentSeconds != nil { contentSeconds = seconds } else { wallSeconds = seconds }
+    }
   }
 
   /// Length of the run on its own clock, nanoseconds.
   var length: Int64 { Int64(((contentSeconds ?? wallSeconds) ?? 10) * 1e9) }
+}
+
+extension ScenarioPlan {
+  /// How long the `mux` scenario packetizes.
+  public static func muxSeconds(_ settings: BenchSettings) -> Double {
+    ScenarioPlan(.mux, settings: settings).wallSeconds ?? 3
+  }
 }

@@ -62,9 +62,9 @@ public enum ChildProcess {
     case .capture, .inherit: break
     }
     let argv = ([path] + arguments).map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
+    defer { for pointer in argv { free(pointer) } }
     let envp = environment.map { $0.map { strdup($0) } + [nil] }
-    defer { envp?.forEach { free($0) } }
+    defer { for pointer in envp ?? [] { free(pointer) } }
     var pid = pid_t()
     let began = SystemClock().now()
     let spawned: Int32

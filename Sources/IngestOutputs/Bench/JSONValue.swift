@@ -166,7 +166,8 @@ public enum JSONValue: Sendable, Equatable {
         case UInt8(ascii: "f"): run.append(0x0C)
         case UInt8(ascii: "u"):
           guard position + 4 <= bytes.count,
-            let code = UInt32(String(decoding: bytes[position..<position + 4], as: UTF8.self), radix: 16)
+            let code = UInt32(
+              String(decoding: bytes[position..<position + 4], as: UTF8.self), radix: 16)
           else { throw .unexpected(offset: position) }
           position += 4
           flush()

@@ -18,7 +18,9 @@ public enum MuxBenchmark {
     public init() {}
 
     /// MB (10^6 bytes) per second.
-    public var inputMegabytesPerSecond: Double { seconds > 0 ? Double(inputBytes) / seconds / 1e6 : 0 }
+    public var inputMegabytesPerSecond: Double {
+      seconds > 0 ? Double(inputBytes) / seconds / 1e6 : 0
+    }
     public var outputMegabytesPerSecond: Double {
       seconds > 0 ? Double(outputBytes) / seconds / 1e6 : 0
     }
@@ -39,7 +41,11 @@ public enum MuxBenchmark {
       } else {
         object.addNull("allocs_per_unit")
       }
-      if let peakResident { object.add("peak_resident", peakResident) } else { object.addNull("peak_resident") }
+      if let peakResident {
+        object.add("peak_resident", peakResident)
+      } else {
+        object.addNull("peak_resident")
+      }
       return object
     }
 
@@ -95,7 +101,8 @@ public enum MuxBenchmark {
     var packetizer = TSPacketizer(program: TSProgram(tracks: tracks))
     var scratchBytes = 188
     for kind in SampleKind.allCases {
-      scratchBytes = max(scratchBytes, packetizer.maximumPacketizedSize(payloadSize: largest, kind: kind))
+      scratchBytes = max(
+        scratchBytes, packetizer.maximumPacketizedSize(payloadSize: largest, kind: kind))
     }
     let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: scratchBytes, alignment: 16)
     defer { scratch.deallocate() }
@@ -112,7 +119,8 @@ public enum MuxBenchmark {
         let shift = span * Int64(result.passes)
         let before = counter.threadCount()
         for unit in units {
-          let payload = UnsafeRawBufferPointer(rebasing: all[unit.offset..<unit.offset + unit.count])
+          let payload = UnsafeRawBufferPointer(
+            rebasing: all[unit.offset..<unit.offset + unit.count])
           guard
             let out = try? packetizer.packetize(
               kind: unit.kind, pts: unit.pts + shift, dts: unit.dts + shift,
@@ -127,7 +135,9 @@ public enum MuxBenchmark {
       } while timer.now() - began < limit
     }
     result.seconds = Double(timer.now() - began) / 1e9
-    if counter.isAvailable { result.allocationsPerUnit = Double(allocations) / Double(result.units) }
+    if counter.isAvailable {
+      result.allocationsPerUnit = Double(allocations) / Double(result.units)
+    }
     result.peakResident = ProcResidentProbe().peakResidentBytes()
     return result
   }

@@ -48,13 +48,16 @@ public struct SVGChart {
     var magnitude = 1.0
     while magnitude * 10 <= raw { magnitude *= 10 }
     while magnitude > raw { magnitude /= 10 }
-    for factor in [1.0, 2.0, 5.0, 10.0] where magnitude * factor >= raw { return magnitude * factor }
+    for factor in [1.0, 2.0, 5.0, 10.0] where magnitude * factor >= raw {
+      return magnitude * factor
+    }
     return magnitude * 10
   }
 
   static func number(_ value: Double) -> String {
     let rounded = (value * 10).rounded() / 10
-    return rounded == rounded.rounded() ? String(Int(rounded)) : JSONObject.fixed(rounded, decimals: 1)
+    return rounded == rounded.rounded()
+      ? String(Int(rounded)) : JSONObject.fixed(rounded, decimals: 1)
   }
 
   static func escaped(_ text: String) -> String {
@@ -76,7 +79,9 @@ public struct SVGChart {
     let endTime = max(points.last?.time ?? 1, 0.001)
     let megabytes = { (bytes: Int) in Double(bytes) / 1e6 }
     let memoryMax =
-      max(megabytes(budget), points.map { max(megabytes($0.ledger), megabytes($0.resident)) }.max() ?? 0)
+      max(
+        megabytes(budget),
+        points.map { max(megabytes($0.ledger), megabytes($0.resident)) }.max() ?? 0)
       * 1.1
     func x(_ time: Double) -> Double { Self.left + time / endTime * Self.plotWidth }
     func memoryY(_ value: Double) -> Double {
@@ -88,7 +93,9 @@ public struct SVGChart {
     func tierY(_ tier: Int) -> Double {
       Self.ringTop + Self.ringHeight - Double(tier) / 4.8 * Self.ringHeight
     }
-    func path(_ coordinates: [(Double, Double)], color: String, step: Bool = false, dash: String? = nil)
+    func path(
+      _ coordinates: [(Double, Double)], color: String, step: Bool = false, dash: String? = nil
+    )
       -> String
     {
       var d = ""
@@ -136,7 +143,8 @@ public struct SVGChart {
       let py = Self.number(memoryY(level))
       svg +=
         "<line x1=\"\(Int(Self.left))\" y1=\"\(py)\" x2=\"\(Int(Self.left + Self.plotWidth))\" y2=\"\(py)\" stroke=\"#eee\"/>\n"
-      svg += "<text x=\"\(Int(Self.left - 6))\" y=\"\(py)\" text-anchor=\"end\" dy=\"4\">\(Self.number(level))</text>\n"
+      svg +=
+        "<text x=\"\(Int(Self.left - 6))\" y=\"\(py)\" text-anchor=\"end\" dy=\"4\">\(Self.number(level))</text>\n"
       level += memoryStep
     }
     svg +=
@@ -145,7 +153,8 @@ public struct SVGChart {
       let py = Self.number(ringY(Double(percent) / 100))
       svg +=
         "<line x1=\"\(Int(Self.left))\" y1=\"\(py)\" x2=\"\(Int(Self.left + Self.plotWidth))\" y2=\"\(py)\" stroke=\"#eee\"/>\n"
-      svg += "<text x=\"\(Int(Self.left - 6))\" y=\"\(py)\" text-anchor=\"end\" dy=\"4\">\(percent)</text>\n"
+      svg +=
+        "<text x=\"\(Int(Self.left - 6))\" y=\"\(py)\" text-anchor=\"end\" dy=\"4\">\(percent)</text>\n"
     }
     for tier in 0...4 {
       svg +=
@@ -160,7 +169,8 @@ public struct SVGChart {
     // Series.
     let budgetY = memoryY(megabytes(budget))
     svg += path([(x(0), budgetY), (x(endTime), budgetY)], color: Self.budgetColor, dash: "6 4")
-    svg += path(points.map { (x($0.time), memoryY(megabytes($0.resident))) }, color: Self.residentColor)
+    svg += path(
+      points.map { (x($0.time), memoryY(megabytes($0.resident))) }, color: Self.residentColor)
     svg += path(points.map { (x($0.time), memoryY(megabytes($0.ledger))) }, color: Self.ledgerColor)
     svg += path(points.map { (x($0.time), ringY($0.ringFill)) }, color: Self.ringColor)
     svg += path(points.map { (x($0.time), tierY($0.tier)) }, color: Self.tierColor, step: true)
@@ -168,7 +178,10 @@ public struct SVGChart {
     let legends: [(String, String, Double)] = [
       ("ledger", Self.ledgerColor, Self.memoryTop - 8),
       ("resident memory (kernel)", Self.residentColor, Self.memoryTop - 8),
-      ("budget \(Self.number(megabytes(budget))) MB (also the RSS ceiling)", Self.budgetColor, Self.memoryTop - 8),
+      (
+        "budget \(Self.number(megabytes(budget))) MB (also the RSS ceiling)", Self.budgetColor,
+        Self.memoryTop - 8
+      ),
       ("ring fill (buffered duration / limit)", Self.ringColor, Self.ringTop - 8),
       ("degradation tier", Self.tierColor, Self.ringTop - 8),
     ]
@@ -177,7 +190,8 @@ public struct SVGChart {
       let start = legendX[y] ?? Self.left
       svg +=
         "<line x1=\"\(Self.number(start))\" y1=\"\(Self.number(y - 4))\" x2=\"\(Self.number(start + 18))\" y2=\"\(Self.number(y - 4))\" stroke=\"\(color)\" stroke-width=\"2.5\"/>\n"
-      svg += "<text x=\"\(Self.number(start + 23))\" y=\"\(Self.number(y))\">\(Self.escaped(name))</text>\n"
+      svg +=
+        "<text x=\"\(Self.number(start + 23))\" y=\"\(Self.number(y))\">\(Self.escaped(name))</text>\n"
       legendX[y] = start + 40 + Double(name.count) * 6.3
     }
     svg += "</svg>\n"

@@ -17,7 +17,9 @@ public enum ScenarioRunner {
     var source = try LoopingDump(path: settings.dumpPath, profile: profile, burst: plan.burst)
     let streamRate = profile.transportBitsPerSecond
     var shaper = LinkShaper()
-    if let fraction = plan.linkFraction { shaper.bitsPerSecond = Int64(Double(streamRate) * fraction) }
+    if let fraction = plan.linkFraction {
+      shaper.bitsPerSecond = Int64(Double(streamRate) * fraction)
+    }
     if let stall = plan.stall {
       shaper.stallStart = Int64(stall.start * 1e9)
       shaper.stallDuration = Int64(stall.duration * 1e9)

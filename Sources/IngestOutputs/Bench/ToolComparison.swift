@@ -1,7 +1,8 @@
+import IngestCore
+
 #if canImport(Glibc)
   import Glibc
 #endif
-import IngestCore
 
 /// `ingest replay DUMP --to OUT.ts --speed max` against `ffmpeg -i SAME.mp4 -map 0 -c copy -f
 /// mpegts OUT.ts` on the same content, whole processes, several alternating runs each.
@@ -98,7 +99,9 @@ public enum ToolComparison {
     guard ChildProcess.resolve("ffmpeg") != nil else { throw .tool("ffmpeg is not on PATH") }
     let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
     var template = Array((base + "/ingest-bench-XXXXXX").utf8CString)
-    guard let made = mkdtemp(&template) else { throw .content("cannot create a directory in \(base)") }
+    guard let made = mkdtemp(&template) else {
+      throw .content("cannot create a directory in \(base)")
+    }
     let directory = String(cString: made)
     let content = directory + "/content.dump"
     let reference = directory + "/reference.ts"
@@ -165,7 +168,7 @@ public enum ToolComparison {
 
   /// Writes `loops` passes of the dump as one dump with rising timestamps.
   static func writeLooped(from path: String, profile: DumpProfile, loops: Int, to output: String)
-    throws -> Void
+    throws
   {
     var source = try LoopingDump(path: path, profile: profile)
     var writer = try DumpWriter(sink: try FileByteSink(path: output))

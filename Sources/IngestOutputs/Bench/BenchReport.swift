@@ -78,7 +78,7 @@ public struct BenchReport: Sendable {
       rows.append(
         (
           "replay --speed max >= 2x as fast as ffmpeg -c copy -f mpegts (whole process)",
-          "\(Self.fixed(comparison.wallRatio, 2))x wall, \(Self.fixed(comparison.cpuRatio, 2))x CPU",
+          "\(Self.fixed(comparison.wallRatio, 2))x wall, \(Self.fixed(comparison.cpuRatio, 2))x CPU (\(Self.fixed(comparison.workRatio, 2))x without start-up)",
           comparison.wallRatio >= 2
         ))
     } else {
@@ -187,6 +187,11 @@ public struct BenchReport: Sendable {
       lines.append(
         "| ratio ffmpeg / ingest | \(Self.fixed(c.wallRatio, 2))x | \(Self.fixed(c.cpuRatio, 2))x | \(Self.fixed(c.residentRatio, 2))x |"
       )
+      lines.append(
+        "| start-up only (`ingest --help`, `ffmpeg -version`) | \(Self.fixed(c.ingestStartWall, 3)) / \(Self.fixed(c.ffmpegStartWall, 3)) | | |"
+      )
+      lines.append(
+        "| ratio without start-up (wall) | \(Self.fixed(c.workRatio, 2))x | | |")
     } else {
       lines.append("Not run: \(comparisonSkipped ?? "skipped").")
     }

@@ -22,6 +22,10 @@ public enum ToolComparison {
     public var contentSeconds = 0.0
     public var ingest: [Measurement] = []
     public var ffmpeg: [Measurement] = []
+    /// Runs of each program doing nothing but start (`ingest --help`, `ffmpeg -version`): the
+    /// share of the wall time that shared-library loading takes.
+    public var ingestStart: [Measurement] = []
+    public var ffmpegStart: [Measurement] = []
     public var ingestOutputBytes = 0
     public var ffmpegOutputBytes = 0
 
@@ -41,7 +45,14 @@ public enum ToolComparison {
     public var ffmpegCPU: Double { Self.median(ffmpeg.map(\.cpuSeconds)) }
     public var ffmpegResident: Double { Self.median(ffmpeg.map { Double($0.peakResident) }) }
     /// How many times faster (wall) and leaner ingest is: ffmpeg's median over ours.
+    public var ingestStartWall: Double { Self.median(ingestStart.map(\.wallSeconds)) }
+    public var ffmpegStartWall: Double { Self.median(ffmpegStart.map(\.wallSeconds)) }
     public var wallRatio: Double { ingestWall > 0 ? ffmpegWall / ingestWall : 0 }
+    /// The wall ratio with each program's start-up time taken off.
+    public var workRatio: Double {
+      let ours = ingestWall - ingestStartWall
+      return ours > 0 ? (ffmpegWall - ffmpegStartWall) / ours : 0
+    }
     public var cpuRatio: Double { ingestCPU > 0 ? ffmpegCPU / ingestCPU : 0 }
     public var residentRatio: Double { ingestResident > 0 ? ffmpegResident / ingestResident : 0 }
 
@@ -59,6 +70,8 @@ public enum ToolComparison {
       object.add("content_s", contentSeconds, decimals: 1)
       object.add("ingest_runs", runs(ingest))
       object.add("ffmpeg_runs", runs(ffmpeg))
+      object.add("ingest_start_runs", runs(ingestStart))
+      object.add("ffmpeg_start_runs", runs(ffmpegStart))
       object.add("ingest_output_bytes", ingestOutputBytes)
       object.add("ffmpeg_output_bytes", ffmpegOutputBytes)
       var medians = JSONObject()
@@ -68,7 +81,10 @@ public enum ToolComparison {
       medians.add("ffmpeg_wall_s", ffmpegWall, decimals: 4)
       medians.add("ffmpeg_cpu_s", ffmpegCPU, decimals: 4)
       medians.add("ffmpeg_peak_rss", Int(ffmpegResident))
+      medians.add("ingest_start_wall_s", ingestStartWall, decimals: 4)
+      medians.add("ffmpeg_start_wall_s", ffmpegStartWall, decimals: 4)
       medians.add("wall_ratio", wallRatio, decimals: 2)
+      medians.add("work_ratio", workRatio, decimals: 2)
       medians.add("cpu_ratio", cpuRatio, decimals: 2)
       medians.add("rss_ratio", residentRatio, decimals: 2)
       object.add("medians", medians)
@@ -155,6 +171,8 @@ public enum ToolComparison {
     for _ in 0..<max(1, runs) {
       result.ingest.append(try measure(ingest, ingestArguments))
       result.ffmpeg.append(try measure("ffmpeg", ffmpegArguments))
+      result.ingestStart.append(try measure(ingest, ["--help"]))
+      result.ffmpegStart.append(try measure("ffmpeg", ["-hide_banner", "-version"]))
     }
     result.ingestOutputBytes = fileSize(ours)
     result.ffmpegOutputBytes = fileSize(theirs)

@@ -189,7 +189,8 @@ public enum ToolComparison {
     throws
   {
     var source = try LoopingDump(path: path, profile: profile)
-    var writer = try DumpWriter(sink: try FileByteSink(path: output))
+    let file = try FileWriter(path: output)
+    var writer = try DumpWriter(sink: file)
     for kind in SampleKind.allCases {
       if let format = profile.tracks.format(for: kind) { try writer.writeFormat(format, for: kind) }
     }

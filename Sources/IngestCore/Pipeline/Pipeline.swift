@@ -231,8 +231,11 @@ public final class Pipeline: @unchecked Sendable {
   /// A copy of the counters.
   public func snapshot() -> PipelineSnapshot {
     lock.withLock { _ in
+      // Fresh storage for the arrays, so the capture thread's next count does not copy them.
       var copy = counters
-      copy.drops = ring.drops
+      copy.appended = counters.appended.map { $0 }
+      copy.sent = counters.sent.map { $0 }
+      copy.drops = ring.drops.detached()
       copy.ringUnits = ring.waitingCount
       copy.ringDuration = ring.waitingDuration
       copy.ringBytes = ring.liveBytes

@@ -46,7 +46,7 @@ guard let command = commands.first(where: { $0.name == word }) else {
   exit(2)
 }
 if argv.contains("--help") || argv.contains("-h") {
-  Console.out(command.help)
+  Console.out(command.help.hasSuffix("\n") ? command.help : command.help + "\n")
   exit(0)
 }
 do {

@@ -34,7 +34,9 @@ public enum ScenarioRunner {
       guard let url = settings.srtURL else { throw .usage("the srt scenario needs --srt URL") }
       let options: SRTOptions
       do { options = try SRTOptions(parsing: url) } catch { throw .usage("--srt: \(error)") }
-      sink = SRTSink(options: options, sendBufferBytes: ReplaySession.srtSendBufferBytes)
+      sink = SRTSink(
+        options: options,
+        sendBufferBytes: ReplaySession.srtSendBufferBytes(PipelineConfiguration()))
     } else {
       let made = BenchSink(shaper: shaper)
       benchSink = made

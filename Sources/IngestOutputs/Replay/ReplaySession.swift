@@ -2,8 +2,12 @@ import IngestCore
 
 /// Sets up a whole run from options: reader, budget, sink, pipeline, sender, status, and replays.
 public enum ReplaySession {
-  /// libsrt's send buffer: room for about 8 s of a 2 Mb/s stream, entered in the ledger.
-  static let srtSendBufferBytes = 2 << 20
+  /// libsrt's send buffer, entered in the ledger: a twelfth of what the budget leaves after the
+  /// modelled overhead (2.5 MB by default, about 10 s of a 2 Mb/s stream), within 256 KiB...4 MiB.
+  static func srtSendBufferBytes(_ configuration: PipelineConfiguration) -> Int {
+    let share = (configuration.budgetBytes - configuration.overheadBytes) / 12
+    return min(4 << 20, max(256 << 10, share))
+  }
 
   /// The track formats a dump announces near its start.
   ///
@@ -48,9 +52,9 @@ public enum ReplaySession {
     case .file(let path, let shaper): return (FileSink(path: path, shaper: shaper), false)
     case .null(let shaper): return (NullSink(shaper: shaper), false)
     case .srt(let url):
-      let options: SRTOptions
-      do { options = try SRTOptions(parsing: url) } catch { throw .usage("--to: \(error)") }
-      return (SRTSink(options: options, sendBufferBytes: srtSendBufferBytes), true)
+      let srt: SRTOptions
+      do { srt = try SRTOptions(parsing: url) } catch { throw .usage("--to: \(error)") }
+      return (SRTSink(options: srt, sendBufferBytes: srtSendBufferBytes(options.pipeline)), true)
     case .rtmp(let url):
       let target: RTMPTarget
       do { target = try RTMPTarget(url: url) } catch { throw .usage("--to: \(error)") }

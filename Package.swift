@@ -11,9 +11,11 @@ let package = Package(
   targets: [
     // Portable core: standard library and Synchronization only.
     .target(name: "IngestCore"),
+    // Headers only: libavformat is loaded with dlopen on first use (capture, RTMP), because
+    // linking it (and pkg-config's -lavformat) maps ~140 libraries and ~27 MB of resident memory
+    // into every run. The headers live in the default multiarch include path.
     .systemLibrary(
       name: "CFFmpeg",
-      pkgConfig: "libavformat",
       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]
     ),
     .systemLibrary(

@@ -79,7 +79,7 @@ enum CaptureCommand: Command {
     if jump != nil, capture.selection[.audioMic] == nil {
       throw UsageError("--mic-clock-jump needs a mic audio track")
     }
-    let sink = try FileByteSink(path: output)
+    let sink = try FileWriter(path: output)
     var writer = try DumpWriter(sink: sink)
     while let item = try capture.next() {
       switch item {

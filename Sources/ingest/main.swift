@@ -5,7 +5,8 @@
 #endif
 
 let commands: [any Command.Type] = [
-  ReplayCommand.self, InspectCommand.self, CaptureCommand.self,
+  ReplayCommand.self, InspectCommand.self, CaptureCommand.self, RecoverCommand.self,
+  BenchCommand.self,
 ]
 
 func topLevelHelp(_ commands: [any Command.Type]) -> String {
@@ -45,7 +46,7 @@ guard let command = commands.first(where: { $0.name == word }) else {
   exit(2)
 }
 if argv.contains("--help") || argv.contains("-h") {
-  Console.out(command.help)
+  Console.out(command.help.hasSuffix("\n") ? command.help : command.help + "\n")
   exit(0)
 }
 do {

@@ -181,7 +181,7 @@ enum CaptureMedia {
   @Test func captureWritesADumpThatReadsBack() throws {
     let (items, _) = try CaptureMedia.capture(CaptureMedia.files.ts)
     let path = CaptureMedia.files.directory + "/roundtrip.dump"
-    let sink = try FileByteSink(path: path, bufferSize: 1000, syncOnClose: true)
+    let sink = try FileWriter(path: path, bufferCapacity: 1000)
     var writer = try DumpWriter(sink: sink)
     for item in items {
       switch item {
@@ -234,7 +234,7 @@ enum CaptureMedia {
       _ = try MediaFileCapture(
         path: CaptureMedia.files.mp4, video: .none, appAudio: .none, micAudio: .none)
     }
-    #expect(throws: FileIOError(.open, path: "/nonexistent/x.dump", code: ENOENT)) {
+    #expect(throws: FileError(operation: "open", path: "/nonexistent/x.dump", errno: ENOENT)) {
       _ = try FileByteSource(path: "/nonexistent/x.dump")
     }
   }

@@ -52,6 +52,14 @@ public struct DropCounts: Equatable, Sendable {
     counts = [Int](repeating: 0, count: SampleKind.allCases.count * DropReason.allCases.count)
   }
 
+  /// A copy with storage of its own. A plain copy would share the array until the next count,
+  /// and that count (on the capture thread) would then pay for the copy.
+  public func detached() -> DropCounts {
+    var copy = self
+    copy.counts = counts.map { $0 }
+    return copy
+  }
+
   /// The count for one track and reason.
   public subscript(kind: SampleKind, reason: DropReason) -> Int {
     get { counts[Int(kind.rawValue) * DropReason.allCases.count + reason.rawValue] }

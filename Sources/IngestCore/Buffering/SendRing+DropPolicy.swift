@@ -16,6 +16,7 @@ extension SendRing {
   func dropForSpace() -> Bool {
     if let index = firstWaiting(where: { $0.info.kind == .video && $0.info.isDisposable }) {
       drop(index, .disposable)
+      trimHead()
       return true
     }
     let sendingGOP = count > 0 && records[head].state == .inFlight ? records[head].gop : -1

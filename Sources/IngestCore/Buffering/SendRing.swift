@@ -170,6 +170,16 @@ public final class SendRing {
       }
     }
     guard let offset else { return false }
+    if info.kind == .video {
+      // Making room may have cut the newest GOP: a non-key frame of it cannot follow the hole,
+      // and a keyframe starts the GOP that ends the wait.
+      if info.isKeyframe {
+        awaitingKeyframe = false
+      } else if awaitingKeyframe {
+        drops[.video, .awaitingKeyframe] += 1
+        return false
+      }
+    }
     if info.kind == .video && info.isKeyframe { newestGOP += 1 }
     let slot = UnsafeMutableRawBufferPointer(rebasing: arena[offset..<offset + slotLength])
     UnsafeMutableRawBufferPointer(rebasing: slot[headroom...]).copyMemory(from: bytes)

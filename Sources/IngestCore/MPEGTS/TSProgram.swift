@@ -8,35 +8,9 @@
 /// | audioMic | 0x102 | 0x0F AAC in ADTS |
 ///
 /// The PCR travels on video if present, else on app audio, else on mic audio.
-public struct TSProgram: Hashable, Sendable {
-  /// The video configuration, or nil without video.
-  public var video: H264Format?
-  /// The app audio configuration, or nil without app audio.
-  public var audioApp: AACFormat?
-  /// The microphone audio configuration, or nil without mic audio.
-  public var audioMic: AACFormat?
+public typealias TSProgram = TrackFormats
 
-  public init(video: H264Format? = nil, audioApp: AACFormat? = nil, audioMic: AACFormat? = nil) {
-    self.video = video
-    self.audioApp = audioApp
-    self.audioMic = audioMic
-  }
-
-  /// Whether `kind` is a track of the program.
-  public func contains(_ kind: SampleKind) -> Bool { format(for: kind) != nil }
-
-  /// The configuration of `kind`, or nil when the track is absent.
-  public func format(for kind: SampleKind) -> FormatDescription? {
-    switch kind {
-    case .video: video.map { .h264($0) }
-    case .audioApp: audioApp.map { .aac($0) }
-    case .audioMic: audioMic.map { .aac($0) }
-    }
-  }
-
-  /// The present tracks in PID order.
-  public var kinds: [SampleKind] { SampleKind.allCases.filter { contains($0) } }
-
+extension TrackFormats {
   /// The track carrying the PCR, or nil for a program without tracks.
   public var pcrKind: SampleKind? {
     if video != nil { return .video }

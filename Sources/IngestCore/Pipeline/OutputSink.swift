@@ -6,28 +6,6 @@ public enum PayloadFormat: Sendable {
   case accessUnits
 }
 
-/// The codec configuration of every track present, handed to a sink when it opens.
-public struct TrackFormats: Sendable, Equatable {
-  public var video: H264Format?
-  public var audioApp: AACFormat?
-  public var audioMic: AACFormat?
-
-  public init(video: H264Format? = nil, audioApp: AACFormat? = nil, audioMic: AACFormat? = nil) {
-    self.video = video
-    self.audioApp = audioApp
-    self.audioMic = audioMic
-  }
-
-  /// Whether a track of `kind` is present.
-  public func contains(_ kind: SampleKind) -> Bool {
-    switch kind {
-    case .video: video != nil
-    case .audioApp: audioApp != nil
-    case .audioMic: audioMic != nil
-    }
-  }
-}
-
 /// One access unit leaving the send ring, as the sink receives it.
 public struct OutgoingUnit: Sendable, Equatable {
   /// The track of the access unit.
@@ -61,7 +39,8 @@ public struct OutgoingUnit: Sendable, Equatable {
 public enum SinkWriteResult: Sendable, Equatable {
   /// The unit was taken whole.
   case written
-  /// Nothing was taken; try the same unit again at `retryAt` (nanoseconds on the pipeline clock).
+  /// The unit is not finished (a sink may have taken part of it): offer the same unit again at
+  /// `retryAt` (nanoseconds on the pipeline clock). The unit in flight is never dropped meanwhile.
   case wouldBlock(retryAt: Int64)
 }
 
@@ -106,11 +85,4 @@ public protocol OutputSink: AnyObject {
   func close()
   /// Ends the run cleanly: flushes and finalises (HLS writes EXT-X-ENDLIST).
   func finish() throws(SinkError)
-}
-
-extension TSProgram {
-  /// The program carrying every track present.
-  public init(tracks: TrackFormats) {
-    self.init(video: tracks.video, audioApp: tracks.audioApp, audioMic: tracks.audioMic)
-  }
 }

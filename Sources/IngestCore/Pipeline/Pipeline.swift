@@ -20,6 +20,8 @@ public final class Pipeline: @unchecked Sendable {
   private var timeline: Timeline
   private var packetizer: TSPacketizer?
   private let scratch: UnsafeMutableRawBufferPointer
+  /// A clock reset whose sample did not enter the ring: the next unit of the track carries it.
+  private var pendingDiscontinuity = [Bool](repeating: false, count: SampleKind.allCases.count)
 
   // Shared, under `lock`.
   private let lock = HandOverLock()
@@ -41,11 +43,10 @@ public final class Pipeline: @unchecked Sendable {
     budget: MemoryBudget, clock: any PipelineClock
   ) throws(BudgetError) {
     var budget = budget
-    let program = TSProgram(tracks: tracks)
     var scratchBytes = 0
     if payloadFormat == .transportStream {
       for kind in SampleKind.allCases {
-        guard let format = tracks.format(of: kind) else { continue }
+        guard let format = tracks.format(for: kind) else { continue }
         scratchBytes = max(
           scratchBytes,
           TSPacketizer.maximumPacketizedSize(
@@ -65,7 +66,7 @@ public final class Pipeline: @unchecked Sendable {
     self.budget = budget
     self.clock = clock
     timeline = Timeline(configuration: configuration.timeline)
-    packetizer = payloadFormat == .transportStream ? TSPacketizer(program: program) : nil
+    packetizer = payloadFormat == .transportStream ? TSPacketizer(program: tracks) : nil
     scratch = .allocate(byteCount: max(scratchBytes, 1), alignment: 16)
     ring = SendRing(
       arenaCapacity: budget.available, recordCapacity: configuration.recordCapacity,
@@ -101,30 +102,40 @@ public final class Pipeline: @unchecked Sendable {
     payload: UnsafeRawBufferPointer
   ) -> Bool {
     let now = clock.now()
-    guard let format = tracks.format(of: kind), payload.count > 0,
-      payload.count <= configuration.maximumSampleBytes
-    else { return record(kind, .invalid) }
+    guard let format = tracks.format(for: kind) else { return record(kind, .invalid) }
+    // A refused video frame may be a reference: the frames after it must wait for a keyframe.
+    let lost = kind == .video
+    guard payload.count > 0, payload.count <= configuration.maximumSampleBytes else {
+      return record(kind, .invalid, awaitKeyframe: lost)
+    }
     let stamp: Timeline.Stamp
     do { stamp = try timeline.stamp(kind: kind, pts: pts, dts: dts) } catch {
-      return record(kind, .invalid)
+      return record(kind, .invalid, awaitKeyframe: lost)
     }
     var disposable = false
     if case .h264(let h264) = format {
       do {
         disposable = try AVCCScanner.isDisposable(payload, lengthSize: h264.nalLengthSize)
       } catch {
-        return record(kind, .invalid)
+        return record(kind, .invalid, awaitKeyframe: lost)
       }
     }
+    let track = Int(kind.rawValue)
+    let discontinuity = stamp.isDiscontinuity || pendingDiscontinuity[track]
+    pendingDiscontinuity[track] = discontinuity
     let tier = self.tier
-    if kind == .audioMic && tier >= .noMic { return record(kind, .tierMic) }
+    if kind == .audioMic && tier >= .noMic { return record(kind, .tierMic, stamp: stamp) }
     if kind == .video && !isKeyframe {
-      if tier >= .keyframesOnly { return record(kind, .tierKeyframesOnly, awaitKeyframe: true) }
-      if disposable && tier >= .reducedFrameRate { return record(kind, .tierDisposable) }
+      if tier >= .keyframesOnly {
+        return record(kind, .tierKeyframesOnly, awaitKeyframe: true, stamp: stamp)
+      }
+      if disposable && tier >= .reducedFrameRate {
+        return record(kind, .tierDisposable, stamp: stamp)
+      }
     }
     let info = SendRing.UnitInfo(
       kind: kind, pts: stamp.pts, dts: stamp.dts, isKeyframe: kind.isAudio || isKeyframe,
-      isDisposable: disposable, isDiscontinuity: stamp.isDiscontinuity)
+      isDisposable: disposable, isDiscontinuity: discontinuity)
     var bytes = payload
     if packetizer != nil {
       do {
@@ -133,34 +144,45 @@ public final class Pipeline: @unchecked Sendable {
           into: scratch)
         bytes = UnsafeRawBufferPointer(rebasing: scratch[..<unit.byteCount])
       } catch {
-        return record(kind, .invalid)
+        return record(kind, .invalid, awaitKeyframe: lost, stamp: stamp)
       }
     }
-    return lock.withLock {
-      counters.appended[Int(kind.rawValue)] += 1
-      counters.newestDTS = max(counters.newestDTS, stamp.dts)
-      if counters.firstDTS == 0 { counters.firstDTS = stamp.dts }
-      if stamp.isDiscontinuity {
-        counters.discontinuities += 1
-        events.push(.clockReset(kind: kind, dts: stamp.dts))
-      }
+    let accepted = lock.withLock {
+      counters.appended[track] += 1
+      note(kind, stamp)
       let accepted = ring.enqueue(info, bytes: bytes)
       noteRingChange(now: now)
       return accepted
     }
+    if accepted { pendingDiscontinuity[track] = false }
+    return accepted
   }
 
   /// Counts a sample that does not enter the ring.
-  private func record(_ kind: SampleKind, _ reason: DropReason, awaitKeyframe: Bool = false) -> Bool
-  {
+  private func record(
+    _ kind: SampleKind, _ reason: DropReason, awaitKeyframe: Bool = false,
+    stamp: Timeline.Stamp? = nil
+  ) -> Bool {
     let now = clock.now()
     lock.withLock {
       counters.appended[Int(kind.rawValue)] += 1
+      if let stamp { note(kind, stamp) }
       ring.countDrop(kind, reason)
       if awaitKeyframe { ring.startAwaitingKeyframe() }
       noteRingChange(now: now)
     }
     return false
+  }
+
+  /// Progress and clock resets of a stamped sample, whether or not it enters the ring. Called
+  /// with the lock held.
+  private func note(_ kind: SampleKind, _ stamp: Timeline.Stamp) {
+    counters.newestDTS = max(counters.newestDTS, stamp.dts)
+    if counters.firstDTS == 0 { counters.firstDTS = stamp.dts }
+    if stamp.isDiscontinuity {
+      counters.discontinuities += 1
+      events.push(.clockReset(kind: kind, dts: stamp.dts))
+    }
   }
 
   // MARK: Sender thread
@@ -211,8 +233,11 @@ public final class Pipeline: @unchecked Sendable {
   /// A copy of the counters.
   public func snapshot() -> PipelineSnapshot {
     lock.withLock {
+      // Fresh storage for the arrays, so the capture thread's next count does not copy them.
       var copy = counters
-      copy.drops = ring.drops
+      copy.appended = counters.appended.map { $0 }
+      copy.sent = counters.sent.map { $0 }
+      copy.drops = ring.drops.detached()
       copy.ringUnits = ring.waitingCount
       copy.ringDuration = ring.waitingDuration
       copy.ringBytes = ring.liveBytes
@@ -255,17 +280,6 @@ public final class Pipeline: @unchecked Sendable {
       currentTier.store(change.to.rawValue, ordering: .relaxed)
       events.push(
         .tierChanged(from: change.from, to: change.to, pressure: pressure, source: source))
-    }
-  }
-}
-
-extension TrackFormats {
-  /// The format of a track, if present.
-  public func format(of kind: SampleKind) -> FormatDescription? {
-    switch kind {
-    case .video: video.map(FormatDescription.h264)
-    case .audioApp: audioApp.map(FormatDescription.aac)
-    case .audioMic: audioMic.map(FormatDescription.aac)
     }
   }
 }

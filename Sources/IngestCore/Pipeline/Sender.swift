@@ -24,7 +24,10 @@ public final class Sender {
   private var connections = 0
   private var retryAt: Int64 = .min
   private var failure: SinkError?
-  private var current: (unit: SendRing.InFlightUnit, bytes: UnsafeRawBufferPointer, outgoing: OutgoingUnit)?
+  /// Why the last connection attempt or connection failed, for the end-of-run error.
+  private var lastRetryReason: String?
+  private var current:
+    (unit: SendRing.InFlightUnit, bytes: UnsafeRawBufferPointer, outgoing: OutgoingUnit)?
   /// Receives connection events on the sender's thread.
   public var onEvent: (SenderEvent) -> Void = { _ in }
 
@@ -37,7 +40,7 @@ public final class Sender {
     self.sink = sink
     self.backoff = backoff
     if pipeline.payloadFormat == .transportStream {
-      output = TSOutputStream(program: TSProgram(tracks: pipeline.tracks))
+      output = TSOutputStream(program: pipeline.tracks)
     }
     prefix = .allocate(byteCount: TSOutputStream.maximumPrefixSize, alignment: 16)
   }
@@ -46,6 +49,10 @@ public final class Sender {
 
   /// Whether the sink is connected.
   public var isConnected: Bool { connected }
+
+  /// Whether the sink was ever connected: until then the output never answered, so the end of a
+  /// run has nothing to wait for.
+  public var hasConnected: Bool { connections > 0 }
 
   /// Sends what the ring holds, as far as the sink takes it at `now`.
   public func pump(now: Int64) -> PumpResult {
@@ -76,9 +83,15 @@ public final class Sender {
   }
 
   /// Finishes the sink after the ring was drained.
+  /// - Throws: the fatal failure, or `.retryable` when the run ends disconnected: what the ring
+  ///   still holds never reached the output, so the run did not deliver.
   public func finish() throws(SinkError) {
     if let failure { throw failure }
-    if connected { try sink.finish() }
+    guard connected else {
+      throw .retryable(
+        "not connected at the end of the run: \(lastRetryReason ?? "no connection was made")")
+    }
+    try sink.finish()
   }
 
   private func connect(now: Int64) -> PumpResult? {
@@ -111,6 +124,7 @@ public final class Sender {
       onEvent(.failed(reason: message))
       return .failed(error)
     case .retryable(let message):
+      lastRetryReason = message
       if wasConnected {
         sink.close()
         connected = false
@@ -133,12 +147,15 @@ public final class Sender {
       prefixLength = output!.prepare(
         unit: packets, kind: unit.info.kind, dts: unit.info.dts, isKeyframe: unit.info.isKeyframe,
         discontinuity: unit.info.isDiscontinuity, prefix: prefix)
-      UnsafeMutableRawBufferPointer(rebasing: unit.slot[(unit.headroom - prefixLength)..<unit.headroom])
-        .copyMemory(from: UnsafeRawBufferPointer(rebasing: prefix[..<prefixLength]))
+      UnsafeMutableRawBufferPointer(
+        rebasing: unit.slot[(unit.headroom - prefixLength)..<unit.headroom]
+      )
+      .copyMemory(from: UnsafeRawBufferPointer(rebasing: prefix[..<prefixLength]))
     }
     let bytes = UnsafeRawBufferPointer(rebasing: unit.slot[(unit.headroom - prefixLength)...])
     let outgoing = OutgoingUnit(
-      kind: unit.info.kind, pts: unit.info.pts, dts: unit.info.dts, isKeyframe: unit.info.isKeyframe,
+      kind: unit.info.kind, pts: unit.info.pts, dts: unit.info.dts,
+      isKeyframe: unit.info.isKeyframe,
       isDiscontinuity: unit.info.isDiscontinuity, prefixLength: prefixLength)
     return (unit, bytes, outgoing)
   }

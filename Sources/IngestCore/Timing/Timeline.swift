@@ -39,6 +39,9 @@ public struct Timeline: Sendable {
     var started: Bool { lastDTS != .min }
   }
 
+  /// The largest tick magnitude kept (about 800,000 years): far beyond any real clock.
+  static let limit: Int64 = 1 << 61
+
   public let configuration: Configuration
   private var base: WideInt?
   private var tracks = [Track](repeating: Track(), count: SampleKind.allCases.count)
@@ -54,7 +57,8 @@ public struct Timeline: Sendable {
   /// Converts one sample's timestamps.
   /// - Throws: `TimelineError` for an invalid timescale or an unrepresentable distance; the sample
   ///   should then be dropped and counted, and the timeline is unchanged.
-  public mutating func stamp(kind: SampleKind, pts: MediaTime, dts: MediaTime?) throws(TimelineError)
+  public mutating func stamp(kind: SampleKind, pts: MediaTime, dts: MediaTime?)
+    throws(TimelineError)
     -> Stamp
   {
     let decode = dts ?? pts
@@ -66,29 +70,43 @@ public struct Timeline: Sendable {
     let offset = WideInt(configuration.startOffset)
     guard let rawPTS = (widePTS - base + offset).int64, let rawDTS = (wideDTS - base + offset).int64
     else { throw .outOfRange(kind, pts) }
-    self.base = base
 
+    let threshold = max(configuration.jumpThreshold, 0)
     var track = tracks[Int(kind.rawValue)]
     var stampDTS = rawDTS &+ track.adjustment
     var discontinuity = false
     if track.started {
       let backwards = stampDTS <= track.lastDTS
-      let farFromNow = kind.isAudio && abs(stampDTS &- max(now, track.lastDTS)) > configuration.jumpThreshold
+      let farFromNow =
+        kind.isAudio && (stampDTS &- max(now, track.lastDTS)).magnitude > UInt64(threshold)
       if backwards || farFromNow {
-        if !kind.isAudio && track.lastDTS &- stampDTS < configuration.jumpThreshold {
+        if !kind.isAudio && track.lastDTS &- stampDTS < threshold {
           // A video DTS that repeats or steps back a little: nudge it forward, no reset.
           stampDTS = track.lastDTS + 1
         } else {
-          let anchored = max(track.lastDTS + max(track.lastDelta, 1), now)
+          // One usual step on, but never further than the threshold: a video track's last step
+          // may be a long still screen, which must not push the re-anchored clock ahead.
+          let anchored = max(track.lastDTS + min(max(track.lastDelta, 1), threshold), now)
           track.adjustment = track.adjustment &+ (anchored &- stampDTS)
           stampDTS = anchored
           discontinuity = true
-          discontinuities += 1
         }
       }
-      if !discontinuity { track.lastDelta = stampDTS - track.lastDTS }
+    } else if kind.isAudio && now != .min && (stampDTS &- now).magnitude > UInt64(threshold) {
+      // An audio track whose first sample is on a clock of its own joins at the shared "now";
+      // otherwise its next sample would be re-anchored and this one left far away.
+      track.adjustment = now &- stampDTS
+      stampDTS = now
+      discontinuity = true
     }
     let stampPTS = max(rawPTS &+ (stampDTS &- rawDTS), stampDTS)
+    // Bounding what is kept leaves room for every sum and difference above, so no input can trap.
+    guard stampDTS.magnitude <= Self.limit, stampPTS.magnitude <= Self.limit else {
+      throw .outOfRange(kind, pts)
+    }
+    if track.started && !discontinuity { track.lastDelta = stampDTS - track.lastDTS }
+    if discontinuity { discontinuities += 1 }
+    self.base = base
     track.lastDTS = stampDTS
     tracks[Int(kind.rawValue)] = track
     now = max(now, stampDTS)

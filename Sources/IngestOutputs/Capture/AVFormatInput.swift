@@ -7,20 +7,21 @@ final class AVFormatInput {
 
   init(path: String) throws(CaptureError) {
     self.path = path
+    if let message = FFmpegLibrary.loadError { throw .libraryUnavailable(message) }
     var context: UnsafeMutablePointer<AVFormatContext>?
-    let opened = avformat_open_input(&context, path, nil, nil)
+    let opened = cffmpeg_avformat_open_input(&context, path, nil, nil)
     guard opened >= 0, context != nil else {
       throw Self.error("avformat_open_input", path: path, code: opened)
     }
     self.context = context
-    let found = avformat_find_stream_info(context, nil)
+    let found = cffmpeg_avformat_find_stream_info(context, nil)
     guard found >= 0 else {
-      avformat_close_input(&self.context)
+      cffmpeg_avformat_close_input(&self.context)
       throw Self.error("avformat_find_stream_info", path: path, code: found)
     }
   }
 
-  deinit { avformat_close_input(&context) }
+  deinit { cffmpeg_avformat_close_input(&context) }
 
   /// What the container says about each stream.
   var streams: [DemuxedStream] {
@@ -39,7 +40,7 @@ final class AVFormatInput {
         switch p.codec_id {
         case AV_CODEC_ID_H264: .h264
         case AV_CODEC_ID_AAC: .aac
-        default: .other(String(cString: avcodec_get_name(p.codec_id)))
+        default: .other(String(cString: cffmpeg_avcodec_get_name(p.codec_id)))
         }
       var extradata: [UInt8] = []
       if let data = p.extradata, p.extradata_size > 0 {
@@ -57,7 +58,7 @@ final class AVFormatInput {
   /// Reads the next packet into `packet`; false at the end of the input.
   func read(into packet: AVPacketHandle) throws(CaptureError) -> Bool {
     packet.unref()
-    let result = av_read_frame(context, packet.pointer)
+    let result = cffmpeg_av_read_frame(context, packet.pointer)
     if result == cffmpeg_averror_eof() { return false }
     guard result >= 0 else { throw Self.error("av_read_frame", path: path, code: result) }
     return true
@@ -65,7 +66,7 @@ final class AVFormatInput {
 
   private static func error(_ operation: String, path: String, code: Int32) -> CaptureError {
     var text = [CChar](repeating: 0, count: 256)
-    if av_strerror(code, &text, text.count) < 0 {
+    if cffmpeg_av_strerror(code, &text, text.count) < 0 {
       return .libav(operation: operation, path: path, code: code, message: "unknown error")
     }
     let message = String(

@@ -6,13 +6,13 @@ final class AVPacketHandle {
 
   init() {
     // av_packet_alloc fails only when out of memory, where nothing sensible remains to be done.
-    guard let packet = av_packet_alloc() else { fatalError("av_packet_alloc: out of memory") }
+    guard let packet = cffmpeg_av_packet_alloc() else { fatalError("av_packet_alloc: out of memory") }
     pointer = packet
   }
 
   deinit {
     var packet: UnsafeMutablePointer<AVPacket>? = pointer
-    av_packet_free(&packet)
+    cffmpeg_av_packet_free(&packet)
   }
 
   /// AV_NOPTS_VALUE is a cast expression Swift cannot import; its value is INT64_MIN.
@@ -29,5 +29,5 @@ final class AVPacketHandle {
     return Array(UnsafeBufferPointer(start: data, count: Int(pointer.pointee.size)))
   }
 
-  func unref() { av_packet_unref(pointer) }
+  func unref() { cffmpeg_av_packet_unref(pointer) }
 }

@@ -16,6 +16,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
   case aac(stream: Int, packet: Int, reason: String)
   /// Nothing to capture: no stream selected.
   case nothingSelected
+  /// libavformat could not be loaded.
+  case libraryUnavailable(String)
 
   public var description: String {
     switch self {
@@ -30,6 +32,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
       "stream \(stream): no SPS/PPS found, cannot describe the H.264 track"
     case .aac(let stream, let packet, let reason): "stream \(stream), packet \(packet): \(reason)"
     case .nothingSelected: "no stream selected"
+    case .libraryUnavailable(let message): message
     }
   }
 }

@@ -113,6 +113,7 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
 
   public func open(tracks: TrackFormats) throws(SinkError) {
     close()
+    if let message = FFmpegLibrary.loadError { throw .fatal(message) }
     guard !interrupt.cancelled.load(ordering: .relaxed) else { throw cancelledError }
     let audioFormat = audioKind == .audioApp ? tracks.audioApp : tracks.audioMic
     guard tracks.video != nil || audioFormat != nil else {
@@ -204,7 +205,7 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     // without bound while a track is silent (app audio stops when the app makes no sound).
     let started = RTMPInterrupt.monotonicNow()
     interrupt.arm(for: nanoseconds(options.ioTimeout))
-    let result = RTMPLog.capturing(into: logCapture) { av_write_frame(context, packet) }
+    let result = RTMPLog.capturing(into: logCapture) { cffmpeg_av_write_frame(context, packet) }
     packet.pointee.data = nil
     packet.pointee.size = 0
     measure(blockedSince: started, dts: unit.dts)
@@ -221,11 +222,11 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     if context.pointee.pb != nil {
       // rtmp_close sends FCUnpublish and deleteStream; a dead peer must not hold us up for long.
       interrupt.arm(for: nanoseconds(options.closeTimeout))
-      RTMPLog.capturing(into: logCapture) { avio_closep(&context.pointee.pb) } as Void
+      RTMPLog.capturing(into: logCapture) { cffmpeg_avio_closep(&context.pointee.pb) } as Void
     }
-    avformat_free_context(context)
+    cffmpeg_avformat_free_context(context)
     self.context = nil
-    av_packet_free(&packet)
+    cffmpeg_av_packet_free(&packet)
     videoStream = -1
     audioStream = -1
     baseDTS = nil
@@ -241,7 +242,7 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     if interrupt.cancelled.load(ordering: .relaxed) { throw cancelledError }
     if broken { throw .retryable("\(target.redactedDescription): connection lost before finish") }
     interrupt.arm(for: nanoseconds(options.ioTimeout))
-    let result = RTMPLog.capturing(into: logCapture) { av_write_trailer(context) }
+    let result = RTMPLog.capturing(into: logCapture) { cffmpeg_av_write_trailer(context) }
     if result < 0 { throw ioError(result, doing: "finish") }
   }
 
@@ -249,7 +250,7 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
 
   private func connect(video: H264Format?, audio: AACFormat?) throws(SinkError) {
     var allocated: UnsafeMutablePointer<AVFormatContext>?
-    guard avformat_alloc_output_context2(&allocated, nil, "flv", nil) >= 0, let context = allocated
+    guard cffmpeg_avformat_alloc_output_context2(&allocated, nil, "flv", nil) >= 0, let context = allocated
     else { throw .fatal("\(target.redactedDescription): libavformat has no flv muxer") }
     self.context = context
     context.pointee.interrupt_callback = interrupt.callback
@@ -279,36 +280,36 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
         parameters.pointee.codec_id = AV_CODEC_ID_AAC
         parameters.pointee.sample_rate = Int32(audio.sampleRate)
         parameters.pointee.frame_size = 1024
-        av_channel_layout_default(&parameters.pointee.ch_layout, Int32(audio.channels))
+        cffmpeg_av_channel_layout_default(&parameters.pointee.ch_layout, Int32(audio.channels))
       }
     }
-    packet = av_packet_alloc()
+    packet = cffmpeg_av_packet_alloc()
     guard packet != nil else { throw .fatal("\(target.redactedDescription): out of memory") }
 
     var settings: OpaquePointer?
-    defer { av_dict_free(&settings) }
+    defer { cffmpeg_av_dict_free(&settings) }
     // rw_timeout is a URLContext option, copied down to the tcp/tls layers; "timeout" must not be
     // used: on rtmp it means "listen for a connection".
-    av_dict_set(&settings, "rw_timeout", String(nanoseconds(options.ioTimeout) / 1000), 0)
-    av_dict_set(&settings, "rtmp_app", target.app, 0)
-    av_dict_set(&settings, "rtmp_playpath", target.streamKey, 0)
-    av_dict_set(&settings, "tcp_nodelay", "1", 0)
-    av_dict_set(&settings, "send_buffer_size", String(options.socketSendBufferSize), 0)
+    cffmpeg_av_dict_set(&settings, "rw_timeout", String(nanoseconds(options.ioTimeout) / 1000), 0)
+    cffmpeg_av_dict_set(&settings, "rtmp_app", target.app, 0)
+    cffmpeg_av_dict_set(&settings, "rtmp_playpath", target.streamKey, 0)
+    cffmpeg_av_dict_set(&settings, "tcp_nodelay", "1", 0)
+    cffmpeg_av_dict_set(&settings, "send_buffer_size", String(options.socketSendBufferSize), 0)
     if target.scheme == .rtmps {
-      av_dict_set(&settings, "tls_verify", options.verifyTLSPeer ? "1" : "0", 0)
+      cffmpeg_av_dict_set(&settings, "tls_verify", options.verifyTLSPeer ? "1" : "0", 0)
     }
 
     interrupt.arm(for: nanoseconds(options.openTimeout))
     var io: UnsafeMutablePointer<AVIOContext>?
     var callback = context.pointee.interrupt_callback
     let opened = RTMPLog.capturing(into: logCapture) {
-      avio_open2(&io, target.url, AVIO_FLAG_WRITE, &callback, &settings)
+      cffmpeg_avio_open2(&io, target.url, AVIO_FLAG_WRITE, &callback, &settings)
     }
     guard opened >= 0, let io else { throw openError(opened) }
     context.pointee.pb = io
     avioBufferSize = Int(io.pointee.buffer_size)
 
-    let header = RTMPLog.capturing(into: logCapture) { avformat_write_header(context, nil) }
+    let header = RTMPLog.capturing(into: logCapture) { cffmpeg_avformat_write_header(context, nil) }
     guard header >= 0 else { throw openError(header) }
   }
 
@@ -316,8 +317,8 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     to context: UnsafeMutablePointer<AVFormatContext>, extradata: [UInt8],
     configure: (UnsafeMutablePointer<AVCodecParameters>) -> Void
   ) throws(SinkError) -> Int32 {
-    guard let stream = avformat_new_stream(context, nil),
-      let memory = av_mallocz(extradata.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))
+    guard let stream = cffmpeg_avformat_new_stream(context, nil),
+      let memory = cffmpeg_av_mallocz(extradata.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))
     else { throw .fatal("\(target.redactedDescription): out of memory") }
     let parameters = stream.pointee.codecpar!
     // The muxer owns extradata from here on and frees it with the context.
@@ -380,7 +381,7 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
   /// ": <libav error> (<first logged error>)" with the key and credentials blanked out.
   private func detail(_ code: Int32) -> String {
     var buffer = [CChar](repeating: 0, count: 128)
-    av_strerror(code, &buffer, buffer.count)
+    cffmpeg_av_strerror(code, &buffer, buffer.count)
     var text =
       ": "
       + String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -399,7 +400,7 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
   // MARK: Timing
 
   private func rescale(_ ticks: Int64, to timeBase: AVRational) -> Int64 {
-    av_rescale_q_rnd(ticks, AVRational(num: 1, den: 90_000), timeBase, AV_ROUND_DOWN)
+    cffmpeg_av_rescale_q_rnd(ticks, AVRational(num: 1, den: 90_000), timeBase, AV_ROUND_DOWN)
   }
 
   private func measure(blockedSince started: Int64, dts: Int64) {

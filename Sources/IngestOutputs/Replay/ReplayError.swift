@@ -3,7 +3,7 @@ import IngestCore
 /// Why a replay could not start or had to stop.
 public enum ReplayError: Error, Sendable, CustomStringConvertible {
   /// The dump could not be opened.
-  case open(FileIOError)
+  case open(FileError)
   /// The dump could not be read before the first sample.
   case dump(path: String, DumpError)
   /// The dump announces no track near its start.

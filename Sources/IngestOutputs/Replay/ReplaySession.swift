@@ -2,8 +2,12 @@ import IngestCore
 
 /// Sets up a whole run from options: reader, budget, sink, pipeline, sender, status, and replays.
 public enum ReplaySession {
-  /// libsrt's send buffer: room for about 8 s of a 2 Mb/s stream, entered in the ledger.
-  static let srtSendBufferBytes = 2 << 20
+  /// libsrt's send buffer, entered in the ledger: a twelfth of what the budget leaves after the
+  /// modelled overhead (2.5 MB by default, about 10 s of a 2 Mb/s stream), within 256 KiB...4 MiB.
+  static func srtSendBufferBytes(_ configuration: PipelineConfiguration) -> Int {
+    let share = (configuration.budgetBytes - configuration.overheadBytes) / 12
+    return min(4 << 20, max(256 << 10, share))
+  }
 
   /// The track formats a dump announces near its start.
   ///
@@ -48,19 +52,22 @@ public enum ReplaySession {
     case .file(let path, let shaper): return (FileSink(path: path, shaper: shaper), false)
     case .null(let shaper): return (NullSink(shaper: shaper), false)
     case .srt(let url):
-      let options: SRTOptions
-      do { options = try SRTOptions(parsing: url) } catch { throw .usage("--to: \(error)") }
-      return (SRTSink(options: options, sendBufferBytes: srtSendBufferBytes), true)
+      let srt: SRTOptions
+      do { srt = try SRTOptions(parsing: url) } catch { throw .usage("--to: \(error)") }
+      return (SRTSink(options: srt, sendBufferBytes: srtSendBufferBytes(options.pipeline)), true)
     case .rtmp(let url):
       let target: RTMPTarget
       do { target = try RTMPTarget(url: url) } catch { throw .usage("--to: \(error)") }
       let audio = options.rtmpAudio ?? (tracks.audioApp != nil ? .audioApp : .audioMic)
       return (RTMPSink(target: target, audio: audio), true)
-    case .hls:
-      throw .output("this output is not available in this build")
+    case .hls(let directory, let playlist):
+      var configuration = HLSSink.Configuration(directory: directory)
+      configuration.playlistName = playlist
+      configuration.targetDuration = options.segmentSeconds
+      configuration.window = options.hlsWindow
+      return (HLSSink(configuration: configuration), false)
     }
   }
-
   /// Replays `dumpPath` with `options` on `clock`.
   /// - Parameter onProgress: called about four times a second with the counters.
   public static func run(
@@ -108,6 +115,7 @@ public enum ReplaySession {
       reporter.sinkCongestion = { srt.congestion }
       reporter.sinkStatistics = { srt.statistics().map(Self.json) }
     }
+    if let hls = sink as? HLSSink { hls.reportStatus(to: reporter) }
     let sender = Sender(pipeline: pipeline, sink: sink)
     sender.onEvent = { reporter.report($0) }
     var thread: SenderThread?

@@ -95,7 +95,8 @@ public final class SenderThread: @unchecked Sendable {
         break
       }
       pthread_mutex_lock(&mutex)
-      if stopping && (result == .idle || now >= drainDeadline) {
+      // An output that never answered during the whole run is not waited for at its end.
+      if stopping && (result == .idle || now >= drainDeadline || !sender.hasConnected) {
         pthread_mutex_unlock(&mutex)
         return
       }

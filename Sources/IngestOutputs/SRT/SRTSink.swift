@@ -149,6 +149,14 @@ public final class SRTSink: OutputSink {
     throws(SinkError) -> SinkWriteResult
   {
     guard let socket, socket.isOpen else { throw .retryable("SRT: not connected") }
+    // Keep libsrt's own queue shorter than the latency: what waits longer there is dropped by
+    // libsrt as too late, packet by packet, leaving holes in the received stream. Holding the unit
+    // back instead lets the ring drop whole frames by its policy.
+    if !chunker.hasPartialUnit, let stats = socket.statistics(),
+      Int(stats.msSndBuf) * 2 > agreedLatencyMilliseconds
+    {
+      return .wouldBlock(retryAt: now + retryDelayNanoseconds)
+    }
     let started = Self.monotonicNanoseconds()
     let progress: SRTMessageChunker.Progress
     do throws(SinkError) {

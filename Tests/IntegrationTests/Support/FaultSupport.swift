@@ -73,7 +73,7 @@ enum FaultSupport {
       records.append((record, sample))
     }
     let period = last - first + 40_000_000
-    var writer = try DumpWriter(sink: try FileByteSink(path: path))
+    var writer = try DumpWriter(sink: try FileWriter(path: path))
     for copy in 0..<copies {
       let shift = Int64(copy) * period
       func moved(_ time: MediaTime) -> MediaTime {

@@ -4,8 +4,11 @@
   import Darwin
 #endif
 
-/// A file written through one fixed buffer (entered in the memory ledger by its owner).
-public final class FileWriter {
+import IngestCore
+
+/// A file written through one fixed buffer (entered in the memory ledger by its owner): `.ts`
+/// outputs, HLS segments and dumps (as the dump writer's `ByteSink`).
+public final class FileWriter: ByteSink {
   /// The path as given (for messages).
   public let path: String
   /// Bytes of the write buffer.

@@ -1,0 +1,31 @@
+/// The codec configuration of every track present: what the PMT lists, what a sink is opened
+/// with. A track absent from the input is absent here.
+public struct TrackFormats: Hashable, Sendable {
+  /// The video configuration, or nil without video.
+  public var video: H264Format?
+  /// The app audio configuration, or nil without app audio.
+  public var audioApp: AACFormat?
+  /// The microphone audio configuration, or nil without mic audio.
+  public var audioMic: AACFormat?
+
+  public init(video: H264Format? = nil, audioApp: AACFormat? = nil, audioMic: AACFormat? = nil) {
+    self.video = video
+    self.audioApp = audioApp
+    self.audioMic = audioMic
+  }
+
+  /// Whether a track of `kind` is present.
+  public func contains(_ kind: SampleKind) -> Bool { format(for: kind) != nil }
+
+  /// The configuration of `kind`, or nil when the track is absent.
+  public func format(for kind: SampleKind) -> FormatDescription? {
+    switch kind {
+    case .video: video.map { .h264($0) }
+    case .audioApp: audioApp.map { .aac($0) }
+    case .audioMic: audioMic.map { .aac($0) }
+    }
+  }
+
+  /// The present tracks in PID order.
+  public var kinds: [SampleKind] { SampleKind.allCases.filter { contains($0) } }
+}

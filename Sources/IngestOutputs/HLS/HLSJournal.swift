@@ -1,0 +1,144 @@
+/// The append-only journal of an HLS recording directory: the source of truth for recovery.
+///
+/// One text line per event, each written with a single `write` and synced:
+///
+/// ```
+/// run index.m3u8 2 6                                      a run starts: playlist, target s, window
+/// open seg00042.ts 0 2026-03-01T12:34:56.789Z             a segment is being written (.part)
+/// segment seg00042.ts 2.002000 123456 0 2026-03-01T12:34:56.789Z
+///                                                         complete: seconds, bytes, discontinuity, PDT
+/// end                                                     the recording was finished or recovered
+/// ```
+///
+/// A recording is unfinished when lines follow the last `end` (or there is none). A torn or
+/// malformed line is skipped and reported, never fatal.
+public struct HLSJournal: Equatable, Sendable {
+  /// The journal's file name inside the recording directory.
+  public static let fileName = "journal"
+  /// Longest line accepted; longer ones are malformed (bounds the parser's memory).
+  public static let maximumLineLength = 1024
+
+  /// A segment that was opened but not recorded as complete.
+  public struct OpenSegment: Equatable, Sendable {
+    public var name: String
+    public var discontinuity: Bool
+    public var programDateTime: Int64
+  }
+
+  /// A line that was skipped.
+  public struct Issue: Equatable, Sendable, CustomStringConvertible {
+    /// 1-based line number.
+    public var line: Int
+    public var reason: String
+    public var description: String { "line \(line): \(reason)" }
+  }
+
+  /// Complete segments in the order they were recorded.
+  public internal(set) var segments: [HLSSegment] = []
+  /// The segment being written when the journal ends, if any.
+  public internal(set) var openSegment: OpenSegment?
+  /// Whether the last event is `end`.
+  public internal(set) var isFinished = false
+  /// Playlist name, target duration and window of the last `run` line.
+  public internal(set) var playlistName: String?
+  public internal(set) var targetDuration: Int?
+  public internal(set) var window: Int?
+  /// Skipped lines.
+  public internal(set) var issues: [Issue] = []
+
+  public init() {}
+
+  /// Parses a whole journal text (tests and small journals; `HLSJournalReader` streams a file).
+  public static func parse(_ text: String) -> HLSJournal {
+    var journal = HLSJournal()
+    var number = 0
+    var rest = Substring(text)
+    while !rest.isEmpty {
+      number += 1
+      guard let newline = rest.firstIndex(of: "\n") else {
+        journal.issues.append(Issue(line: number, reason: "torn line (no newline)"))
+        break
+      }
+      journal.apply(line: rest[..<newline], number: number)
+      rest = rest[rest.index(after: newline)...]
+    }
+    return journal
+  }
+
+  /// Applies one complete line (without its newline).
+  mutating func apply(line: Substring, number: Int) {
+    let fields = line.split(separator: " ")
+    guard let word = fields.first else { return }
+    func bad(_ reason: String) { issues.append(Issue(line: number, reason: reason)) }
+    switch word {
+    case "run":
+      guard fields.count == 4, Self.isSafeName(fields[1]), let target = Int(fields[2]),
+        (1...60).contains(target), let window = Int(fields[3]), window >= 0
+      else { return bad("malformed run line") }
+      playlistName = String(fields[1])
+      targetDuration = target
+      self.window = window
+      isFinished = false
+    case "open":
+      guard fields.count == 4, HLSSegment.index(ofFileName: String(fields[1])) != nil,
+        let discontinuity = Self.flag(fields[2]), let date = HLSDateTime.parse(fields[3])
+      else { return bad("malformed open line") }
+      openSegment = OpenSegment(
+        name: String(fields[1]), discontinuity: discontinuity, programDateTime: date)
+      isFinished = false
+    case "segment":
+      guard fields.count == 6, HLSSegment.index(ofFileName: String(fields[1])) != nil,
+        let duration = HLSSegment.ticks(seconds: fields[2]), let bytes = Int64(fields[3]),
+        bytes > 0,
+        let discontinuity = Self.flag(fields[4]), let date = HLSDateTime.parse(fields[5])
+      else { return bad("malformed segment line") }
+      let name = String(fields[1])
+      guard !segments.contains(where: { $0.name == name }) else {
+        return bad("segment \(name) recorded twice")
+      }
+      segments.append(
+        HLSSegment(
+          name: name, duration: duration, bytes: bytes, discontinuity: discontinuity,
+          programDateTime: date))
+      if openSegment?.name == name { openSegment = nil }
+      isFinished = false
+    case "end":
+      guard fields.count == 1 else { return bad("malformed end line") }
+      isFinished = true
+      openSegment = nil
+    default:
+      bad("unknown line '\(word.prefix(16))'")
+    }
+  }
+
+  private static func flag(_ text: Substring) -> Bool? {
+    switch text {
+    case "0": false
+    case "1": true
+    default: nil
+    }
+  }
+
+  /// A plain file name: no path separator, not hidden, printable ASCII.
+  static func isSafeName(_ name: Substring) -> Bool {
+    !name.isEmpty && name.count <= 255 && !name.hasPrefix(".")
+      && name.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != 0x2F }
+  }
+
+  // MARK: Lines
+
+  static func runLine(playlist: String, targetDuration: Int, window: Int) -> String {
+    "run \(playlist) \(targetDuration) \(window)\n"
+  }
+
+  static func openLine(name: String, discontinuity: Bool, programDateTime: Int64) -> String {
+    "open \(name) \(discontinuity ? 1 : 0) \(HLSDateTime.format(programDateTime))\n"
+  }
+
+  static func segmentLine(_ segment: HLSSegment) -> String {
+    "segment \(segment.name) \(HLSSegment.seconds(segment.duration, decimals: 6)) \(segment.bytes) "
+      + "\(segment.discontinuity ? 1 : 0) \(HLSDateTime.format(segment.programDateTime))\n"
+  }
+
+  static let endLine = "end\n"
+}

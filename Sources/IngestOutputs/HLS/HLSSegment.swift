@@ -1,0 +1,82 @@
+/// One complete media segment of an HLS recording: what the journal records and the playlist lists.
+public struct HLSSegment: Equatable, Sendable {
+  /// The file name inside the recording directory, e.g. `seg00042.ts`.
+  public var name: String
+  /// Duration in 90 kHz ticks.
+  public var duration: Int64
+  /// Size of the file in bytes.
+  public var bytes: Int64
+  /// An `EXT-X-DISCONTINUITY` goes before this segment (clock reset, or the join of two runs).
+  public var discontinuity: Bool
+  /// Wall-clock time of the segment's first sample, milliseconds since 1970-01-01 UTC.
+  public var programDateTime: Int64
+
+  public init(
+    name: String, duration: Int64, bytes: Int64, discontinuity: Bool, programDateTime: Int64
+  ) {
+    self.name = name
+    self.duration = duration
+    self.bytes = bytes
+    self.discontinuity = discontinuity
+    self.programDateTime = programDateTime
+  }
+
+  /// The file name of segment number `index`: `seg00042.ts` (more digits past 99999).
+  public static func fileName(index: Int) -> String {
+    let digits = String(index)
+    return "seg" + String(repeating: "0", count: max(0, 5 - digits.count)) + digits + ".ts"
+  }
+
+  /// The number in a segment file name (`seg00042.ts` or `seg00042.ts.part`), or nil for any other
+  /// name.
+  public static func index(ofFileName name: String) -> Int? {
+    var rest = Substring(name)
+    guard rest.hasPrefix("seg") else { return nil }
+    rest = rest.dropFirst(3)
+    if rest.hasSuffix(".part") { rest = rest.dropLast(5) }
+    guard rest.hasSuffix(".ts") else { return nil }
+    rest = rest.dropLast(3)
+    guard !rest.isEmpty, rest.count <= 9, rest.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+      return nil
+    }
+    return Int(rest)
+  }
+
+  /// `ticks` of 90 kHz as seconds with `decimals` places (exact integer rounding, no Double).
+  public static func seconds(_ ticks: Int64, decimals: Int) -> String {
+    var scale: Int64 = 1
+    for _ in 0..<decimals { scale *= 10 }
+    let clamped = max(0, ticks)
+    let units = (clamped * scale + 45_000) / 90_000
+    var text = String(units / scale)
+    if decimals > 0 {
+      let fraction = String(units % scale)
+      text += "." + String(repeating: "0", count: decimals - fraction.count) + fraction
+    }
+    return text
+  }
+
+  /// Parses a non-negative decimal number of seconds into 90 kHz ticks (rounded to nearest), or nil.
+  public static func ticks(seconds text: Substring) -> Int64? {
+    let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+    guard let wholeText = parts.first, !wholeText.isEmpty, wholeText.count <= 9,
+      wholeText.allSatisfy({ $0.isASCII && $0.isNumber }), let whole = Int64(wholeText)
+    else { return nil }
+    var numerator: Int64 = 0
+    var denominator: Int64 = 1
+    if parts.count == 2 {
+      let fraction = parts[1]
+      guard !fraction.isEmpty, fraction.count <= 9,
+        fraction.allSatisfy({ $0.isASCII && $0.isNumber })
+      else { return nil }
+      numerator = Int64(fraction) ?? 0
+      for _ in 0..<fraction.count { denominator *= 10 }
+    }
+    return whole * 90_000 + (numerator * 90_000 * 2 + denominator) / (2 * denominator)
+  }
+
+  /// The smallest whole number of seconds not below `ticks`.
+  public static func wholeSecondsRoundedUp(_ ticks: Int64) -> Int {
+    Int((max(0, ticks) + 89_999) / 90_000)
+  }
+}

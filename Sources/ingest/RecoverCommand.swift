@@ -1,0 +1,64 @@
+import IngestOutputs
+
+/// `ingest recover`: turns the directory of an interrupted HLS recording into a finished one.
+enum RecoverCommand: Command {
+  static let name = "recover"
+  static let summary = "finish an interrupted HLS recording from its journal"
+  static let help = """
+    usage: ingest recover DIR [--json]
+
+    Rebuilds DIR/index.m3u8 (or the playlist named in the journal) from DIR/journal after a
+    crash or kill: every segment the journal records as complete is listed; the segment that was
+    being written (segNNNNN.ts.part) is cut back to its last whole access unit and kept if it still
+    holds a whole keyframe, otherwise removed; the playlist gets EXT-X-ENDLIST. A finished
+    recording is left as it is. See docs/hls.md.
+
+    options:
+      --json                    print what recovery found as JSON on standard output
+      -h, --help                show this help
+
+    exit status: 0 recovered or already finished, 1 no recording or a file error, 2 usage error
+    """
+
+  static func run(_ argv: [String]) throws -> Int32 {
+    let args = try Arguments(argv, valued: [], flags: ["--json"])
+    guard args.positionals.count == 1 else { throw UsageError("expected one DIR") }
+    let directory = args.positionals[0]
+    let report: HLSRecoveryReport
+    do { report = try HLSRecovery.recover(directory: directory) } catch {
+      Console.error("ingest recover: \(error)")
+      return 1
+    }
+    if args.has("--json") {
+      var object = JSONObject()
+      object.add("playlist", report.playlistPath)
+      object.add("was_finished", report.wasFinished)
+      object.add("segments", report.segments)
+      object.add(
+        "partials",
+        report.partials.map { partial in
+          var item = JSONObject()
+          switch partial {
+          case .kept(let name, let fileBytes, let keptBytes, let duration):
+            item.add("name", name)
+            item.add("action", "kept")
+            item.add("file_bytes", fileBytes)
+            item.add("kept_bytes", keptBytes)
+            item.add("duration_s", Double(duration) / 90_000)
+          case .removed(let name, let fileBytes):
+            item.add("name", name)
+            item.add("action", "removed")
+            item.add("file_bytes", fileBytes)
+          }
+          return item
+        })
+      object.add("renamed", report.renamed.count)
+      object.add("lost", report.lost.count)
+      object.add("journal_issues", report.journalIssues.count)
+      Console.out(object.rendered + "\n")
+    } else {
+      Console.error("ingest recover: " + report.description)
+    }
+    return 0
+  }
+}

@@ -1,0 +1,81 @@
+import Testing
+
+@testable import IngestCore
+
+private let second: Int64 = 1_000_000_000
+
+@Suite struct DegradationLadderTests {
+  @Test func thresholdsStartEachTier() {
+    for (pressure, tier) in [
+      (0.79, Tier.normal), (0.80, .reducedBitrate), (0.85, .reducedFrameRate), (0.90, .noMic),
+      (0.95, .keyframesOnly), (1.5, .keyframesOnly),
+    ] {
+      var ladder = DegradationLadder()
+      let change = ladder.update(pressure: pressure, now: 0)
+      #expect(ladder.tier == tier, "\(pressure)")
+      #expect(
+        change == (tier == .normal ? nil : .init(from: .normal, to: tier, pressure: pressure)))
+    }
+  }
+
+  @Test func jumpsUpToTheHighestTierReached() {
+    var ladder = DegradationLadder()
+    #expect(ladder.update(pressure: 0.82, now: 0)?.to == .reducedBitrate)
+    #expect(ladder.update(pressure: 0.97, now: 1)?.from == .reducedBitrate)
+    #expect(ladder.tier == .keyframesOnly)
+    // Lower pressure above the recovery line changes nothing.
+    #expect(ladder.update(pressure: 0.81, now: 2) == nil)
+    #expect(ladder.tier == .keyframesOnly)
+  }
+
+  @Test func stepsDownOneTierPerFiveSecondsBelowSeventyPercent() {
+    var ladder = DegradationLadder()
+    _ = ladder.update(pressure: 0.96, now: 0)
+    let start = 10 * second
+    #expect(ladder.update(pressure: 0.5, now: start) == nil)
+    #expect(ladder.update(pressure: 0.5, now: start + 5 * second - 1) == nil)
+    #expect(
+      ladder.update(pressure: 0.5, now: start + 5 * second)
+        == .init(from: .keyframesOnly, to: .noMic, pressure: 0.5))
+    // Each step needs a fresh hold.
+    #expect(ladder.update(pressure: 0.1, now: start + 10 * second - 1) == nil)
+    #expect(ladder.update(pressure: 0.1, now: start + 10 * second)?.to == .reducedFrameRate)
+    #expect(ladder.update(pressure: 0.1, now: start + 15 * second)?.to == .reducedBitrate)
+    #expect(ladder.update(pressure: 0.1, now: start + 20 * second)?.to == .normal)
+    #expect(ladder.update(pressure: 0.0, now: start + 60 * second) == nil)
+    #expect(ladder.tier == .normal)
+  }
+
+  @Test func holdRestartsWhenPressureRisesToSeventyPercent() {
+    var ladder = DegradationLadder()
+    _ = ladder.update(pressure: 0.86, now: 0)
+    #expect(ladder.update(pressure: 0.6, now: 1 * second) == nil)
+    #expect(ladder.update(pressure: 0.75, now: 4 * second) == nil)  // hold broken
+    #expect(ladder.update(pressure: 0.6, now: 6 * second) == nil)  // hold starts again here
+    #expect(ladder.update(pressure: 0.6, now: 10 * second) == nil)
+    #expect(ladder.update(pressure: 0.70, now: 10 * second + 1) == nil)  // exactly 70 %: broken
+    #expect(ladder.update(pressure: 0.6, now: 11 * second) == nil)
+    #expect(ladder.update(pressure: 0.6, now: 16 * second - 1) == nil)
+    #expect(ladder.update(pressure: 0.6, now: 16 * second)?.to == .reducedBitrate)
+  }
+
+  @Test func pressureOscillatingBetween71And84PercentDoesNotFlap() {
+    var ladder = DegradationLadder()
+    var changes: [DegradationLadder.Change] = []
+    for step in 0..<1200 {
+      let pressure = step % 2 == 0 ? 0.84 : 0.71
+      if let change = ladder.update(pressure: pressure, now: Int64(step) * 100_000_000) {
+        changes.append(change)
+      }
+    }
+    #expect(changes == [.init(from: .normal, to: .reducedBitrate, pressure: 0.84)])
+  }
+
+  @Test func noStepDownWithoutATier() {
+    var ladder = DegradationLadder()
+    for step in 0..<100 {
+      #expect(ladder.update(pressure: 0.2, now: Int64(step) * second) == nil)
+    }
+    #expect(ladder.tier == .normal)
+  }
+}

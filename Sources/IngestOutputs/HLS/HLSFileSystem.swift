@@ -154,6 +154,7 @@ enum HLSFileSystem {
     }
     if !line.isEmpty || overlong {
       journal.issues.append(.init(line: number + 1, reason: "torn line (no newline)"))
+      journal.endsWithTornLine = true
     }
     return journal
   }

@@ -45,6 +45,9 @@ public struct HLSJournal: Equatable, Sendable {
   public internal(set) var window: Int?
   /// Skipped lines.
   public internal(set) var issues: [Issue] = []
+  /// Whether the text ends inside a line (a write cut by a kill): whoever appends next must end
+  /// that line first, or its first line would be glued to the torn one and lost.
+  public internal(set) var endsWithTornLine = false
 
   public init() {}
 
@@ -57,6 +60,7 @@ public struct HLSJournal: Equatable, Sendable {
       number += 1
       guard let newline = rest.firstIndex(of: "\n") else {
         journal.issues.append(Issue(line: number, reason: "torn line (no newline)"))
+        journal.endsWithTornLine = true
         break
       }
       journal.apply(line: rest[..<newline], number: number)

@@ -127,6 +127,8 @@ public enum HLSRecovery {
 
     let journalFile = try HLSAppendFile(path: journalPath)
     defer { journalFile.close() }
+    // A kill mid-write left half a line: end it, so the lines appended below stay whole.
+    if journal.endsWithTornLine { try journalFile.append("\n") }
     for partName in partNames where !handledParts.contains(partName) {
       let partPath = HLSFileSystem.join(directory, partName)
       let scan = try HLSSegmentScanner.scan(path: partPath)

@@ -119,6 +119,8 @@ public final class HLSSink: OutputSink {
     discontinuityPending = !playlist.segments.isEmpty || playlist.mediaSequence > 0
     previous = playlist.segments.last
     let file = try HLSAppendFile(path: journalPath)
+    // End a line torn by an earlier kill, or the run line would be glued to it and lost.
+    if earlier.endsWithTornLine { try file.append("\n") }
     try file.append(
       HLSJournal.runLine(
         playlist: configuration.playlistName, targetDuration: configuration.targetDuration,

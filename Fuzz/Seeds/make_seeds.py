@@ -94,6 +94,35 @@ URLS = [
 ]
 
 
+def hls_seeds():
+    """A real recording cut as a kill would leave it: journal without its last lines, a segment
+    and a partial one. Needs the debug `ingest` (swift build)."""
+    import subprocess
+    import tempfile
+
+    ingest = os.path.join(ROOT, ".build", "debug", "ingest")
+    if not os.path.exists(ingest):
+        print("make_seeds: no .build/debug/ingest, HLSRecovery seeds left as they are")
+        return
+    with tempfile.TemporaryDirectory() as directory:
+        out = os.path.join(directory, "hls")
+        subprocess.run(
+            [ingest, "replay", os.path.join(FIXTURES, "video-only.dump"), "--to", "hls:" + out,
+             "--speed", "max", "--quiet"], check=True)
+        with open(os.path.join(out, "journal"), "rb") as handle:
+            lines = handle.read().splitlines(keepends=True)
+        segments = sorted(n for n in os.listdir(out) if n.endswith(".ts"))
+        with open(os.path.join(out, segments[0]), "rb") as handle:
+            first = handle.read()[: 188 * 20]
+        # Killed while writing the second segment: journal up to its open line.
+        unfinished = b"".join(l for l in lines if not l.startswith(b"end"))
+        opened = [i for i, l in enumerate(lines) if l.startswith(b"open")]
+        cut = b"".join(lines[: opened[1] + 1]) if len(opened) > 1 else unfinished
+        write("HLSRecovery", "killed-mid-segment", cut + b"\x00\x01" + first + first[: 188 * 7 + 50])
+        write("HLSRecovery", "finished", b"".join(lines) + b"\x00\x00")
+        write("HLSRecovery", "torn-line", cut[:-7] + b"\x00\x00" + first[:1000])
+
+
 def main():
     for name in sorted(os.listdir(FIXTURES)):
         if not name.endswith(".dump"):
@@ -102,6 +131,7 @@ def main():
             dump = handle.read()
         dump_seeds(name, dump)
         codec_seeds(name, dump)
+    hls_seeds()
     for index, url in enumerate(URLS):
         write("OutputURL", f"url-{index:02}", url.encode())
     return 0

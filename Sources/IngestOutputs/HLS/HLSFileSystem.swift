@@ -87,12 +87,26 @@ enum HLSFileSystem {
   /// reader sees the old or the new text, never a mix.
   static func replace(_ path: String, with text: String) throws(FileError) {
     let temporary = path + ".tmp"
-    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard fd >= 0 else { throw FileError(operation: "create", path: temporary, errno: errno) }
-    defer { _ = systemClose(fd) }
-    try writeAll(fd, text, path: temporary)
-    guard fsync(fd) == 0 else { throw FileError(operation: "sync", path: temporary, errno: errno) }
-    try rename(temporary, to: path)
+    do throws(FileError) {
+      let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+      guard fd >= 0 else { throw FileError(operation: "create", path: temporary, errno: errno) }
+      defer { _ = systemClose(fd) }
+      try writeAll(fd, text, path: temporary)
+      guard fsync(fd) == 0 else {
+        throw FileError(operation: "sync", path: temporary, errno: errno)
+      }
+      try rename(temporary, to: path)
+    } catch {
+      guard error.isDiskFull else { throw error }
+      // On a full disk the copy cannot be made, but the old file's blocks can be reused: a
+      // playlist rewritten in place (not atomically) beats no playlist after recovery.
+      _ = unlink(temporary)
+      let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+      guard fd >= 0 else { throw FileError(operation: "create", path: path, errno: errno) }
+      defer { _ = systemClose(fd) }
+      try writeAll(fd, text, path: path)
+      guard fsync(fd) == 0 else { throw FileError(operation: "sync", path: path, errno: errno) }
+    }
   }
 
   /// Writes all of `text` to `fd`.

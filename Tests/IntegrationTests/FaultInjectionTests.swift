@@ -230,4 +230,40 @@ import Testing
     }
     #expect(try CommandRunner.decodeErrors(directory.appending(path: "b.ts").path) == "")
   }
+
+  @Test func hlsDirectoryOnAFullTmpfs() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let mount = directory.appending(path: "small").path
+    try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+    guard
+      try FaultSupport.tool(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", mount]).status == 0
+    else {
+      print("skipped: mounting a tmpfs is not permitted here (needs root)")
+      return
+    }
+    defer { _ = try? FaultSupport.tool(["umount", mount]) }
+    let recording = mount + "/rec"
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--to", "hls:\(recording)", "--speed",
+        "max", "--json",
+      ])
+    let accounts = expectSound(result, allowedStatus: [1])
+    #expect(result.stderr.contains("No space left on device"), "\(result.stderr)")
+    #expect(
+      result.stderr.contains(recording + "/seg"), "the error names the file: \(result.stderr)")
+    #expect(accounts?.sinkError?.contains("disk full") == true)
+
+    let recovered = try CommandRunner.ingest(["recover", recording])
+    #expect(recovered.status == 0, "\(recovered.stderr)")
+    let playlist = (try? String(contentsOfFile: recording + "/index.m3u8", encoding: .utf8)) ?? ""
+    #expect(playlist.contains("#EXT-X-ENDLIST"))
+    let segments = playlist.split(separator: "\n").filter { !$0.hasPrefix("#") }
+    #expect(!segments.isEmpty)
+    for segment in segments {
+      #expect(FileManager.default.fileExists(atPath: recording + "/" + segment))
+    }
+    #expect(try CommandRunner.decodeErrors(recording + "/index.m3u8") == "")
+  }
 }

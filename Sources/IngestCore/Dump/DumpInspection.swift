@@ -28,7 +28,9 @@ public struct DumpInspection: Sendable {
     /// Presentation span in ticks.
     public var duration: Int64 {
       guard let first = firstPTS, let last = lastPTS else { return 0 }
-      return last - first
+      // Timestamps from a dump can sit at both ends of the range: saturate, never trap.
+      let (span, overflow) = last.subtractingReportingOverflow(first)
+      return overflow ? .max : span
     }
   }
 

@@ -60,10 +60,14 @@ import Testing
       try Data(journal).write(to: directory.appending(path: "journal"))
       _ = try HLSRecovery.recover(directory: directory.path, now: 1_700_000_000_000)
       let again = try HLSRecovery.recover(directory: directory.path, now: 1_700_000_000_000)
-      #expect(again.wasFinished, "\(input.lastPathComponent): \(again)")
-      let text = try String(contentsOf: directory.appending(path: "journal"), encoding: .isoLatin1)
+      #expect(again.wasFinished || !again.lost.isEmpty, "\(input.lastPathComponent): \(again)")
       #expect(
-        text.hasSuffix("\nend\n"), "the end line was glued to a torn one: \(text.debugDescription)")
+        FileManager.default.fileExists(atPath: again.playlistPath), "\(input.lastPathComponent)")
+      if input.lastPathComponent.hasPrefix("torn") {
+        let text = try String(
+          contentsOf: directory.appending(path: "journal"), encoding: .isoLatin1)
+        #expect(text.hasSuffix("\nend\n"), "end glued to a torn line: \(text.debugDescription)")
+      }
     }
   }
 }

@@ -76,7 +76,9 @@ public struct HLSJournal: Equatable, Sendable {
     func bad(_ reason: String) { issues.append(Issue(line: number, reason: reason)) }
     switch word {
     case "run":
-      guard fields.count == 4, Self.isSafeName(fields[1]), let target = Int(fields[2]),
+      // Only a playlist name: anything else (say "x.tmp") would be removed by recovery.
+      guard fields.count == 4, Self.isSafeName(fields[1]), fields[1].hasSuffix(".m3u8"),
+        let target = Int(fields[2]),
         (1...60).contains(target), let window = Int(fields[3]), window >= 0
       else { return bad("malformed run line") }
       playlistName = String(fields[1])

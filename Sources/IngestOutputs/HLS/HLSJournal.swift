@@ -147,4 +147,8 @@ public struct HLSJournal: Equatable, Sendable {
   }
 
   static let endLine = "end\n"
+
+  /// Ends a torn line so that it stays malformed: no field of any line can be "torn", so the
+  /// fragment can never complete into a valid line it was not.
+  static let tornLineEnd = " torn\n"
 }

@@ -128,7 +128,7 @@ public enum HLSRecovery {
     let journalFile = try HLSAppendFile(path: journalPath)
     defer { journalFile.close() }
     // A kill mid-write left half a line: end it, so the lines appended below stay whole.
-    if journal.endsWithTornLine { try journalFile.append("\n") }
+    if journal.endsWithTornLine { try journalFile.append(HLSJournal.tornLineEnd) }
     for partName in partNames where !handledParts.contains(partName) {
       let partPath = HLSFileSystem.join(directory, partName)
       let scan = try HLSSegmentScanner.scan(path: partPath)

@@ -120,7 +120,7 @@ public final class HLSSink: OutputSink {
     previous = playlist.segments.last
     let file = try HLSAppendFile(path: journalPath)
     // End a line torn by an earlier kill, or the run line would be glued to it and lost.
-    if earlier.endsWithTornLine { try file.append("\n") }
+    if earlier.endsWithTornLine { try file.append(HLSJournal.tornLineEnd) }
     try file.append(
       HLSJournal.runLine(
         playlist: configuration.playlistName, targetDuration: configuration.targetDuration,

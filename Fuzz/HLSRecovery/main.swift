@@ -1,7 +1,8 @@
+import IngestCore
+
 #if canImport(Glibc)
   import Glibc
 #endif
-import IngestCore
 
 /// Recovers a fuzzed HLS recording directory: a journal, a complete segment and a `.part`
 /// segment left by a killed run. Checks that recovery ends with a VOD playlist whose every
@@ -62,7 +63,8 @@ public func fuzzHLSRecovery(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32
     let again = try HLSRecovery.recover(directory: directory, now: 1_700_000_000_000)
     // Segments the journal lists but the directory lost are reported again each time.
     require(again.wasFinished || !again.lost.isEmpty, "second recovery did work again: \(again)")
-    require(FuzzDirectory.read(report.playlistPath) == playlist, "second recovery changed the playlist")
+    require(
+      FuzzDirectory.read(report.playlistPath) == playlist, "second recovery changed the playlist")
   } catch {
     require(false, "second recovery failed: \(error)")
   }

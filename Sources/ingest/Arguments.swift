@@ -56,7 +56,8 @@ struct Arguments {
   func int(_ name: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
     guard let text = options[name] else { return nil }
     guard let value = Int(text), range.contains(value) else {
-      throw UsageError("\(name) must be an integer in \(range.lowerBound)...\(range.upperBound), got '\(text)'")
+      throw UsageError(
+        "\(name) must be an integer in \(range.lowerBound)...\(range.upperBound), got '\(text)'")
     }
     return value
   }

@@ -53,19 +53,27 @@ enum InspectCommand: Command {
     }
   }
 
-  static func seconds(_ ticks: Int64) -> String { JSONObject.fixed(Double(ticks) / 90_000, decimals: 3) }
+  static func seconds(_ ticks: Int64) -> String {
+    JSONObject.fixed(Double(ticks) / 90_000, decimals: 3)
+  }
 
   static func text(_ inspection: DumpInspection, path: String) -> String {
     var out = "\(path): \(inspection.bytes) bytes\n"
     let present = inspection.tracks.filter { $0.samples > 0 || $0.format != nil }
     for track in present {
-      let rate = track.duration > 0 ? Double(track.bytes) * 8 * 90_000 / Double(track.duration) / 1e3 : 0
+      let rate =
+        track.duration > 0 ? Double(track.bytes) * 8 * 90_000 / Double(track.duration) / 1e3 : 0
       out += "\(track.kind.description.padding(to: 9)) \(describe(track.format))\n"
-      out += "          \(track.samples) samples, \(track.keyframes) keyframes, "
+      out +=
+        "          \(track.samples) samples, \(track.keyframes) keyframes, "
         + "\(seconds(track.duration)) s, \(track.bytes) bytes (\(JSONObject.fixed(rate, decimals: 0)) kb/s), "
         + "largest \(track.largestSample) bytes, largest gap \(seconds(track.largestGap)) s\n"
-      if track.reordered > 0 { out += "          \(track.reordered) samples with DTS != PTS (B-frames)\n" }
-      if track.formatChanges > 0 { out += "          format changed \(track.formatChanges) time(s)\n" }
+      if track.reordered > 0 {
+        out += "          \(track.reordered) samples with DTS != PTS (B-frames)\n"
+      }
+      if track.formatChanges > 0 {
+        out += "          format changed \(track.formatChanges) time(s)\n"
+      }
     }
     for event in inspection.events {
       let name =
@@ -80,12 +88,15 @@ enum InspectCommand: Command {
     for track in present {
       for jump in track.clockJumps {
         anomalies.append(
-          "\(track.kind): clock jumped \(seconds(jump.jump)) s at sample \(jump.sample) (byte \(jump.offset))")
+          "\(track.kind): clock jumped \(seconds(jump.jump)) s at sample \(jump.sample) (byte \(jump.offset))"
+        )
       }
       if track.nonIncreasingDTS > 0 {
         anomalies.append("\(track.kind): \(track.nonIncreasingDTS) decode time(s) not increasing")
       }
-      if track.ptsBeforeDTS > 0 { anomalies.append("\(track.kind): \(track.ptsBeforeDTS) PTS before DTS") }
+      if track.ptsBeforeDTS > 0 {
+        anomalies.append("\(track.kind): \(track.ptsBeforeDTS) PTS before DTS")
+      }
     }
     if inspection.invalidRecords > 0 {
       anomalies.append("\(inspection.invalidRecords) invalid record(s) skipped")
@@ -95,7 +106,10 @@ enum InspectCommand: Command {
       anomalies.append("\(inspection.skippedRecords) record(s) of unknown type skipped")
     }
     if let error = inspection.fatalError { anomalies.append("reading stopped: \(error)") }
-    out += "anomalies " + (anomalies.isEmpty ? "none\n" : "\n" + anomalies.map { "  " + $0 }.joined(separator: "\n") + "\n")
+    out +=
+      "anomalies "
+      + (anomalies.isEmpty
+        ? "none\n" : "\n" + anomalies.map { "  " + $0 }.joined(separator: "\n") + "\n")
     return out
   }
 

@@ -1,8 +1,9 @@
+import IngestCore
+import IngestOutputs
+
 #if canImport(Glibc)
   import Glibc
 #endif
-import IngestCore
-import IngestOutputs
 
 /// `ingest replay`: plays a dump through the pipeline into an output, as a live capture would.
 enum ReplayCommand: Command {
@@ -136,7 +137,8 @@ enum ReplayCommand: Command {
     if destination == "-" { return { Console.out($0 + "\n") } }
     let fd = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     guard fd >= 0 else {
-      throw UsageError("--status: cannot create \(destination): \(String(cString: strerror(errno)))")
+      throw UsageError(
+        "--status: cannot create \(destination): \(String(cString: strerror(errno)))")
     }
     return { line in
       var text = line + "\n"
@@ -154,14 +156,17 @@ enum ReplayCommand: Command {
       + "\(format(Double(s.ringBytes) / 1e6, 2)) MB  ledger \(format(Double(s.ledger) / 1e6, 1)) MB"
   }
 
-  static func summaryText(_ summary: ReplaySummary, dump: String, options: ReplayOptions) -> String {
+  static func summaryText(_ summary: ReplaySummary, dump: String, options: ReplayOptions) -> String
+  {
     let s = summary.snapshot
     var lines: [String] = []
     lines.append(
-      "replayed \(dump) in \(format(Double(summary.elapsedNanoseconds) / 1e9, 2)) s (speed \(options.speed))")
+      "replayed \(dump) in \(format(Double(summary.elapsedNanoseconds) / 1e9, 2)) s (speed \(options.speed))"
+    )
     let kinds = SampleKind.allCases.filter { s.appended[Int($0.rawValue)] > 0 }
     lines.append(
-      "  samples  " + kinds.map { "\($0) \(s.sent[Int($0.rawValue)])/\(s.appended[Int($0.rawValue)]) sent" }
+      "  samples  "
+        + kinds.map { "\($0) \(s.sent[Int($0.rawValue)])/\(s.appended[Int($0.rawValue)]) sent" }
         .joined(separator: ", "))
     lines.append("  bytes    \(s.sentBytes) sent")
     var dropLine = "  drops    \(s.drops.total)"
@@ -175,14 +180,20 @@ enum ReplayCommand: Command {
       dropLine += " (" + parts.joined(separator: ", ") + ")"
     }
     lines.append(dropLine)
-    if s.inFlight > 0 { lines.append("  undelivered \(s.inFlight) (the output did not take them in time)") }
+    if s.inFlight > 0 {
+      lines.append("  undelivered \(s.inFlight) (the output did not take them in time)")
+    }
     var memory =
       "  memory   peak ledger \(format(Double(s.peakLedger) / 1e6, 1)) MB of \(format(Double(s.budget) / 1e6, 1)) MB"
-    if let peak = summary.peakResidentBytes { memory += ", peak resident \(format(Double(peak) / 1e6, 1)) MB" }
+    if let peak = summary.peakResidentBytes {
+      memory += ", peak resident \(format(Double(peak) / 1e6, 1)) MB"
+    }
     lines.append(memory)
     lines.append("  tiers    \(summary.tierChanges) changes, final T\(s.tier.rawValue)")
     if s.discontinuities > 0 { lines.append("  clock    \(s.discontinuities) reset(s) handled") }
-    if summary.skippedRecords > 0 { lines.append("  skipped  \(summary.skippedRecords) dump records") }
+    if summary.skippedRecords > 0 {
+      lines.append("  skipped  \(summary.skippedRecords) dump records")
+    }
     if summary.invalidRecords > 0 {
       lines.append("  invalid  \(summary.invalidRecords) dump records refused by the reader")
     }

@@ -123,7 +123,9 @@ public final class SendRing {
   }
 
   /// Bytes of a record table of `capacity` records, for the memory ledger.
-  public static func recordTableBytes(capacity: Int) -> Int { capacity * MemoryLayout<Record>.stride }
+  public static func recordTableBytes(capacity: Int) -> Int {
+    capacity * MemoryLayout<Record>.stride
+  }
 
   /// The DTS span of the waiting units in 90 kHz ticks (0 when none wait).
   public var waitingDuration: Int64 {
@@ -158,7 +160,8 @@ public final class SendRing {
     var offset: Int?
     while true {
       offset = count < recordCapacity ? freeSlot(length: slotLength) : nil
-      let span = max(newestDTS, info.dts) - (oldestWaitingIndex().map { records[$0].info.dts } ?? info.dts)
+      let span =
+        max(newestDTS, info.dts) - (oldestWaitingIndex().map { records[$0].info.dts } ?? info.dts)
       let bytesFit = offset != nil && liveBytes + slotLength <= byteLimit
       if bytesFit && span <= durationLimit { break }
       let dropped = bytesFit ? dropForDuration() : dropForSpace()
@@ -218,7 +221,9 @@ public final class SendRing {
     if record.pointee.state == .inFlight { return inFlight(record.pointee) }
     record.pointee.state = .inFlight
     waitingCount -= 1
-    if record.pointee.info.kind == .video && record.pointee.info.isKeyframe { waitingKeyframes -= 1 }
+    if record.pointee.info.kind == .video && record.pointee.info.isKeyframe {
+      waitingKeyframes -= 1
+    }
     return inFlight(record.pointee)
   }
 
@@ -272,7 +277,9 @@ public final class SendRing {
     let record = records + index
     if record.pointee.state == .waiting {
       waitingCount -= 1
-      if record.pointee.info.kind == .video && record.pointee.info.isKeyframe { waitingKeyframes -= 1 }
+      if record.pointee.info.kind == .video && record.pointee.info.isKeyframe {
+        waitingKeyframes -= 1
+      }
     }
     record.pointee.state = .dropped
     liveBytes -= record.pointee.slotLength

@@ -72,7 +72,9 @@ public struct DumpInspection: Sendable {
       switch record {
       case .format(let kind, let format):
         let index = Int(kind.rawValue)
-        if let existing = tracks[index].format, existing != format { tracks[index].formatChanges += 1 }
+        if let existing = tracks[index].format, existing != format {
+          tracks[index].formatChanges += 1
+        }
         if tracks[index].format == nil { tracks[index].format = format }
       case .event(let event):
         events.append(event)
@@ -101,7 +103,8 @@ public struct DumpInspection: Sendable {
     if let last = track.lastDTS {
       let delta = dts &- last
       if delta <= 0 { track.nonIncreasingDTS += 1 }
-      let jumped = delta < -TimeConversion.ticksPerSecond / 10
+      let jumped =
+        delta < -TimeConversion.ticksPerSecond / 10
         || (header.kind.isAudio && delta > TimeConversion.ticksPerSecond)
       if jumped {
         track.clockJumps.append(Anomaly(sample: track.samples - 1, offset: offset, jump: delta))

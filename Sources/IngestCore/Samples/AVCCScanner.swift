@@ -5,7 +5,8 @@ public enum AVCCScanner {
   /// - Throws: `FormatError.nalLengthPastEnd` naming the offset of the bad length prefix.
   @inlinable
   public static func forEachNAL(
-    in payload: UnsafeRawBufferPointer, lengthSize: Int, _ body: (_ offset: Int, _ length: Int) -> Void
+    in payload: UnsafeRawBufferPointer, lengthSize: Int,
+    _ body: (_ offset: Int, _ length: Int) -> Void
   ) throws(FormatError) {
     var offset = 0
     while offset < payload.count {
@@ -24,7 +25,8 @@ public enum AVCCScanner {
 
   /// Whether nothing references this access unit: every slice NAL (types 1-5) has nal_ref_idc 0.
   /// An access unit without slices is not disposable.
-  public static func isDisposable(_ payload: UnsafeRawBufferPointer, lengthSize: Int) throws(FormatError)
+  public static func isDisposable(_ payload: UnsafeRawBufferPointer, lengthSize: Int)
+    throws(FormatError)
     -> Bool
   {
     var slices = 0

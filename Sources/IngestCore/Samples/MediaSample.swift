@@ -14,7 +14,9 @@ public struct MediaSample: Sendable {
   /// The encoded bytes.
   public var payload: [UInt8]
 
-  public init(kind: SampleKind, pts: MediaTime, dts: MediaTime? = nil, isKeyframe: Bool, payload: [UInt8]) {
+  public init(
+    kind: SampleKind, pts: MediaTime, dts: MediaTime? = nil, isKeyframe: Bool, payload: [UInt8]
+  ) {
     self.kind = kind
     self.pts = pts
     self.dts = dts

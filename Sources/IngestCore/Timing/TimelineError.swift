@@ -8,7 +8,8 @@ public enum TimelineError: Error, Equatable, Sendable, CustomStringConvertible {
   public var description: String {
     switch self {
     case .invalidTimescale(let kind, let time): "\(kind) sample has invalid time \(time)"
-    case .outOfRange(let kind, let time): "\(kind) sample time \(time) is out of range of the timeline"
+    case .outOfRange(let kind, let time):
+      "\(kind) sample time \(time) is out of range of the timeline"
     }
   }
 }

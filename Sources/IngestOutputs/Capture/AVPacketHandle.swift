@@ -6,7 +6,9 @@ final class AVPacketHandle {
 
   init() {
     // av_packet_alloc fails only when out of memory, where nothing sensible remains to be done.
-    guard let packet = cffmpeg_av_packet_alloc() else { fatalError("av_packet_alloc: out of memory") }
+    guard let packet = cffmpeg_av_packet_alloc() else {
+      fatalError("av_packet_alloc: out of memory")
+    }
     pointer = packet
   }
 

@@ -1,10 +1,10 @@
+import IngestCore
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
   import Darwin
 #endif
-
-import IngestCore
 
 /// A file written through one fixed buffer (entered in the memory ledger by its owner): `.ts`
 /// outputs, HLS segments and dumps (as the dump writer's `ByteSink`).
@@ -21,7 +21,8 @@ public final class FileWriter: ByteSink {
 
   /// Creates or truncates `path`.
   /// - Throws: `FileError` naming the path and the system's reason.
-  public init(path: String, bufferCapacity: Int = 64 << 10, truncate: Bool = true) throws(FileError) {
+  public init(path: String, bufferCapacity: Int = 64 << 10, truncate: Bool = true) throws(FileError)
+  {
     self.path = path
     self.bufferCapacity = bufferCapacity
     let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : O_APPEND)

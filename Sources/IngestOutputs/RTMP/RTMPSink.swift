@@ -250,7 +250,8 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
 
   private func connect(video: H264Format?, audio: AACFormat?) throws(SinkError) {
     var allocated: UnsafeMutablePointer<AVFormatContext>?
-    guard cffmpeg_avformat_alloc_output_context2(&allocated, nil, "flv", nil) >= 0, let context = allocated
+    guard cffmpeg_avformat_alloc_output_context2(&allocated, nil, "flv", nil) >= 0,
+      let context = allocated
     else { throw .fatal("\(target.redactedDescription): libavformat has no flv muxer") }
     self.context = context
     context.pointee.interrupt_callback = interrupt.callback

@@ -85,7 +85,8 @@ public enum ReplaySession {
         budget: options.pipeline.budgetBytes, overhead: options.pipeline.overheadBytes)
       // The reader's one buffer holds the largest record it accepts.
       try budget.reserve(
-        "dump reader", bytes: options.pipeline.maximumSampleBytes + DumpReader<FileByteSource>.readChunk)
+        "dump reader",
+        bytes: options.pipeline.maximumSampleBytes + DumpReader<FileByteSource>.readChunk)
       try budget.reserve("sink buffers", bytes: sink.bufferBytes)
       pipeline = try Pipeline(
         configuration: options.pipeline, tracks: tracks, payloadFormat: sink.payloadFormat,

@@ -28,7 +28,8 @@ public final class FileSink: OutputSink {
     }
   }
 
-  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64) throws(SinkError)
+  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
+    throws(SinkError)
     -> SinkWriteResult
   {
     if let retry = shaper.admit(bytes: bytes.count, now: now) { return .wouldBlock(retryAt: retry) }

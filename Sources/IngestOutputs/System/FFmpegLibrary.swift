@@ -6,6 +6,7 @@ enum FFmpegLibrary {
   /// Nil once the library is loaded, else a message saying what is missing.
   static var loadError: String? {
     guard cffmpeg_load() == 0 else { return nil }
-    return "cannot load \(String(cString: cffmpeg_soname())): install libavformat59 (apt-get install ffmpeg)"
+    return
+      "cannot load \(String(cString: cffmpeg_soname())): install libavformat59 (apt-get install ffmpeg)"
   }
 }

@@ -1,7 +1,8 @@
+import IngestCore
+
 #if canImport(Glibc)
   import Glibc
 #endif
-import IngestCore
 
 /// Resident memory of this process from the kernel: `/proc/self/statm` (second field, in pages).
 public struct ProcResidentProbe: ResidentMemoryProbe {

@@ -1,9 +1,10 @@
+import IngestCore
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
   import Darwin
 #endif
-import IngestCore
 
 /// A clock the replay loop can wait on: real time, or a simulation that jumps ahead.
 public protocol PacingClock: PipelineClock {

@@ -69,7 +69,8 @@ enum CommandRunner {
 
   /// `ffmpeg -v error -i PATH -map 0 -f null -`: the lines it printed (none for a clean decode).
   static func decodeErrors(_ path: String) throws -> String {
-    let result = try run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0", "-f", "null", "-"])
+    let result = try run(
+      "ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0", "-f", "null", "-"])
     return result.stderr + (result.status == 0 ? "" : "exit \(result.status)")
   }
 
@@ -93,7 +94,8 @@ enum CommandRunner {
 
   /// A fresh directory under the system temporary directory.
   static func temporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appending(path: "ingest-it-\(UUID().uuidString)")
+    let url = FileManager.default.temporaryDirectory.appending(
+      path: "ingest-it-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
   }

@@ -72,7 +72,9 @@ struct TransportStreamCheck {
   /// PIDs that carry payload, in order of first appearance.
   var pids: [UInt16] {
     var seen: [UInt16] = []
-    for packet in packets where packet.hasPayload && !seen.contains(packet.pid) { seen.append(packet.pid) }
+    for packet in packets where packet.hasPayload && !seen.contains(packet.pid) {
+      seen.append(packet.pid)
+    }
     return seen
   }
 
@@ -81,7 +83,9 @@ struct TransportStreamCheck {
   func startsCleanly(video: Bool) -> Bool {
     guard packets.count > 3, packets[0].pid == 0, packets[1].pid == 0x1000 else { return false }
     guard video else { return true }
-    guard let first = packets.first(where: { $0.pid == 0x100 && $0.hasPayload }) else { return false }
+    guard let first = packets.first(where: { $0.pid == 0x100 && $0.hasPayload }) else {
+      return false
+    }
     return first.unitStart && first.randomAccess && first.hasPCR
   }
 }

@@ -62,21 +62,3 @@ public struct AACFormat: Hashable, Sendable {
   /// Duration of one AAC frame (1024 samples) in 90 kHz ticks, rounded down.
   public var frameTicks90k: Int64 { Int64(1024 * 90_000 / sampleRate) }
 }
-
-/// Reads big-endian bit fields; returns nil when the input runs out.
-struct BitReader {
-  private let bytes: [UInt8]
-  private var bit = 0
-
-  init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-  mutating func read(_ count: Int) -> Int? {
-    guard bit + count <= bytes.count * 8 else { return nil }
-    var value = 0
-    for _ in 0..<count {
-      value = value << 1 | Int(bytes[bit >> 3] >> (7 - UInt8(bit & 7)) & 1)
-      bit += 1
-    }
-    return value
-  }
-}

@@ -1,3 +1,5 @@
+import IngestCore
+
 /// The picture size an H.264 SPS announces (ITU-T H.264 7.3.2.1.1), after cropping.
 ///
 /// The flv muxer refuses a video stream without dimensions and writes them into `onMetaData`;
@@ -14,23 +16,23 @@ struct RTMPVideoSize: Equatable {
   /// Parses an SPS NAL unit (header byte included, emulation prevention bytes still in place).
   /// Returns nil when the SPS is truncated or a field is out of range.
   init?(sps: [UInt8]) {
-    var bits = ExpGolombReader(removingEmulationPrevention: sps.dropFirst())
-    guard let profile = bits.bits(8), bits.bits(16) != nil, bits.ue() != nil else { return nil }
+    var bits = BitReader(removingEmulationPrevention: sps.dropFirst())
+    guard let profile = bits.read(8), bits.read(16) != nil, bits.ue() != nil else { return nil }
     var chromaFormat = 1
     var separateColourPlanes = false
     if [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135].contains(profile) {
       guard let format = bits.ue(), format <= 3 else { return nil }
       chromaFormat = format
       if format == 3 {
-        guard let flag = bits.bits(1) else { return nil }
+        guard let flag = bits.read(1) else { return nil }
         separateColourPlanes = flag == 1
       }
-      guard bits.ue() != nil, bits.ue() != nil, bits.bits(1) != nil,
-        let scalingMatrix = bits.bits(1)
+      guard bits.ue() != nil, bits.ue() != nil, bits.read(1) != nil,
+        let scalingMatrix = bits.read(1)
       else { return nil }
       if scalingMatrix == 1 {
         for list in 0..<(format == 3 ? 12 : 8) {
-          guard let present = bits.bits(1) else { return nil }
+          guard let present = bits.read(1) else { return nil }
           if present == 1 {
             guard bits.skipScalingList(size: list < 6 ? 16 : 64) else { return nil }
           }
@@ -42,19 +44,19 @@ struct RTMPVideoSize: Equatable {
     case 0:
       guard bits.ue() != nil else { return nil }
     case 1:
-      guard bits.bits(1) != nil, bits.se() != nil, bits.se() != nil, let cycle = bits.ue(),
+      guard bits.read(1) != nil, bits.se() != nil, bits.se() != nil, let cycle = bits.ue(),
         cycle <= 255
       else { return nil }
       for _ in 0..<cycle where bits.se() == nil { return nil }
     case 2: break
     default: return nil
     }
-    guard bits.ue() != nil, bits.bits(1) != nil, let widthInMBs = bits.ue(),
+    guard bits.ue() != nil, bits.read(1) != nil, let widthInMBs = bits.ue(),
       let heightInMapUnits = bits.ue(), widthInMBs < 1024, heightInMapUnits < 1024,
-      let frameMBsOnly = bits.bits(1)
+      let frameMBsOnly = bits.read(1)
     else { return nil }
-    if frameMBsOnly == 0 { guard bits.bits(1) != nil else { return nil } }
-    guard bits.bits(1) != nil, let cropping = bits.bits(1) else { return nil }
+    if frameMBsOnly == 0 { guard bits.read(1) != nil else { return nil } }
+    guard bits.read(1) != nil, let cropping = bits.read(1) else { return nil }
     var crop = (left: 0, right: 0, top: 0, bottom: 0)
     if cropping == 1 {
       guard let left = bits.ue(), let right = bits.ue(), let top = bits.ue(),
@@ -74,50 +76,8 @@ struct RTMPVideoSize: Equatable {
   }
 }
 
-/// Reads fixed-width and Exp-Golomb fields from an RBSP; nil once the data runs out.
-private struct ExpGolombReader {
-  private var bytes: [UInt8] = []
-  private var bit = 0
-
-  init(removingEmulationPrevention nal: ArraySlice<UInt8>) {
-    var zeros = 0
-    for byte in nal {
-      if zeros >= 2 && byte == 3 {
-        zeros = 0
-        continue
-      }
-      zeros = byte == 0 ? zeros + 1 : 0
-      bytes.append(byte)
-    }
-  }
-
-  mutating func bits(_ count: Int) -> Int? {
-    guard bit + count <= bytes.count * 8 else { return nil }
-    var value = 0
-    for _ in 0..<count {
-      value = value << 1 | Int(bytes[bit >> 3] >> (7 - UInt8(bit & 7)) & 1)
-      bit += 1
-    }
-    return value
-  }
-
-  mutating func ue() -> Int? {
-    var zeros = 0
-    while true {
-      guard let next = bits(1) else { return nil }
-      if next == 1 { break }
-      zeros += 1
-      guard zeros < 32 else { return nil }
-    }
-    guard let rest = bits(zeros) else { return nil }
-    return (1 << zeros) - 1 + rest
-  }
-
-  mutating func se() -> Int? {
-    guard let code = ue() else { return nil }
-    return code & 1 == 1 ? (code + 1) / 2 : -(code / 2)
-  }
-
+extension BitReader {
+  /// Skips an SPS scaling_list() of `size` entries; false when the data runs out.
   mutating func skipScalingList(size: Int) -> Bool {
     var last = 8
     var next = 8

@@ -208,6 +208,21 @@ enum HLSHarness {
     #expect(try HLSHarness.ffmpegErrors(directory + "/live.m3u8") == "")
   }
 
+  @Test func bundledMicClockResetFixtureBecomesADiscontinuity() throws {
+    let directory = HLSHarness.temporaryDirectory("fixture-jump")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let run = try HLSHarness.run(
+      HLSHarness.ingest,
+      [
+        "replay", CommandRunner.fixture("mic-clock-reset.dump"), "--to", "hls:" + directory,
+        "--speed", "max", "--quiet",
+      ])
+    #expect(run.status == 0, "\(run.stderr)")
+    let playlist = try HLSPlaylistCheck.read(directory + "/index.m3u8")
+    #expect(playlist.entries.filter(\.discontinuity).count == 1)
+    #expect(try HLSHarness.ffmpegErrors(directory + "/index.m3u8") == "")
+  }
+
   @Test func audioOnlySegmentsStayWithinTheTarget() throws {
     let media = try HLSHarness.media.get()
     let directory = HLSHarness.temporaryDirectory("audio")

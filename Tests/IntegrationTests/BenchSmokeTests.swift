@@ -83,7 +83,7 @@ final class BenchSRTListener {
   private let process = Process()
 
   init() throws {
-    port = try Self.freeUDPPort()
+    port = UInt16(try LoopbackServers.freePort(SOCK_DGRAM))
     process.executableURL = CommandRunner.packageRoot.appending(path: "Scripts/servers")
     process.arguments = ["srt-listener", String(port), "/dev/null"]
     let errors = Pipe()
@@ -108,22 +108,5 @@ final class BenchSRTListener {
     guard process.isRunning else { return }
     Glibc.kill(process.processIdentifier, SIGKILL)
     process.waitUntilExit()
-  }
-
-  static func freeUDPPort() throws -> UInt16 {
-    let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-    guard fd >= 0 else { throw POSIXError(.EIO) }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-        bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
-      }
-    }
-    guard bound else { throw POSIXError(.EADDRINUSE) }
-    return UInt16(bigEndian: address.sin_port)
   }
 }

@@ -36,7 +36,7 @@ import Testing
     // 140 s of stream at twice realtime: room for ten outages of about 6 s, each waited out on
     // its status events.
     try FaultSupport.loopedDump("screen.dump", copies: 14, to: dump)
-    let port = try FaultSupport.freeUDPPort()
+    let port = UInt16(try LoopbackServers.freePort(SOCK_DGRAM))
     let status = directory.appending(path: "status.jsonl").path
     var peer: SRTPeer? = try SRTPeer(port: port, output: directory.appending(path: "rx-0.ts"))
     let run = BackgroundIngest(

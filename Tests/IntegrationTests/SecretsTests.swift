@@ -51,7 +51,7 @@ import Testing
   @Test func srtToAListenerWithTheRightAndAWrongPassphraseAndToNobody() throws {
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
-    let port = try FaultSupport.freeUDPPort()
+    let port = UInt16(try LoopbackServers.freePort(SOCK_DGRAM))
     // The listener's own file sits outside the searched directory: it is the peer's, not ours.
     let received = FileManager.default.temporaryDirectory.appending(path: "rx-\(UUID()).ts")
     defer { try? FileManager.default.removeItem(at: received) }

@@ -7,24 +7,6 @@ import IngestOutputs
 /// network namespace), an `ingest` run in the background, status-file reading, the summary's
 /// accounts, and dumps built from the fixtures.
 enum FaultSupport {
-  /// A UDP port on 127.0.0.1 the kernel just handed out, so nothing is bound to it.
-  static func freeUDPPort() throws -> UInt16 {
-    let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-    guard fd >= 0 else { throw FaultError.system("socket", errno) }
-    defer { Glibc.close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-        bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
-      }
-    }
-    guard bound else { throw FaultError.system("bind", errno) }
-    return UInt16(bigEndian: address.sin_port)
-  }
-
   /// Runs a tool to completion; its exit status and what it printed.
   @discardableResult
   static func tool(_ arguments: [String]) throws -> CommandRunner.Result {
@@ -124,12 +106,10 @@ enum FaultSupport {
 }
 
 enum FaultError: Error, CustomStringConvertible {
-  case system(String, Int32)
   case failed(String)
 
   var description: String {
     switch self {
-    case .system(let call, let code): "\(call) failed: errno \(code)"
     case .failed(let text): text
     }
   }

@@ -21,7 +21,7 @@ let package = Package(
     .systemLibrary(
       name: "CSRT",
       pkgConfig: "srt",
-      providers: [.apt(["libsrt-gnutls-dev"])]
+      providers: [.apt(["libsrt-openssl-dev"])]
     ),
     .target(name: "IngestOutputs", dependencies: ["IngestCore", "CFFmpeg", "CSRT"]),
     .executableTarget(name: "ingest", dependencies: ["IngestCore", "IngestOutputs"]),

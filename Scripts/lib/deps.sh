@@ -7,7 +7,7 @@ ingest_packages=(
   "pc:libavformat:libavformat-dev"
   "pc:libavcodec:libavcodec-dev"
   "pc:libavutil:libavutil-dev"
-  "pc:srt:libsrt-gnutls-dev"
+  "pc:srt:libsrt-openssl-dev"
   "cmd:ffmpeg:ffmpeg"
   "cmd:ffprobe:ffmpeg"
   "cmd:srt-live-transmit:srt-tools"
@@ -36,7 +36,5 @@ ensure_packages() {
   fi
   echo "installing: ${missing[*]}" >&2
   apt-get update -qq
-  # libsrt-gnutls-dev replaces libsrt-openssl-dev: Debian's libavformat already loads the gnutls
-  # libsrt, and two libsrt builds in one process crash at exit.
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }

@@ -1,5 +1,5 @@
 import IngestCore
-import IngestOutputs
+import IngestBench
 
 #if canImport(Glibc)
   import Glibc

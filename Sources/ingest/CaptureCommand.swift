@@ -1,5 +1,6 @@
 import IngestCore
-import IngestOutputs
+import IngestCapture
+import IngestPOSIX
 
 /// `ingest capture`: turns a media file into a captured-sample dump.
 enum CaptureCommand: Command {

@@ -1,5 +1,5 @@
 import IngestCore
-import IngestOutputs
+import IngestPOSIX
 
 /// `ingest inspect`: what a dump holds, and what is odd about its timestamps.
 enum InspectCommand: Command {

@@ -1,4 +1,5 @@
-import IngestOutputs
+import IngestCore
+import IngestHLS
 
 /// `ingest recover`: turns the directory of an interrupted HLS recording into a finished one.
 enum RecoverCommand: Command {

@@ -1,5 +1,7 @@
 import IngestCore
-import IngestOutputs
+import IngestPOSIX
+import IngestRuntime
+import IngestSinks
 
 #if canImport(Glibc)
   import Glibc

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import IngestTestSupport
 
 /// The short benchmark: every scenario for a few seconds, each in its own process. Asserts the
 /// memory bounds only (the ledger within the budget, the whole process's peak RSS within

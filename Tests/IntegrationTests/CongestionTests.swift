@@ -1,7 +1,9 @@
 import Foundation
 import IngestCore
-import IngestOutputs
 import Testing
+import IngestRuntime
+import IngestSinks
+import IngestTestSupport
 
 /// The pipeline under a simulated congested or dead link, replayed at "realtime" on a virtual
 /// clock so a 10 s dump takes a fraction of a second.

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import IngestCore
 import Testing
+import IngestTestSupport
 
 /// Faults around a real run of `ingest replay`: a listener that dies, a link that goes dark or
 /// slow, a dump that is cut or corrupt. Whatever happens, the process neither crashes nor hangs,

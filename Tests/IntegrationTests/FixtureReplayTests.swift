@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import IngestTestSupport
 
 /// Every bundled fixture replayed to a .ts file: ffprobe lists the expected streams, ffmpeg decodes
 /// it with zero errors, and the stream has no continuity errors and starts with PAT, PMT and a

@@ -1,4 +1,5 @@
 import Foundation
+import IngestTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ enum HLSHarness {
   static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent().path
 
-  static let ingest = root + "/.build/debug/ingest"
+  static let ingest = CommandRunner.ingest
 
   struct Output {
     var status: Int32

@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import IngestBench
+import IngestTestSupport
 
 /// `ingest replay --to rtmp://...` against a private nginx-rtmp per test that records each
 /// publish; the checks are on nginx's recording. The stream key never shows in what ingest prints.

@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import IngestBench
+import IngestTestSupport
 
 /// `ingest replay --to srt://...` against srt-live-transmit listeners started per test on their
 /// own loopback ports; the checks are on the copy the listener received.

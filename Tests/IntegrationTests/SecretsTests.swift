@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import IngestTestSupport
 
 /// Passphrases, stream ids, stream keys and URL credentials never reach standard output,
 /// standard error, status events or any file a run writes: runs to reachable and unreachable

@@ -85,4 +85,16 @@ public protocol OutputSink: AnyObject {
   func close()
   /// Ends the run cleanly: flushes and finalises (HLS writes EXT-X-ENDLIST).
   func finish() throws(SinkError)
+
+  /// The sink's own figures for the periodic `status` event (SRT: send buffer, RTT, loss), or
+  /// nil when it has none. Called from the status reporter's thread.
+  func statusFields() -> JSONObject?
+  /// Where the sink sends events of its own (HLS: `segment`, `hlsRecovered`), as a name and the
+  /// event's fields. Set by the run builder before `open`; a sink without events ignores it.
+  func setStatusHandler(_ handler: @escaping @Sendable (String, JSONObject) -> Void)
+}
+
+extension OutputSink {
+  public func statusFields() -> JSONObject? { nil }
+  public func setStatusHandler(_ handler: @escaping @Sendable (String, JSONObject) -> Void) {}
 }

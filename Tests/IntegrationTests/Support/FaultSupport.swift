@@ -1,7 +1,8 @@
 import Foundation
 import Glibc
 import IngestCore
-import IngestOutputs
+import IngestPOSIX
+import IngestTestSupport
 
 /// What the fault-injection and secrets tests share: listeners started by pid (optionally in a
 /// network namespace), an `ingest` run in the background, status-file reading, the summary's

@@ -1,0 +1,243 @@
+import IngestCore
+import IngestPOSIX
+import IngestRuntime
+import IngestSRT
+
+/// Runs one pipeline scenario in this process and measures it: the dump (looped) paced into
+/// `Pipeline.append`, the sender pumped inline (or on its thread for SRT), each append timed and
+/// its heap allocations counted, memory and ring sampled for the chart.
+///
+/// Simulated links run on a `VirtualClock`: minutes of "realtime" traffic take a fraction of a
+/// second and every run is the same, while append costs are still timed on the real clock.
+public enum ScenarioRunner {
+  /// Runs `scenario` (not `mux`).
+  public static func run(_ scenario: BenchScenario, settings: BenchSettings) throws(ReplayError)
+    -> BenchResult
+  {
+    let plan = ScenarioPlan(scenario, settings: settings)
+    let profile = try DumpProfile(
+      path: settings.dumpPath, keepKeyframes: plan.burst == nil ? 0 : 32)
+    var source = try LoopingDump(path: settings.dumpPath, profile: profile, burst: plan.burst)
+    let streamRate = profile.transportBitsPerSecond
+    var shaper = LinkShaper()
+    if let fraction = plan.linkFraction {
+      shaper.bitsPerSecond = Int64(Double(streamRate) * fraction)
+    }
+    if let stall = plan.stall {
+      shaper.stallStart = Int64(stall.start * 1e9)
+      shaper.stallDuration = Int64(stall.duration * 1e9)
+    }
+    let virtualClock = plan.virtualClock ? VirtualClock() : nil
+    let clock: any PacingClock = virtualClock ?? SystemClock()
+    let timer = SystemClock()
+
+    let sink: any OutputSink
+    var benchSink: BenchSink?
+    if scenario == .srt {
+      guard let url = settings.srtURL else { throw .usage("the srt scenario needs --srt URL") }
+      let options: SRTOptions
+      do { options = try SRTOptions(parsing: url) } catch { throw .usage("--srt: \(error)") }
+      sink = SRTSink(
+        options: options,
+        sendBufferBytes: ReplaySession.srtSendBufferBytes(PipelineConfiguration()))
+    } else {
+      let made = BenchSink(shaper: shaper)
+      benchSink = made
+      sink = made
+    }
+    let configuration = PipelineConfiguration()
+    let pipeline: Pipeline
+    do {
+      var budget = try MemoryBudget(
+        budget: configuration.budgetBytes, overhead: configuration.overheadBytes)
+      try budget.reserve(
+        "dump reader",
+        bytes: configuration.maximumSampleBytes + DumpReader<FileByteSource>.readChunk)
+      try budget.reserve("sink buffers", bytes: sink.bufferBytes)
+      pipeline = try Pipeline(
+        configuration: configuration, tracks: profile.tracks, payloadFormat: sink.payloadFormat,
+        budget: budget, clock: clock)
+    } catch {
+      throw .budget(error)
+    }
+    let probe = ProcResidentProbe()
+    let reporter = StatusReporter(pipeline: pipeline, clock: clock, probe: probe, writeLine: nil)
+    reporter.attach(sink)
+    let sender = Sender(pipeline: pipeline, sink: sink)
+    let thread = scenario == .srt ? SenderThread(sender: sender, reporter: reporter) : nil
+
+    let counter = AllocationCounter()
+    var histogram = LatencyHistogram()
+    var trace = BenchTrace(interval: max(1_000_000, plan.length / 500))
+    var pacer = ReplayPacer(speed: 1)
+    var sinkError: SinkError?
+    var payloadBytes: Int64 = 0
+    var appendNanoseconds: Int64 = 0
+    var steadyAllocations: UInt = 0
+    var steadySamples = 0
+    var sendAllocations: UInt = 0
+    var sentAtHalf: Int?
+    var maxTier = 0
+    let start = clock.now()
+    let wallStart = timer.now()
+    let half = plan.length / 2
+
+    func sample(_ now: Int64) {
+      let snapshot = pipeline.snapshot()
+      maxTier = max(maxTier, snapshot.tier.rawValue)
+      guard trace.isDue(now) else { return }
+      trace.add(
+        BenchTrace.Point(
+          time: Double(now - start) / 1e9, ledger: snapshot.ledger,
+          resident: probe.residentBytes() ?? 0,
+          ringFill: Double(snapshot.ringDuration) / Double(configuration.bufferTicks),
+          tier: snapshot.tier.rawValue), now: now)
+    }
+
+    /// Pumps the inline sender, counting its allocations in the second half.
+    func pump(_ now: Int64, counting: Bool) -> Sender.PumpResult {
+      let before = counter.threadCount()
+      let result = sender.pump(now: now)
+      if counting { sendAllocations &+= counter.threadCount() &- before }
+      return result
+    }
+
+    thread?.start()
+    sample(start)
+    running: while try source.next() {
+      var now = clock.now()
+      let position = plan.contentSeconds != nil ? source.contentTime : now - start
+      if position >= plan.length { break }
+      let steady = position >= half
+      if steady && sentAtHalf == nil { sentAtHalf = pipeline.snapshot().totalSent }
+      if plan.pacing == .realtime {
+        let header = source.header
+        let due = pacer.due(kind: header.kind, time: header.dts ?? header.pts, now: now)
+        while now < due {
+          var wake = min(due, now + 100_000_000)
+          if let thread {
+            if let error = thread.failure {
+              sinkError = error
+              break running
+            }
+          } else {
+            switch pump(now, counting: steady) {
+            case .failed(let error):
+              sinkError = error
+              break running
+            case .blocked(let until): wake = min(wake, until)
+            case .idle: break
+            }
+            reporter.tick(now: now)
+          }
+          sample(now)
+          clock.sleep(until: wake)
+          now = clock.now()
+        }
+      }
+      let header = source.header
+      let allocationsBefore = counter.threadCount()
+      let began = timer.now()
+      source.withPayload { payload in
+        _ = pipeline.append(
+          kind: header.kind, pts: header.pts, dts: header.dts, isKeyframe: header.isKeyframe,
+          payload: payload)
+      }
+      let took = timer.now() - began
+      let allocations = counter.threadCount() &- allocationsBefore
+      histogram.record(took)
+      appendNanoseconds += took
+      payloadBytes += Int64(header.payloadSize)
+      if steady {
+        steadyAllocations &+= allocations
+        steadySamples += 1
+      }
+      if let thread {
+        thread.wake()
+        if let error = thread.failure {
+          sinkError = error
+          break
+        }
+      } else {
+        if case .failed(let error) = pump(now, counting: steady) {
+          sinkError = error
+          break
+        }
+        reporter.tick(now: now)
+      }
+      sample(now)
+    }
+    let sentBeforeDrain = pipeline.snapshot().totalSent
+    if sinkError == nil {
+      if let thread {
+        sinkError = thread.stop(drainingFor: 30_000_000_000)
+      } else {
+        let deadline = clock.now() + 30_000_000_000
+        draining: while true {
+          let now = clock.now()
+          switch sender.pump(now: now) {
+          case .failed(let error):
+            sinkError = error
+            break draining
+          case .idle: break draining
+          case .blocked(let until):
+            if now >= deadline { break draining }
+            reporter.tick(now: now)
+            sample(now)
+            clock.sleep(until: min(until, deadline))
+          }
+        }
+      }
+    } else {
+      _ = thread?.stop(drainingFor: 0)
+    }
+    if sinkError == nil {
+      do { try sender.finish() } catch { sinkError = error }
+    }
+    let end = clock.now()
+    reporter.tick(now: end, force: true)
+    sample(end)
+    let snapshot = pipeline.snapshot()
+
+    var result = BenchResult(scenario: scenario.rawValue)
+    result.setup = scenario.summary
+    result.clock = virtualClock == nil ? "system" : "virtual"
+    result.contentSeconds = Double(source.contentTime) / 1e9
+    result.wallSeconds = Double(timer.now() - wallStart) / 1e9
+    result.samples = snapshot.totalAppended
+    result.streamBitsPerSecond = streamRate
+    result.linkBitsPerSecond = scenario == .srt ? nil : shaper.bitsPerSecond
+    result.budget = snapshot.budget
+    result.overhead = pipeline.budget.overhead
+    result.fixedBytes = pipeline.budget.fixedBytes
+    result.peakLedger = snapshot.peakLedger
+    result.peakResident = probe.peakResidentBytes()
+    for kind in SampleKind.allCases {
+      for reason in DropReason.allCases where snapshot.drops[kind, reason] > 0 {
+        result.drops.append((kind.description, reason.description, snapshot.drops[kind, reason]))
+      }
+    }
+    result.tierChanges = reporter.tierChanges
+    result.maxTier = maxTier
+    result.outageToKeyframeMilliseconds = benchSink?.keyframeAfterOutage.map { Double($0) / 1e6 }
+    result.appendP50 = histogram.percentile(0.5)
+    result.appendP99 = histogram.percentile(0.99)
+    result.appendP999 = histogram.percentile(0.999)
+    result.appendMax = histogram.maximum
+    result.appendMean = histogram.count > 0 ? Double(histogram.total) / Double(histogram.count) : 0
+    result.allocationSamples = steadySamples
+    if counter.isAvailable && steadySamples > 0 {
+      result.allocationsPerSample = Double(steadyAllocations) / Double(steadySamples)
+      let sentInHalf = sentBeforeDrain - (sentAtHalf ?? sentBeforeDrain)
+      if thread == nil && sentInHalf > 0 {
+        result.allocationsPerSentUnit = Double(sendAllocations) / Double(sentInHalf)
+      }
+    }
+    result.captureMegabytesPerSecond =
+      appendNanoseconds > 0 ? Double(payloadBytes) * 1e3 / Double(appendNanoseconds) : 0
+    result.sentBytes = snapshot.sentBytes
+    result.sinkError = sinkError?.description
+    result.trace = trace.points
+    return result
+  }
+}

@@ -1,0 +1,17 @@
+import IngestPOSIX
+/// Why an HLS recording could not be written or recovered.
+public enum HLSError: Error, Equatable, Sendable, CustomStringConvertible {
+  /// A file operation failed (unwritable directory, full disk, ...), naming the path.
+  case file(FileError)
+  /// `directory` holds no journal, so there is no recording to recover.
+  case noJournal(directory: String)
+
+  public var description: String {
+    switch self {
+    case .file(let error):
+      error.isDiskFull ? "\(error.description) (disk full)" : error.description
+    case .noJournal(let directory):
+      "\(directory): no '\(HLSJournal.fileName)' file, so no HLS recording to recover"
+    }
+  }
+}

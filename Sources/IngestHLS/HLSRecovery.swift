@@ -1,0 +1,179 @@
+import IngestPOSIX
+/// What recovering a recording directory found and did.
+public struct HLSRecoveryReport: Equatable, Sendable, CustomStringConvertible {
+  /// What happened to a segment that was being written (a `.part` file).
+  public enum Partial: Equatable, Sendable {
+    /// Cut back to its whole access units and kept as the last segment.
+    case kept(name: String, fileBytes: Int64, keptBytes: Int64, duration: Int64)
+    /// Removed: nothing playable in it (no whole keyframe, or no PAT at its start).
+    case removed(name: String, fileBytes: Int64)
+  }
+
+  /// The recording directory.
+  public var directory: String
+  /// The playlist written (or found up to date).
+  public var playlistPath: String
+  /// The journal already ended with `end` and nothing needed repair.
+  public var wasFinished = false
+  /// Segments listed in the playlist.
+  public var segments = 0
+  /// Complete segments whose rename from `.part` had not happened yet.
+  public var renamed: [String] = []
+  /// Segments the journal records but whose file is missing or short (listed nowhere).
+  public var lost: [String] = []
+  /// Segments that were being written.
+  public var partials: [Partial] = []
+  /// Journal lines that were skipped (a torn last line, for instance).
+  public var journalIssues: [HLSJournal.Issue] = []
+
+  public var description: String {
+    if wasFinished {
+      return "\(directory): finished recording, \(segments) segments, nothing to do"
+    }
+    var parts = ["\(segments) segments listed in \(playlistPath)"]
+    for partial in partials {
+      switch partial {
+      case .kept(let name, let fileBytes, let keptBytes, let duration):
+        parts.append(
+          "partial \(name) cut from \(fileBytes) to \(keptBytes) bytes and kept (\(HLSSegment.seconds(duration, decimals: 3)) s)"
+        )
+      case .removed(let name, let fileBytes):
+        parts.append("partial \(name) (\(fileBytes) bytes) removed: no whole keyframe")
+      }
+    }
+    if partials.isEmpty { parts.append("no partial segment") }
+    if !renamed.isEmpty { parts.append("completed rename of " + renamed.joined(separator: ", ")) }
+    if !lost.isEmpty { parts.append("missing segment files: " + lost.joined(separator: ", ")) }
+    if !journalIssues.isEmpty {
+      parts.append("skipped journal " + journalIssues.map(\.description).joined(separator: "; "))
+    }
+    return parts.joined(separator: "; ")
+  }
+}
+
+/// Turns the directory of an interrupted recording into a finished one, from its journal.
+///
+/// Rules (see docs/hls.md):
+/// - A segment the journal records is kept if its file has the recorded size; if only its
+///   `.part` exists with at least that size (killed between journal and rename) it is cut to the
+///   recorded size and renamed. Otherwise it is reported lost and not listed.
+/// - A `.part` the journal does not record as complete is cut to its whole access units and kept
+///   as a final segment if that still starts with PAT and holds a whole keyframe (audio frame
+///   without video); otherwise it is removed.
+/// - A playlist listing every segment, with `EXT-X-ENDLIST`, replaces the old one, and `end` is
+///   appended to the journal. Recovering a finished recording changes nothing.
+public enum HLSRecovery {
+  /// Whether `directory` holds a recording that was not finished.
+  public static func needsRecovery(directory: String) throws(HLSError) -> Bool {
+    let names: [String]
+    do { names = try HLSFileSystem.entries(of: directory) } catch { throw .file(error) }
+    if names.contains(where: { $0.hasSuffix(".part") }) { return true }
+    guard names.contains(HLSJournal.fileName) else { return false }
+    let journal: HLSJournal?
+    do {
+      journal = try HLSFileSystem.readJournal(HLSFileSystem.join(directory, HLSJournal.fileName))
+    } catch { throw .file(error) }
+    return journal.map { !$0.isFinished } ?? false
+  }
+
+  /// Recovers `directory`.
+  /// - Parameter now: the wall clock in milliseconds, for a partial segment without an `open` line.
+  /// - Throws: `HLSError.noJournal` without a journal, `.file` when a file operation fails.
+  public static func recover(directory: String, now: Int64 = HLSDateTime.now()) throws(HLSError)
+    -> HLSRecoveryReport
+  {
+    do { return try run(directory: directory, now: now) } catch let error as HLSError {
+      throw error
+    } catch let error as FileError {
+      throw .file(error)
+    } catch {
+      throw .noJournal(directory: directory)
+    }
+  }
+
+  private static func run(directory: String, now: Int64) throws -> HLSRecoveryReport {
+    let journalPath = HLSFileSystem.join(directory, HLSJournal.fileName)
+    guard let journal = try HLSFileSystem.readJournal(journalPath) else {
+      throw HLSError.noJournal(directory: directory)
+    }
+    let playlistName = journal.playlistName ?? "index.m3u8"
+    let playlistPath = HLSFileSystem.join(directory, playlistName)
+    var report = HLSRecoveryReport(directory: directory, playlistPath: playlistPath)
+    report.journalIssues = journal.issues
+    let names = try HLSFileSystem.entries(of: directory)
+    let partNames = names.filter { $0.hasSuffix(".part") }.sorted {
+      (HLSSegment.index(ofFileName: $0) ?? .max, $0) < (
+        HLSSegment.index(ofFileName: $1) ?? .max, $1
+      )
+    }
+    var handledParts = Set<String>()
+    var segments: [HLSSegment] = []
+    for segment in journal.segments {
+      let path = HLSFileSystem.join(directory, segment.name)
+      if HLSFileSystem.size(of: path) == segment.bytes {
+        segments.append(segment)
+        continue
+      }
+      let part = path + ".part"
+      if let size = HLSFileSystem.size(of: part), size >= segment.bytes {
+        try HLSFileSystem.truncate(part, to: segment.bytes)
+        try HLSFileSystem.rename(part, to: path)
+        handledParts.insert(segment.name + ".part")
+        report.renamed.append(segment.name)
+        segments.append(segment)
+      } else {
+        report.lost.append(segment.name)
+      }
+    }
+
+    let journalFile = try HLSAppendFile(path: journalPath)
+    defer { journalFile.close() }
+    // A kill mid-write left half a line: end it, so the lines appended below stay whole.
+    if journal.endsWithTornLine { try journalFile.append(HLSJournal.tornLineEnd) }
+    for partName in partNames where !handledParts.contains(partName) {
+      let partPath = HLSFileSystem.join(directory, partName)
+      let scan = try HLSSegmentScanner.scan(path: partPath)
+      let name = String(partName.dropLast(5))
+      guard scan.isPlayable, HLSSegment.index(ofFileName: partName) != nil,
+        !segments.contains(where: { $0.name == name })
+      else {
+        try HLSFileSystem.remove(partPath)
+        report.partials.append(.removed(name: name, fileBytes: scan.fileBytes))
+        continue
+      }
+      try HLSFileSystem.truncate(partPath, to: scan.completeBytes)
+      let opened = journal.openSegment?.name == name ? journal.openSegment : nil
+      let date =
+        opened?.programDateTime
+        ?? segments.last.map { $0.programDateTime + $0.duration / 90 } ?? now
+      let segment = HLSSegment(
+        name: name, duration: scan.duration, bytes: scan.completeBytes,
+        discontinuity: opened?.discontinuity ?? false, programDateTime: date)
+      try journalFile.append(HLSJournal.segmentLine(segment))
+      try HLSFileSystem.rename(partPath, to: HLSFileSystem.join(directory, name))
+      segments.append(segment)
+      report.partials.append(
+        .kept(
+          name: name, fileBytes: scan.fileBytes, keptBytes: scan.completeBytes,
+          duration: scan.duration))
+    }
+    for name in names where name.hasSuffix(".tmp") {
+      try HLSFileSystem.remove(HLSFileSystem.join(directory, name))
+    }
+    report.segments = segments.count
+
+    let upToDate =
+      journal.isFinished && partNames.isEmpty && report.lost.isEmpty
+      && HLSFileSystem.size(of: playlistPath) != nil
+    if upToDate {
+      report.wasFinished = true
+      return report
+    }
+    var playlist = HLSPlaylist(kind: .vod, targetDuration: journal.targetDuration ?? 1)
+    for segment in segments { playlist.append(segment) }
+    try HLSFileSystem.replace(playlistPath, with: playlist.rendered)
+    if !journal.isFinished { try journalFile.append(HLSJournal.endLine) }
+    try HLSFileSystem.syncDirectory(directory)
+    return report
+  }
+}

@@ -1,0 +1,280 @@
+import IngestCore
+import IngestPOSIX
+
+/// Writes the transport stream as HLS: segments cut at keyframes, a live media playlist, and a
+/// journal that lets an interrupted recording be recovered (see docs/hls.md).
+///
+/// ```
+/// DIR/
+///   journal             append-only, one synced line per event: the truth for recovery
+///   seg00000.ts ...     complete segments (written as .part, synced, then renamed)
+///   seg00007.ts.part    the segment being written, through one bounded write buffer
+///   index.m3u8          replaced atomically (write .tmp, sync, rename) after each segment
+/// ```
+///
+/// A segment starts at a video keyframe whose prefix holds PAT and PMT (its first packet carries
+/// the PCR), once the running segment reached the target duration, or at the first keyframe after
+/// a clock reset. Without video it starts at a unit of the PCR track whose prefix holds PAT/PMT.
+public final class HLSSink: OutputSink {
+  /// Settings of an HLS output.
+  public struct Configuration: Sendable {
+    /// The recording directory (created if missing).
+    public var directory: String
+    /// The playlist's file name inside `directory`.
+    public var playlistName = "index.m3u8"
+    /// Target segment duration in seconds.
+    public var targetDuration = 2
+    /// Segments in the live playlist; 0 lists every segment (an EVENT playlist).
+    public var window = 6
+    /// Bytes of the one write buffer segments stream through.
+    public var bufferCapacity = 256 << 10
+
+    public init(directory: String) { self.directory = directory }
+  }
+
+  private struct OpenSegment {
+    var name: String
+    var writer: FileWriter
+    var startDTS: Int64
+    var lastDTS: Int64
+    var lastDelta: Int64 = 0
+    var timingUnits = 1
+    var discontinuity: Bool
+    var programDateTime: Int64
+  }
+
+  public let payloadFormat = PayloadFormat.transportStream
+  public let configuration: Configuration
+  /// Called on the sender's thread after each segment is complete and listed.
+  public var onSegment: ((HLSSegment) -> Void)?
+  /// Called when `open` found an unfinished recording in the directory and recovered it.
+  public var onRecovery: ((HLSRecoveryReport) -> Void)?
+  /// The wall clock in milliseconds since the epoch (`EXT-X-PROGRAM-DATE-TIME`).
+  public var wallClock: @Sendable () -> Int64 = { HLSDateTime.now() }
+  /// The playlist as last written.
+  public private(set) var playlist: HLSPlaylist
+  /// Segments completed by this run.
+  public private(set) var completedSegments = 0
+
+  private var journal: HLSAppendFile?
+  private var current: OpenSegment?
+  private var timingKind = SampleKind.video
+  private var nextIndex = 0
+  private var discontinuityPending = false
+  private var previous: HLSSegment?
+
+  public init(configuration: Configuration) {
+    self.configuration = configuration
+    playlist = HLSPlaylist(
+      window: configuration.window, targetDuration: configuration.targetDuration)
+  }
+
+  public var bufferBytes: Int { configuration.bufferCapacity }
+  public var congestion: Double { 0 }
+  public var redactedDescription: String {
+    "hls:" + HLSFileSystem.join(configuration.directory, configuration.playlistName)
+  }
+
+  private var directory: String { configuration.directory }
+  /// Elapsed ticks after which the next cut point ends the segment. Without video, PAT/PMT come
+  /// every ~100 ms on either audio track, so cuts are accepted from 120 ms before the target on:
+  /// segments then stay at or below it.
+  private var cutAfter: Int64 {
+    Int64(configuration.targetDuration) * 90_000 - (timingKind == .video ? 0 : 10_800)
+  }
+
+  public func open(tracks: TrackFormats) throws(SinkError) {
+    close()
+    timingKind = tracks.pcrKind ?? .video
+    do {
+      try HLSFileSystem.makeDirectories(directory)
+      if try HLSRecovery.needsRecovery(directory: directory) {
+        let report = try HLSRecovery.recover(directory: directory, now: wallClock())
+        onRecovery?(report)
+      }
+      try resume()
+    } catch let error as HLSError {
+      throw .fatal(error.description)
+    } catch let error as FileError {
+      throw .fatal(HLSError.file(error).description)
+    } catch {
+      throw .fatal("\(directory): \(error)")
+    }
+  }
+
+  /// Continues after what the directory already holds: numbering goes on, earlier segments stay
+  /// listed (as far as the window reaches), and the first new segment gets a discontinuity.
+  private func resume() throws {
+    let journalPath = HLSFileSystem.join(directory, HLSJournal.fileName)
+    let earlier = try HLSFileSystem.readJournal(journalPath) ?? HLSJournal()
+    playlist = HLSPlaylist(
+      window: configuration.window, targetDuration: configuration.targetDuration)
+    nextIndex = 0
+    for name in try HLSFileSystem.entries(of: directory) {
+      if let index = HLSSegment.index(ofFileName: name) { nextIndex = max(nextIndex, index + 1) }
+    }
+    for segment in earlier.segments
+    where HLSFileSystem.size(of: HLSFileSystem.join(directory, segment.name)) == segment.bytes {
+      playlist.append(segment)
+    }
+    discontinuityPending = !playlist.segments.isEmpty || playlist.mediaSequence > 0
+    previous = playlist.segments.last
+    let file = try HLSAppendFile(path: journalPath)
+    // End a line torn by an earlier kill, or the run line would be glued to it and lost.
+    if earlier.endsWithTornLine { try file.append(HLSJournal.tornLineEnd) }
+    try file.append(
+      HLSJournal.runLine(
+        playlist: configuration.playlistName, targetDuration: configuration.targetDuration,
+        window: configuration.window))
+    try HLSFileSystem.syncDirectory(directory)
+    journal = file
+  }
+
+  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
+    throws(SinkError)
+    -> SinkWriteResult
+  {
+    if unit.isDiscontinuity { discontinuityPending = true }
+    let cutPoint = isCutPoint(unit, bytes: bytes)
+    do {
+      if let segment = current {
+        if cutPoint && (unit.dts - segment.startDTS >= cutAfter || discontinuityPending) {
+          try finishSegment(duration: unit.dts - segment.startDTS, next: unit)
+        }
+      } else if cutPoint {
+        try startSegment(unit, journalPrefix: "")
+      } else {
+        // Nothing before the first keyframe: a segment must start decodable.
+        return .written
+      }
+      try current!.writer.write(bytes)
+    } catch {
+      throw .fatal(HLSError.file(error).description)
+    }
+    if unit.kind == timingKind, var segment = current, unit.dts > segment.lastDTS {
+      segment.lastDelta = unit.dts - segment.lastDTS
+      segment.lastDTS = unit.dts
+      segment.timingUnits += 1
+      current = segment
+    }
+    return .written
+  }
+
+  /// A unit a segment can start with: a video keyframe (any audio unit without video), with PAT
+  /// first.
+  private func isCutPoint(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer) -> Bool {
+    let eligible = timingKind == .video ? unit.kind == .video && unit.isKeyframe : unit.kind.isAudio
+    guard eligible,
+      unit.prefixLength >= 2 * TSPacket.size, bytes.count >= TSPacket.size,
+      bytes[0] == TSPacket.syncByte
+    else { return false }
+    return UInt16(bytes[1] & 0x1F) << 8 | UInt16(bytes[2]) == TSPacket.patPID
+  }
+
+  private func startSegment(_ unit: OutgoingUnit, journalPrefix: String) throws(FileError) {
+    let name = HLSSegment.fileName(index: nextIndex)
+    // Dates follow the media durations so they never go back; the wall clock anchors the first
+    // segment of a run, and a later one after a clock reset if it is ahead.
+    var date: Int64
+    if let previous {
+      date = previous.programDateTime + previous.duration / 90
+      if discontinuityPending { date = max(date, wallClock()) }
+    } else {
+      date = wallClock()
+    }
+    try journal?.append(
+      journalPrefix
+        + HLSJournal.openLine(
+          name: name, discontinuity: discontinuityPending, programDateTime: date))
+    let writer = try FileWriter(
+      path: HLSFileSystem.join(directory, name + ".part"),
+      bufferCapacity: configuration.bufferCapacity)
+    nextIndex += 1
+    current = OpenSegment(
+      name: name, writer: writer, startDTS: unit.dts, lastDTS: unit.dts,
+      discontinuity: discontinuityPending, programDateTime: date)
+    discontinuityPending = false
+  }
+
+  /// Completes the open segment: sync, journal, rename, playlist; then starts the next one at
+  /// `next` (the journal gets both lines in one synced write).
+  private func finishSegment(duration: Int64, next: OutgoingUnit?) throws(FileError) {
+    guard let open = current else { return }
+    try open.writer.sync()
+    try open.writer.close()
+    current = nil
+    let segment = HLSSegment(
+      name: open.name, duration: max(duration, 1), bytes: open.writer.bytesWritten,
+      discontinuity: open.discontinuity, programDateTime: open.programDateTime)
+    let line = HLSJournal.segmentLine(segment)
+    previous = segment
+    if let next {
+      try startSegment(next, journalPrefix: line)
+    } else {
+      try journal?.append(line)
+    }
+    try HLSFileSystem.rename(
+      HLSFileSystem.join(directory, open.name + ".part"),
+      to: HLSFileSystem.join(directory, open.name))
+    playlist.append(segment)
+    try writePlaylist()
+    completedSegments += 1
+    onSegment?(segment)
+  }
+
+  private func writePlaylist() throws(FileError) {
+    try HLSFileSystem.replace(
+      HLSFileSystem.join(directory, configuration.playlistName), with: playlist.rendered)
+    try HLSFileSystem.syncDirectory(directory)
+  }
+
+  /// Stops writing after a failure; the `.part` file and the journal stay for recovery.
+  public func close() {
+    try? current?.writer.close()
+    current = nil
+    journal?.close()
+    journal = nil
+  }
+
+  /// Completes the last segment, writes the playlist with `EXT-X-ENDLIST` and ends the journal.
+  public func finish() throws(SinkError) {
+    guard let journal else { return }
+    do {
+      if let open = current {
+        let lone: Int64 = timingKind == .video ? 3000 : 1920
+        let tail = open.timingUnits > 1 ? open.lastDelta : lone
+        try finishSegment(duration: open.lastDTS - open.startDTS + tail, next: nil)
+      }
+      playlist.isEnded = true
+      try writePlaylist()
+      try journal.append(HLSJournal.endLine)
+    } catch {
+      throw .fatal(HLSError.file(error).description)
+    }
+    journal.close()
+    self.journal = nil
+  }
+}
+
+extension HLSSink {
+  /// Sends a `segment` status event per completed segment and an `hlsRecovered` event when an
+  /// unfinished recording was recovered.
+  public func setStatusHandler(_ handler: @escaping @Sendable (String, JSONObject) -> Void) {
+    onSegment = { segment in
+      var object = JSONObject()
+      object.add("name", segment.name)
+      object.add("duration_s", Double(segment.duration) / 90_000)
+      object.add("bytes", segment.bytes)
+      object.add("discontinuity", segment.discontinuity)
+      handler("segment", object)
+    }
+    onRecovery = { report in
+      var object = JSONObject()
+      object.add("segments", report.segments)
+      object.add("partials", report.partials.count)
+      object.add("lost", report.lost.count)
+      object.add("detail", report.description)
+      handler("hlsRecovered", object)
+    }
+  }
+}

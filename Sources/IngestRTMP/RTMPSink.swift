@@ -1,0 +1,422 @@
+import CFFmpeg
+import Glibc
+import IngestCore
+import IngestFFmpeg
+
+/// Publishes access units to an RTMP or RTMPS server through libavformat's flv muxer.
+///
+/// FLV carries one audio track: units of the other audio kind are accepted and dropped. Video units
+/// are AVCC; 1- and 2-byte NAL length prefixes are widened to 4 bytes, and the avcC record sent as
+/// the sequence header says so. Timestamps are 90 kHz ticks, made relative to the first unit written
+/// after `open` and rounded down to FLV's milliseconds (composition time = pts - dts).
+///
+/// Every connection starts with a video keyframe: video before the first keyframe after `open`, and
+/// audio before it, are dropped (counted in `droppedUnits`). Each `open` sends fresh sequence headers.
+///
+/// Threading: all calls except `cancel()` come from one thread (the sender), which is where all
+/// libavformat I/O runs. No call blocks longer than its timeout in `Options`; `cancel()` from any
+/// thread makes a blocked call return within about 100 ms.
+///
+/// libavformat logs URLs with the stream key in them, so this sink silences libavformat's log for
+/// the whole process (see `RTMPLog`); error-level lines from its own calls are redacted and quoted
+/// in the `SinkError` it throws.
+public final class RTMPSink: OutputSink, @unchecked Sendable {
+  // @unchecked: the mutable state is only touched from the sender thread; `cancel()` touches only
+  // the atomics in `interrupt`.
+
+  /// Timeouts and buffer sizes.
+  public struct Options: Sendable, Equatable {
+    /// Longest time one write (or the trailer) may block before the connection counts as broken.
+    public var ioTimeout: Duration
+    /// Longest time connecting may take: DNS, TCP, TLS, RTMP handshake, connect and publish.
+    public var openTimeout: Duration
+    /// Longest time `close()` spends telling the server the stream ended.
+    public var closeTimeout: Duration
+    /// The socket send buffer requested (`SO_SNDBUF`; Linux doubles it). Entered in `bufferBytes`.
+    public var socketSendBufferSize: Int
+    /// For rtmps: check the server certificate against the system trust store and the host name.
+    public var verifyTLSPeer: Bool
+
+    public init(
+      ioTimeout: Duration = .seconds(5), openTimeout: Duration = .seconds(10),
+      closeTimeout: Duration = .seconds(1), socketSendBufferSize: Int = 256 * 1024,
+      verifyTLSPeer: Bool = true
+    ) {
+      self.ioTimeout = ioTimeout
+      self.openTimeout = openTimeout
+      self.closeTimeout = closeTimeout
+      self.socketSendBufferSize = socketSendBufferSize
+      self.verifyTLSPeer = verifyTLSPeer
+    }
+  }
+
+  /// Where the stream goes.
+  public let target: RTMPTarget
+  /// The audio kind carried in the FLV; units of the other audio kind are dropped.
+  public let audioKind: SampleKind
+  /// Timeouts and buffer sizes.
+  public let options: Options
+  /// Units dropped since creation: before the first keyframe of a connection, or malformed AVCC.
+  public private(set) var droppedUnits = 0
+
+  public var payloadFormat: PayloadFormat { .accessUnits }
+  public var redactedDescription: String { "rtmp sink \(target.redactedDescription)" }
+
+  /// The AVIO buffer, the socket send buffer as the kernel sizes it (twice `SO_SNDBUF`), and the
+  /// copies the rtmp protocol and the NAL length rewrite make of the largest unit seen.
+  public var bufferBytes: Int {
+    avioBufferSize + 2 * options.socketSendBufferSize + 2 * largestUnit + scratch.capacity
+  }
+
+  /// Time spent blocked in writes per second of media written, over the last second of media or
+  /// more: near 1 the link carries barely what the stream needs.
+  public private(set) var congestion: Double = 0
+
+  private let interrupt = RTMPInterrupt()
+  private let logCapture = RTMPLogCapture()
+  private var context: UnsafeMutablePointer<AVFormatContext>?
+  private var packet: UnsafeMutablePointer<AVPacket>?
+  private var videoStream: Int32 = -1
+  private var audioStream: Int32 = -1
+  private var videoLengthSize = 4
+  /// 90 kHz dts of the first unit of this connection; nil until a keyframe arrives.
+  private var baseDTS: Int64?
+  /// Last dts written per stream, in the stream's time base.
+  private var lastDTS: [Int64] = [Int64.min, Int64.min]
+  private var broken = false
+  private var scratch: [UInt8] = []
+  private var largestUnit = 0
+  /// libavformat's default AVIO buffer (IO_BUFFER_SIZE) until a connection reports its own.
+  private var avioBufferSize = 32_768
+  private var blockedNanoseconds: Int64 = 0
+  private var windowStartDTS: Int64?
+
+  /// - Parameters:
+  ///   - target: the parsed publish URL.
+  ///   - audio: which audio kind goes into the FLV (`.audioMic` when the capture has no app audio).
+  ///   - options: timeouts and buffer sizes.
+  public init(target: RTMPTarget, audio: SampleKind = .audioApp, options: Options = Options()) {
+    precondition(audio.isAudio, "audio must be .audioApp or .audioMic")
+    self.target = target
+    self.audioKind = audio
+    self.options = options
+  }
+
+  deinit { close() }
+
+  /// Makes any blocked or later call fail promptly with `.fatal("... cancelled")`. Callable from any
+  /// thread; sticky for the life of the sink (it is how a run ends, not how a write is retried).
+  public func cancel() {
+    interrupt.cancelled.store(true, ordering: .relaxed)
+  }
+
+  // MARK: OutputSink
+
+  public func open(tracks: TrackFormats) throws(SinkError) {
+    close()
+    if let message = FFmpegLibrary.loadError { throw .fatal(message) }
+    guard !interrupt.cancelled.load(ordering: .relaxed) else { throw cancelledError }
+    let audioFormat = audioKind == .audioApp ? tracks.audioApp : tracks.audioMic
+    guard tracks.video != nil || audioFormat != nil else {
+      throw .fatal("\(target.redactedDescription): no video and no \(audioKind) track to publish")
+    }
+    do throws(SinkError) {
+      try connect(video: tracks.video, audio: audioFormat)
+    } catch {
+      close()
+      throw error
+    }
+  }
+
+  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
+    throws(SinkError)
+    -> SinkWriteResult
+  {
+    guard let context, packet != nil else {
+      throw .retryable("\(target.redactedDescription): not connected")
+    }
+    if interrupt.cancelled.load(ordering: .relaxed) { throw cancelledError }
+    if broken { throw .retryable("\(target.redactedDescription): connection lost") }
+    let stream: Int32
+    switch unit.kind {
+    case .video: stream = videoStream
+    case audioKind: stream = audioStream
+    default: return .written
+    }
+    guard stream >= 0 else { return .written }
+
+    if baseDTS == nil {
+      guard videoStream < 0 || (unit.kind == .video && unit.isKeyframe) else {
+        droppedUnits += 1
+        return .written
+      }
+      baseDTS = unit.dts
+      windowStartDTS = unit.dts
+    }
+    guard let base = baseDTS, unit.dts >= base else {
+      droppedUnits += 1
+      return .written
+    }
+    let timeBase = context.pointee.streams[Int(stream)]!.pointee.time_base
+    var dts = rescale(unit.dts - base, to: timeBase)
+    var pts = rescale(max(unit.pts, unit.dts) - base, to: timeBase)
+    if dts < lastDTS[Int(stream)] {
+      // The timeline promises monotonic dts; should it ever slip, the muxer would refuse the
+      // packet and break the connection, so hold the stream at its last dts instead.
+      dts = lastDTS[Int(stream)]
+      pts = max(pts, dts)
+    }
+
+    if unit.kind == .video && videoLengthSize != 4 {
+      guard RTMPNALLengths.widen(bytes, lengthSize: videoLengthSize, into: &scratch) else {
+        droppedUnits += 1
+        return .written
+      }
+      let result = scratch.withUnsafeBytes { widened in
+        Result { () throws(SinkError) in
+          try send(widened, unit: unit, stream: stream, pts: pts, dts: dts, context: context)
+        }
+      }
+      return try result.get()
+    }
+    return try send(bytes, unit: unit, stream: stream, pts: pts, dts: dts, context: context)
+  }
+
+  private func send(
+    _ payload: UnsafeRawBufferPointer, unit: OutgoingUnit, stream: Int32, pts: Int64, dts: Int64,
+    context: UnsafeMutablePointer<AVFormatContext>
+  ) throws(SinkError) -> SinkWriteResult {
+    guard let packet, let base = payload.baseAddress, payload.count <= Int(Int32.max) else {
+      droppedUnits += 1
+      return .written
+    }
+    largestUnit = max(largestUnit, payload.count)
+    // av_write_frame does not take ownership of non-refcounted data and does not modify it.
+    packet.pointee.data = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self))
+    packet.pointee.size = Int32(payload.count)
+    packet.pointee.stream_index = stream
+    packet.pointee.pts = pts
+    packet.pointee.dts = dts
+    packet.pointee.duration = 0
+    packet.pointee.pos = -1
+    packet.pointee.flags = unit.kind == .video && unit.isKeyframe ? AV_PKT_FLAG_KEY : 0
+
+    // av_write_frame, not av_interleaved_write_frame: the send ring already orders units by dts,
+    // and the interleaver would hold every packet until each stream has one queued, which grows
+    // without bound while a track is silent (app audio stops when the app makes no sound).
+    let started = RTMPInterrupt.monotonicNow()
+    interrupt.arm(for: nanoseconds(options.ioTimeout))
+    let result = RTMPLog.capturing(into: logCapture) { cffmpeg_av_write_frame(context, packet) }
+    packet.pointee.data = nil
+    packet.pointee.size = 0
+    measure(blockedSince: started, dts: unit.dts)
+    guard result >= 0 else {
+      broken = true
+      throw ioError(result, doing: "write")
+    }
+    lastDTS[Int(stream)] = dts
+    return .written
+  }
+
+  public func close() {
+    guard let context else { return }
+    if context.pointee.pb != nil {
+      // rtmp_close sends FCUnpublish and deleteStream; a dead peer must not hold us up for long.
+      interrupt.arm(for: nanoseconds(options.closeTimeout))
+      RTMPLog.capturing(into: logCapture) { cffmpeg_avio_closep(&context.pointee.pb) } as Void
+    }
+    cffmpeg_avformat_free_context(context)
+    self.context = nil
+    cffmpeg_av_packet_free(&packet)
+    videoStream = -1
+    audioStream = -1
+    baseDTS = nil
+    lastDTS = [Int64.min, Int64.min]
+    broken = false
+    blockedNanoseconds = 0
+    windowStartDTS = nil
+  }
+
+  public func finish() throws(SinkError) {
+    guard let context else { return }
+    defer { close() }
+    if interrupt.cancelled.load(ordering: .relaxed) { throw cancelledError }
+    if broken { throw .retryable("\(target.redactedDescription): connection lost before finish") }
+    interrupt.arm(for: nanoseconds(options.ioTimeout))
+    let result = RTMPLog.capturing(into: logCapture) { cffmpeg_av_write_trailer(context) }
+    if result < 0 { throw ioError(result, doing: "finish") }
+  }
+
+  // MARK: Connecting
+
+  private func connect(video: H264Format?, audio: AACFormat?) throws(SinkError) {
+    var allocated: UnsafeMutablePointer<AVFormatContext>?
+    guard cffmpeg_avformat_alloc_output_context2(&allocated, nil, "flv", nil) >= 0,
+      let context = allocated
+    else { throw .fatal("\(target.redactedDescription): libavformat has no flv muxer") }
+    self.context = context
+    context.pointee.interrupt_callback = interrupt.callback
+    // No automatic bitstream filters (they may buffer); push every packet to the socket at once so
+    // no media waits in the AVIO buffer between writes.
+    context.pointee.flags =
+      (context.pointee.flags & ~AVFMT_FLAG_AUTO_BSF) | AVFMT_FLAG_FLUSH_PACKETS
+    context.pointee.flush_packets = 1
+
+    if var video {
+      videoLengthSize = video.nalLengthSize
+      video.nalLengthSize = 4
+      // The muxer insists on a size; an SPS this parser cannot read still decodes, so it gets a
+      // nominal one that only the onMetaData tag carries.
+      let size = RTMPVideoSize(sps: video.sps[0]) ?? RTMPVideoSize(width: 16, height: 16)
+      videoStream = try addStream(to: context, extradata: video.avcC) { parameters in
+        parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
+        parameters.pointee.codec_id = AV_CODEC_ID_H264
+        parameters.pointee.width = Int32(size.width)
+        parameters.pointee.height = Int32(size.height)
+      }
+    }
+    if let audio {
+      audioStream = try addStream(to: context, extradata: audio.audioSpecificConfig) {
+        parameters in
+        parameters.pointee.codec_type = AVMEDIA_TYPE_AUDIO
+        parameters.pointee.codec_id = AV_CODEC_ID_AAC
+        parameters.pointee.sample_rate = Int32(audio.sampleRate)
+        parameters.pointee.frame_size = 1024
+        cffmpeg_av_channel_layout_default(&parameters.pointee.ch_layout, Int32(audio.channels))
+      }
+    }
+    packet = cffmpeg_av_packet_alloc()
+    guard packet != nil else { throw .fatal("\(target.redactedDescription): out of memory") }
+
+    var settings: OpaquePointer?
+    defer { cffmpeg_av_dict_free(&settings) }
+    // rw_timeout is a URLContext option, copied down to the tcp/tls layers; "timeout" must not be
+    // used: on rtmp it means "listen for a connection".
+    cffmpeg_av_dict_set(&settings, "rw_timeout", String(nanoseconds(options.ioTimeout) / 1000), 0)
+    cffmpeg_av_dict_set(&settings, "rtmp_app", target.app, 0)
+    cffmpeg_av_dict_set(&settings, "rtmp_playpath", target.streamKey, 0)
+    cffmpeg_av_dict_set(&settings, "tcp_nodelay", "1", 0)
+    cffmpeg_av_dict_set(&settings, "send_buffer_size", String(options.socketSendBufferSize), 0)
+    if target.scheme == .rtmps {
+      cffmpeg_av_dict_set(&settings, "tls_verify", options.verifyTLSPeer ? "1" : "0", 0)
+    }
+
+    interrupt.arm(for: nanoseconds(options.openTimeout))
+    var io: UnsafeMutablePointer<AVIOContext>?
+    var callback = context.pointee.interrupt_callback
+    let opened = RTMPLog.capturing(into: logCapture) {
+      cffmpeg_avio_open2(&io, target.url, AVIO_FLAG_WRITE, &callback, &settings)
+    }
+    guard opened >= 0, let io else { throw openError(opened) }
+    context.pointee.pb = io
+    avioBufferSize = Int(io.pointee.buffer_size)
+
+    let header = RTMPLog.capturing(into: logCapture) { cffmpeg_avformat_write_header(context, nil) }
+    guard header >= 0 else { throw openError(header) }
+  }
+
+  private func addStream(
+    to context: UnsafeMutablePointer<AVFormatContext>, extradata: [UInt8],
+    configure: (UnsafeMutablePointer<AVCodecParameters>) -> Void
+  ) throws(SinkError) -> Int32 {
+    guard let stream = cffmpeg_avformat_new_stream(context, nil),
+      let memory = cffmpeg_av_mallocz(extradata.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))
+    else { throw .fatal("\(target.redactedDescription): out of memory") }
+    let parameters = stream.pointee.codecpar!
+    // The muxer owns extradata from here on and frees it with the context.
+    let bytes = memory.bindMemory(to: UInt8.self, capacity: extradata.count)
+    bytes.update(from: extradata, count: extradata.count)
+    parameters.pointee.extradata = bytes
+    parameters.pointee.extradata_size = Int32(extradata.count)
+    configure(parameters)
+    // The flv muxer resets this to 1/1000 in avformat_write_header; timestamps are rescaled from
+    // 90 kHz to whatever it chose.
+    stream.pointee.time_base = AVRational(num: 1, den: 90_000)
+    return stream.pointee.index
+  }
+
+  // MARK: Errors
+
+  private var cancelledError: SinkError { .fatal("\(target.redactedDescription): cancelled") }
+
+  /// Connecting failed. Network trouble is retryable; the server turning the publish down (closing
+  /// the connection after the RTMP handshake, or answering with an error status) is fatal, since
+  /// the same app and key will be refused again.
+  private func openError(_ code: Int32) -> SinkError {
+    if interrupt.cancelled.load(ordering: .relaxed) { return cancelledError }
+    let detail = self.detail(code)
+    let prefix = target.redactedDescription
+    if code == cffmpeg_averror_exit() || code == cffmpeg_averror(ETIMEDOUT) {
+      return .retryable("\(prefix): timed out connecting\(detail)")
+    }
+    let logged = logCapture.message ?? ""
+    if Self.networkErrors.contains(where: { cffmpeg_averror($0) == code })
+      || logged.hasPrefix("Failed to resolve") || logged.hasPrefix("Cannot read RTMP handshake")
+    {
+      return .retryable("\(prefix): cannot connect\(detail)")
+    }
+    if code == cffmpeg_averror(EINVAL) || code == cffmpeg_averror(ENOSYS) {
+      return .fatal("\(prefix): the flv muxer refused the track configuration\(detail)")
+    }
+    if code == cffmpeg_averror(EPERM) || code == cffmpeg_averror(EACCES)
+      || code == cffmpeg_averror(EIO) || code == cffmpeg_averror_eof()
+    {
+      return .fatal(
+        "\(prefix): the server refused the publish (app or stream key rejected)\(detail)")
+    }
+    return .retryable("\(prefix): cannot connect\(detail)")
+  }
+
+  private func ioError(_ code: Int32, doing action: String) -> SinkError {
+    if interrupt.cancelled.load(ordering: .relaxed) { return cancelledError }
+    if code == cffmpeg_averror_exit() || code == cffmpeg_averror(ETIMEDOUT) {
+      return .retryable("\(target.redactedDescription): \(action) timed out\(detail(code))")
+    }
+    return .retryable("\(target.redactedDescription): \(action) failed\(detail(code))")
+  }
+
+  private static let networkErrors: [Int32] = [
+    ECONNREFUSED, ECONNRESET, ECONNABORTED, ENETUNREACH, ENETDOWN, EHOSTUNREACH, EHOSTDOWN, EPIPE,
+    EAGAIN, ENOTCONN, EADDRNOTAVAIL,
+  ]
+
+  /// ": <libav error> (<first logged error>)" with the key and credentials blanked out.
+  private func detail(_ code: Int32) -> String {
+    var buffer = [CChar](repeating: 0, count: 128)
+    cffmpeg_av_strerror(code, &buffer, buffer.count)
+    var text =
+      ": "
+      + String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    if let logged = logCapture.message { text += " (\(logged))" }
+    return redact(text)
+  }
+
+  private func redact(_ text: String) -> String {
+    var text = text
+    for secret in [target.userInfo, target.streamKey].compactMap({ $0 }) where !secret.isEmpty {
+      text = text.replacing(secret, with: "***")
+    }
+    return text
+  }
+
+  // MARK: Timing
+
+  private func rescale(_ ticks: Int64, to timeBase: AVRational) -> Int64 {
+    cffmpeg_av_rescale_q_rnd(ticks, AVRational(num: 1, den: 90_000), timeBase, AV_ROUND_DOWN)
+  }
+
+  private func measure(blockedSince started: Int64, dts: Int64) {
+    blockedNanoseconds += RTMPInterrupt.monotonicNow() - started
+    guard let windowStart = windowStartDTS else { return }
+    let mediaNanoseconds = (dts - windowStart) * 1_000_000_000 / 90_000
+    guard mediaNanoseconds >= 1_000_000_000 else { return }
+    congestion = min(1, Double(blockedNanoseconds) / Double(mediaNanoseconds))
+    blockedNanoseconds = 0
+    windowStartDTS = dts
+  }
+
+  private func nanoseconds(_ duration: Duration) -> Int64 {
+    let (seconds, attoseconds) = duration.components
+    return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+  }
+}

@@ -1,0 +1,137 @@
+import IngestCore
+import IngestHLS
+import IngestPOSIX
+import IngestRTMP
+import IngestSRT
+import IngestSinks
+
+/// Sets up a whole run from options: reader, budget, sink, pipeline, sender, status, and replays.
+public enum ReplaySession {
+  /// libsrt's send buffer, entered in the ledger: a twelfth of what the budget leaves after the
+  /// modelled overhead (2.5 MB by default, about 10 s of a 2 Mb/s stream), within 256 KiB...4 MiB.
+  package static func srtSendBufferBytes(_ configuration: PipelineConfiguration) -> Int {
+    let share = (configuration.budgetBytes - configuration.overheadBytes) / 12
+    return min(4 << 20, max(256 << 10, share))
+  }
+
+  /// The track formats a dump announces near its start.
+  ///
+  /// A capture writes each track's format record just before that track's first sample, so the
+  /// scan goes on past samples, until every kind has a format or `scanLimit` records were read.
+  /// The transport stream's PMT is built from this, so a track first announced later is refused.
+  public static func trackFormats(dumpPath: String, scanLimit: Int = 2000) throws(ReplayError)
+    -> TrackFormats
+  {
+    let source: FileByteSource
+    do { source = try FileByteSource(path: dumpPath) } catch { throw .open(error) }
+    var reader = DumpReader(source: source)
+    var tracks = TrackFormats()
+    var records = 0
+    while records < scanLimit && !SampleKind.allCases.allSatisfy(tracks.contains) {
+      let record: DumpRecord?
+      do { record = try reader.next() } catch {
+        if error.isRecoverable { continue }
+        if records > 0 { break }
+        throw .dump(path: dumpPath, error)
+      }
+      guard let record else { break }
+      records += 1
+      switch record {
+      case .format(.video, .h264(let format)): tracks.video = tracks.video ?? format
+      case .format(.audioApp, .aac(let format)): tracks.audioApp = tracks.audioApp ?? format
+      case .format(.audioMic, .aac(let format)): tracks.audioMic = tracks.audioMic ?? format
+      case .format, .event, .sample: continue
+      }
+    }
+    guard tracks.video != nil || tracks.audioApp != nil || tracks.audioMic != nil else {
+      throw .noTracks(path: dumpPath)
+    }
+    return tracks
+  }
+
+  /// Creates the sink for a target.
+  public static func makeSink(_ options: ReplayOptions, tracks: TrackFormats) throws(ReplayError)
+    -> (sink: any OutputSink, threaded: Bool)
+  {
+    switch options.target {
+    case .file(let path, let shaper): return (FileSink(path: path, shaper: shaper), false)
+    case .null(let shaper): return (NullSink(shaper: shaper), false)
+    case .srt(let url):
+      let srt: SRTOptions
+      do { srt = try SRTOptions(parsing: url) } catch { throw .usage("--to: \(error)") }
+      return (SRTSink(options: srt, sendBufferBytes: srtSendBufferBytes(options.pipeline)), true)
+    case .rtmp(let url):
+      let target: RTMPTarget
+      do { target = try RTMPTarget(url: url) } catch { throw .usage("--to: \(error)") }
+      let audio = options.rtmpAudio ?? (tracks.audioApp != nil ? .audioApp : .audioMic)
+      return (RTMPSink(target: target, audio: audio), true)
+    case .hls(let directory, let playlist):
+      var configuration = HLSSink.Configuration(directory: directory)
+      configuration.playlistName = playlist
+      configuration.targetDuration = options.segmentSeconds
+      configuration.window = options.hlsWindow
+      return (HLSSink(configuration: configuration), false)
+    }
+  }
+  /// Replays `dumpPath` with `options` on `clock`.
+  /// - Parameter onProgress: called about four times a second with the counters.
+  public static func run(
+    dumpPath: String, options: ReplayOptions, clock: any PacingClock,
+    onProgress: ((PipelineSnapshot, Int64) -> Void)? = nil
+  ) throws(ReplayError) -> ReplaySummary {
+    let tracks = try trackFormats(dumpPath: dumpPath)
+    let (sink, threaded) = try makeSink(options, tracks: tracks)
+    let source: FileByteSource
+    do { source = try FileByteSource(path: dumpPath) } catch { throw .open(error) }
+    let reader = DumpReader(source: source)
+    let pipeline: Pipeline
+    do {
+      var budget = try MemoryBudget(
+        budget: options.pipeline.budgetBytes, overhead: options.pipeline.overheadBytes)
+      // The reader's one buffer holds the largest record it accepts.
+      try budget.reserve(
+        "dump reader",
+        bytes: options.pipeline.maximumSampleBytes + DumpReader<FileByteSource>.readChunk)
+      try budget.reserve("sink buffers", bytes: sink.bufferBytes)
+      pipeline = try Pipeline(
+        configuration: options.pipeline, tracks: tracks, payloadFormat: sink.payloadFormat,
+        budget: budget, clock: clock)
+    } catch {
+      throw .budget(error)
+    }
+    let reporter = StatusReporter(
+      pipeline: pipeline, clock: clock, probe: options.residentProbe, writeLine: options.statusLine)
+    reporter.emit("start") { object in
+      object.add("dump", dumpPath)
+      object.add("output", sink.redactedDescription)
+      object.add("speed", options.speed.description)
+      object.add("buffer_ms", options.pipeline.bufferMilliseconds)
+      object.add("budget", pipeline.budget.budget)
+      object.add("overhead", pipeline.budget.overhead)
+      object.add("ledger_fixed", pipeline.budget.fixedBytes)
+      object.add(
+        "tracks",
+        SampleKind.allCases.filter { tracks.contains($0) }.map { kind in
+          var track = JSONObject()
+          track.add("kind", kind.description)
+          return track
+        })
+    }
+    reporter.attach(sink)
+    let sender = Sender(pipeline: pipeline, sink: sink)
+    sender.onEvent = { reporter.report($0) }
+    var thread: SenderThread?
+    if threaded, let systemClock = clock as? SystemClock {
+      thread = SenderThread(sender: sender, clock: systemClock, reporter: reporter)
+    }
+    let replayer = Replayer(
+      reader: reader, pipeline: pipeline, sender: sender, senderThread: thread, clock: clock,
+      speed: options.speed, reporter: reporter)
+    replayer.onProgress = onProgress
+    let summary = replayer.run()
+    reporter.emit("summary") { object in
+      summary.fill(&object)
+    }
+    return summary
+  }
+}

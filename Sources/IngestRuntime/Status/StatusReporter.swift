@@ -1,0 +1,209 @@
+import IngestCore
+import Synchronization
+
+/// Turns the pipeline's counters and events into status events (JSON lines): the extension's
+/// status channel to its host app. Each event is documented in `docs/status-events.md`.
+///
+/// Runs on the replay/reporter thread and the sender thread, never on the capture path.
+public final class StatusReporter: @unchecked Sendable {
+  private let pipeline: Pipeline
+  private let clock: any PipelineClock
+  private let probe: any ResidentMemoryProbe
+  private let writeLine: (@Sendable (String) -> Void)?
+  private let lock = HandOverLock()
+  private let start: Int64
+  private var nextSample: Int64
+  private var lastSentBytes: Int64 = 0
+  private var lastSampleTime: Int64
+  private var lastDrops = DropCounts()
+  private var lastBitrate: Int64 = 0
+  /// Called with each encoder request (bitrate, frame rate, keyframe, mic), for library users.
+  public var onEncoderRequest: (@Sendable (JSONObject) -> Void)?
+  /// Tier changes seen so far.
+  public private(set) var tierChanges = 0
+  /// The encoder's nominal frame rate, restored when the ladder steps back down.
+  public var nominalFrameRate = 30
+  /// The output whose congestion signal (0...1) feeds the ladder once a second and whose own
+  /// figures become a `sink` event; set with `attach(_:)`.
+  private var sink: (any OutputSink)?
+
+  /// - Parameters:
+  ///   - writeLine: receives each JSON line (without newline); nil to only keep counters.
+  public init(
+    pipeline: Pipeline, clock: any PipelineClock, probe: any ResidentMemoryProbe,
+    writeLine: (@Sendable (String) -> Void)?
+  ) {
+    self.pipeline = pipeline
+    self.clock = clock
+    self.probe = probe
+    self.writeLine = writeLine
+    start = clock.now()
+    nextSample = start
+    lastSampleTime = start
+  }
+
+  /// Seconds since the reporter started, on the pipeline clock.
+  public func elapsed(_ now: Int64) -> Double { Double(now - start) / 1e9 }
+
+  /// Emits an event built by the caller, stamped with the time.
+  public func emit(_ name: String, now: Int64? = nil, _ fill: (inout JSONObject) -> Void = { _ in })
+  {
+    var object = JSONObject()
+    object.add("event", name)
+    object.add("t", elapsed(now ?? clock.now()))
+    fill(&object)
+    lock.withLock { writeLine?(object.rendered) }
+  }
+
+  /// Reads `sink`'s congestion and figures on each tick and forwards its own events (HLS
+  /// segments) as status events. Call before the sender opens the sink.
+  public func attach(_ sink: any OutputSink) {
+    self.sink = sink
+    sink.setStatusHandler { [weak self] name, fields in
+      self?.emit(name) { $0.merge(fields) }
+    }
+  }
+
+  /// Reports a connection event of the sender.
+  public func report(_ event: SenderEvent) {
+    switch event {
+    case .connected(let attempt): emit("connected") { $0.add("attempt", attempt) }
+    case .disconnected(let reason): emit("disconnected") { $0.add("reason", reason) }
+    case .retrying(let reason, let delay):
+      emit("retry") {
+        $0.add("reason", reason)
+        $0.add("delay_s", Double(delay) / 1e9)
+      }
+    case .failed(let reason): emit("failed") { $0.add("reason", reason) }
+    }
+  }
+
+  /// Drains pipeline events and, once a second, samples resident memory and emits `stats` and
+  /// `drops`. Cheap when nothing is due.
+  /// - Parameter force: sample and report now even if a second has not passed (end of run).
+  public func tick(now: Int64, force: Bool = false) {
+    while let event = pipeline.nextEvent() { report(event, now: now) }
+    guard now >= nextSample || force else { return }
+    nextSample = now + 1_000_000_000
+    pipeline.updateResident(probe.residentBytes())
+    if let sink {
+      pipeline.updateSinkCongestion(sink.congestion)
+      if let statistics = sink.statusFields() {
+        emit("sink", now: now) { $0.add("stats", statistics) }
+      }
+    }
+    let snapshot = pipeline.snapshot()
+    let interval = now - lastSampleTime
+    // A rate over less than half a second says little (the first tick comes at the start).
+    if interval >= 500_000_000 {
+      lastBitrate = (snapshot.sentBytes - lastSentBytes) * 8 * 1_000_000_000 / interval
+      lastSentBytes = snapshot.sentBytes
+      lastSampleTime = now
+    }
+    emit("stats", now: now) { object in
+      object.add("tier", snapshot.tier.rawValue)
+      object.add("ring_s", Double(snapshot.ringDuration) / 90_000)
+      object.add("ring_bytes", snapshot.ringBytes)
+      object.add("ring_units", snapshot.ringUnits)
+      object.add("ledger", snapshot.ledger)
+      object.add("peak_ledger", snapshot.peakLedger)
+      object.add("budget", snapshot.budget)
+      if let resident = snapshot.resident { object.add("resident", resident) }
+      object.add("pressure", snapshot.pressure)
+      object.add("sent_bytes", snapshot.sentBytes)
+      object.add("sent_bps", lastBitrate)
+      object.add("dropped", snapshot.drops.total)
+    }
+    if snapshot.drops != lastDrops {
+      let delta = Self.difference(snapshot.drops, lastDrops)
+      lastDrops = snapshot.drops
+      emit("drops", now: now) { object in
+        object.add("new", delta)
+        object.add("total", Self.dropObject(snapshot.drops))
+      }
+    }
+  }
+
+  /// Drop counts as `{"video":{"gopTail":3},...}`, leaving out zeros.
+  public static func dropObject(_ drops: DropCounts) -> JSONObject {
+    var object = JSONObject()
+    for kind in SampleKind.allCases where drops.total(kind) > 0 {
+      var reasons = JSONObject()
+      for reason in DropReason.allCases where drops[kind, reason] > 0 {
+        reasons.add(reason.description, drops[kind, reason])
+      }
+      object.add(kind.description, reasons)
+    }
+    return object
+  }
+
+  private static func difference(_ a: DropCounts, _ b: DropCounts) -> JSONObject {
+    var delta = DropCounts()
+    for kind in SampleKind.allCases {
+      for reason in DropReason.allCases { delta[kind, reason] = a[kind, reason] - b[kind, reason] }
+    }
+    return dropObject(delta)
+  }
+
+  private func report(_ event: PipelineEvent, now: Int64) {
+    switch event {
+    case .tierChanged(let from, let to, let pressure, let source):
+      tierChanges += 1
+      emit("tier", now: now) {
+        $0.add("from", from.name)
+        $0.add("to", to.name)
+        $0.add("tier", to.rawValue)
+        $0.add("pressure", pressure)
+        $0.add("reason", to > from ? source.rawValue : "recovered")
+      }
+      encoderRequests(from: from, to: to, now: now)
+    case .keyframeRequested:
+      request("keyframe", now: now) { _ in }
+    case .clockReset(let kind, let dts):
+      emit("clockReset", now: now) {
+        $0.add("kind", kind.description)
+        $0.add("dts", dts)
+      }
+    }
+  }
+
+  /// What the upstream encoder is asked for when the tier crosses each step.
+  private func encoderRequests(from: Tier, to: Tier, now: Int64) {
+    let up = to > from
+    for tier in Tier.allCases where tier != .normal {
+      let crossed = up ? (from < tier && tier <= to) : (to < tier && tier <= from)
+      guard crossed else { continue }
+      switch tier {
+      case .reducedBitrate:
+        request("bitrate", now: now) {
+          if up {
+            $0.add("target_bps", max(200_000, self.lastBitrate * 8 / 10))
+          } else {
+            $0.add("restore", true)
+          }
+        }
+      case .reducedFrameRate:
+        request("frameRate", now: now) {
+          $0.add("target_fps", up ? max(1, self.nominalFrameRate / 2) : self.nominalFrameRate)
+        }
+      case .noMic:
+        request("mic", now: now) { $0.add("enabled", !up) }
+      case .keyframesOnly:
+        request("keyframesOnly", now: now) { $0.add("enabled", up) }
+      case .normal:
+        break
+      }
+    }
+  }
+
+  private func request(_ kind: String, now: Int64, _ fill: (inout JSONObject) -> Void) {
+    var details = JSONObject()
+    details.add("request", kind)
+    fill(&details)
+    onEncoderRequest?(details)
+    emit("encoder", now: now) {
+      $0.add("request", kind)
+      fill(&$0)
+    }
+  }
+}

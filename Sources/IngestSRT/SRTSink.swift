@@ -1,0 +1,267 @@
+import CSRT
+import Glibc
+import IngestCore
+
+/// Sends the pipeline's MPEG-TS to an SRT listener: caller mode, live transmission type, every
+/// message exactly 7 × 188 = 1316 bytes (the last one of a run may be shorter).
+///
+/// Sends block at most `sendTimeoutMilliseconds`; a send that times out answers `.wouldBlock`
+/// and the sink remembers how much of the unit already left, so the sender must offer the same
+/// unit again (see `write`). One connection at a time: `open` closes any previous socket first.
+public final class SRTSink: OutputSink {
+  /// Where and how to connect.
+  public let options: SRTOptions
+  /// libsrt send buffer size in bytes (`SRTO_SNDBUF`), fixed at init.
+  public let sendBufferBytes: Int
+  /// How long `open` waits for the listener (`SRTO_CONNTIMEO`).
+  public let connectTimeoutMilliseconds: Int
+  /// How long one message send may block when the send buffer is full (`SRTO_SNDTIMEO`).
+  public let sendTimeoutMilliseconds: Int
+  /// Added to the time spent blocked when computing `wouldBlock(retryAt:)`.
+  public let retryDelayNanoseconds: Int64
+
+  private var socket: SRTSocket?
+  private var chunker = SRTMessageChunker()
+  /// Receiver latency agreed at connect (the larger of both sides' wishes), in milliseconds.
+  private var agreedLatencyMilliseconds = SRTOptions.defaultLatencyMilliseconds
+  /// Monotonic time of the last message handed to libsrt.
+  private var lastSendNanoseconds: Int64 = 0
+
+  /// The figures of the last connection as it closed (after `finish` or `close`), for an
+  /// end-of-run summary; `nil` before the first connection ends.
+  public private(set) var finalStatistics: SRTStatistics?
+
+  /// The smallest send buffer accepted: libsrt needs room for its minimum flight window.
+  public static let minimumSendBufferBytes = 32 * 1472
+
+  /// - Parameters:
+  ///   - options: URL options (destination, latency, encryption, stream id, bandwidth cap).
+  ///   - sendBufferBytes: libsrt's send buffer; raised to `minimumSendBufferBytes` if smaller.
+  ///     It bounds how much unacknowledged data libsrt keeps and is entered in the memory ledger.
+  ///   - connectTimeoutMilliseconds: connection attempt limit.
+  ///   - sendTimeoutMilliseconds: how long one send may block on a full buffer.
+  ///   - retryDelayNanoseconds: pause suggested after a blocked send.
+  public init(
+    options: SRTOptions, sendBufferBytes: Int = 2 << 20, connectTimeoutMilliseconds: Int = 3000,
+    sendTimeoutMilliseconds: Int = 500, retryDelayNanoseconds: Int64 = 10_000_000
+  ) {
+    self.options = options
+    self.sendBufferBytes = max(sendBufferBytes, Self.minimumSendBufferBytes)
+    self.connectTimeoutMilliseconds = max(connectTimeoutMilliseconds, 1)
+    self.sendTimeoutMilliseconds = max(sendTimeoutMilliseconds, 1)
+    self.retryDelayNanoseconds = max(retryDelayNanoseconds, 0)
+  }
+
+  deinit {
+    socket?.close()
+  }
+
+  public var payloadFormat: PayloadFormat { .transportStream }
+
+  /// libsrt's send buffer plus the carry that assembles 1316-byte messages.
+  public var bufferBytes: Int { sendBufferBytes + SRTMessageChunker.messageSize }
+
+  /// The fuller of two ratios: buffered time against the latency, buffered bytes against the
+  /// send buffer. 0 when not connected.
+  public var congestion: Double {
+    guard let stats = socket?.statistics() else { return 0 }
+    let latency = Double(max(options.effectiveLatencyMilliseconds, 1))
+    let byTime = Double(max(stats.msSndBuf, 0)) / latency
+    let byBytes = Double(max(stats.byteSndBuf, 0)) / Double(sendBufferBytes)
+    return min(max(byTime, byBytes, 0), 1)
+  }
+
+  public var redactedDescription: String { "SRT \(options.redacted)" }
+
+  /// Whether a socket is open and libsrt reports it connected.
+  public var isConnected: Bool { socket?.isConnected ?? false }
+
+  /// Current connection figures, or `nil` when not connected. Cheap enough to call each second.
+  public func statistics() -> SRTStatistics? {
+    guard let socket else { return nil }
+    return Self.statistics(of: socket)
+  }
+
+  /// The `stats` of the periodic `sink` status event.
+  public func statusFields() -> JSONObject? {
+    guard let stats = statistics() else { return nil }
+    var object = JSONObject()
+    object.add("send_buffer_ms", stats.sendBufferMilliseconds)
+    object.add("send_buffer_bytes", stats.sendBufferBytes)
+    object.add("rtt_ms", stats.roundTripMilliseconds)
+    object.add("bandwidth_mbps", stats.estimatedBandwidthMbps)
+    object.add("too_late_drops", stats.tooLateDroppedPackets)
+    object.add("bytes_sent", Int64(stats.bytesSent))
+    object.add("retransmitted", stats.retransmittedPackets)
+    return object
+  }
+
+  private static func statistics(of socket: SRTSocket) -> SRTStatistics? {
+    guard let stats = socket.statistics() else { return nil }
+    return SRTStatistics(
+      sendBufferMilliseconds: Int(stats.msSndBuf), sendBufferBytes: Int(stats.byteSndBuf),
+      roundTripMilliseconds: stats.msRTT, estimatedBandwidthMbps: stats.mbpsBandwidth,
+      tooLateDroppedPackets: Int(stats.pktSndDropTotal), bytesSent: stats.byteSentTotal,
+      retransmittedPackets: Int(stats.pktRetransTotal))
+  }
+
+  public func open(tracks: TrackFormats) throws(SinkError) {
+    close()
+    let host = options.host.utf8.contains(UInt8(ascii: ":")) ? "[\(options.host)]" : options.host
+    let socket = try SRTSocket(endpoint: "\(host):\(options.port)")
+    do throws(SinkError) {
+      try configure(socket)
+      try socket.connect(
+        host: options.host, port: options.port, hasPassphrase: options.passphrase != nil,
+        hasStreamID: options.streamID != nil)
+    } catch {
+      socket.close()
+      throw error
+    }
+    self.socket = socket
+    agreedLatencyMilliseconds = Int(
+      socket.getInt32(SRTO_PEERLATENCY) ?? Int32(options.effectiveLatencyMilliseconds))
+  }
+
+  private func configure(_ socket: SRTSocket) throws(SinkError) {
+    // The transport type resets other options to its defaults, so it goes first.
+    try socket.set(SRTO_TRANSTYPE, SRTT_LIVE, name: "transtype")
+    try socket.set(SRTO_SNDSYN, true, name: "sndsyn")
+    try socket.set(SRTO_SNDTIMEO, Int32(clamping: sendTimeoutMilliseconds), name: "sndtimeo")
+    try socket.set(SRTO_CONNTIMEO, Int32(clamping: connectTimeoutMilliseconds), name: "conntimeo")
+    try socket.set(SRTO_PAYLOADSIZE, Int32(SRTMessageChunker.messageSize), name: "payloadsize")
+    // The flight window must cover the whole send buffer or libsrt stalls before filling it.
+    let packets = Int32(clamping: (sendBufferBytes + 1471) / 1472)
+    try socket.set(SRTO_FC, max(packets, 32), name: "fc")
+    try socket.set(SRTO_SNDBUF, Int32(clamping: sendBufferBytes), name: "sndbuf")
+    if let latency = options.latencyMilliseconds {
+      try socket.set(SRTO_LATENCY, Int32(clamping: latency), name: "latency")
+    }
+    if let passphrase = options.passphrase {
+      try socket.set(SRTO_PASSPHRASE, secret: passphrase, name: "passphrase")
+    }
+    if let keyLength = options.keyLength {
+      try socket.set(SRTO_PBKEYLEN, Int32(keyLength), name: "pbkeylen")
+    }
+    if let streamID = options.streamID {
+      try socket.set(SRTO_STREAMID, secret: streamID, name: "streamid")
+    }
+    if let maxBandwidth = options.maxBandwidth {
+      try socket.set(SRTO_MAXBW, maxBandwidth, name: "maxbw")
+    }
+  }
+
+  /// Sends the unit's TS packets as 1316-byte messages, keeping up to six packets for the next
+  /// unit.
+  ///
+  /// When libsrt's send buffer stays full for `sendTimeoutMilliseconds`, the answer is
+  /// `.wouldBlock`. Part of the unit may already be on the wire: the sink records how far it got,
+  /// and the sender must offer the same unit (same bytes) next; it is then completed, never sent
+  /// twice. Offering another unit after a partly sent one throws `.retryable` (a receiver would
+  /// otherwise see a torn PES), so the ring must not drop the unit at the head of a blocked write.
+  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
+    throws(SinkError) -> SinkWriteResult
+  {
+    guard let socket, socket.isOpen else { throw .retryable("SRT: not connected") }
+    // Keep libsrt's own queue shorter than the latency: what waits longer there is dropped by
+    // libsrt as too late, packet by packet, leaving holes in the received stream. Holding the unit
+    // back instead lets the ring drop whole frames by its policy.
+    if !chunker.hasPartialUnit, let stats = socket.statistics(),
+      Int(stats.msSndBuf) * 2 > agreedLatencyMilliseconds
+    {
+      return .wouldBlock(retryAt: now + retryDelayNanoseconds)
+    }
+    let started = Self.monotonicNanoseconds()
+    let progress: SRTMessageChunker.Progress
+    do throws(SinkError) {
+      progress = try chunker.push(unit, bytes: bytes) { message throws(SinkError) in
+        try send(message, on: socket)
+      }
+    } catch {
+      if case .retryable = error { close() }
+      throw error
+    }
+    switch progress {
+    case .complete:
+      return .written
+    case .blocked:
+      let blocked = Self.monotonicNanoseconds() - started
+      return .wouldBlock(retryAt: now + blocked + retryDelayNanoseconds)
+    }
+  }
+
+  private func send(_ message: UnsafeRawBufferPointer, on socket: SRTSocket) throws(SinkError)
+    -> Bool
+  {
+    guard try socket.send(message) else { return false }
+    lastSendNanoseconds = Self.monotonicNanoseconds()
+    return true
+  }
+
+  public func close() {
+    if let socket {
+      if let last = Self.statistics(of: socket) { finalStatistics = last }
+      socket.close()
+    }
+    socket = nil
+    chunker.reset()
+  }
+
+  /// Sends the carry (possibly a short last message), waits until the listener has acknowledged
+  /// everything and has had time to play it out, then closes.
+  ///
+  /// Both waits matter in live mode: libsrt drops unsent data on close, and a receiver drops
+  /// what it holds for its latency window once the connection ends. Bounded by a deadline of
+  /// `max(3 s, 4 × latency)`.
+  public func finish() throws(SinkError) {
+    guard let socket, socket.isOpen else { throw .retryable("SRT: not connected") }
+    let limit = Int64(max(3_000, 4 * options.effectiveLatencyMilliseconds)) * 1_000_000
+    let deadline = Self.monotonicNanoseconds() + limit
+    do throws(SinkError) {
+      while try chunker.flush(send: { message throws(SinkError) in
+        try send(message, on: socket)
+      })
+        == .blocked
+      {
+        guard Self.monotonicNanoseconds() < deadline else {
+          throw SinkError.retryable("SRT: the last message could not be sent before the deadline")
+        }
+      }
+      while let pending = socket.unacknowledged(), pending.packets > 0 {
+        guard socket.isConnected else {
+          throw SinkError.retryable("SRT: connection lost before the last data was acknowledged")
+        }
+        guard Self.monotonicNanoseconds() < deadline else { break }
+        Self.pause(nanoseconds: 5_000_000)
+      }
+      // The receiver releases each packet one latency after it was sent; the round trip and a
+      // margin cover clock drift between the two ends.
+      let roundTrip = Int64(Self.statistics(of: socket)?.roundTripMilliseconds ?? 0) * 1_000_000
+      let playedOut =
+        lastSendNanoseconds + Int64(agreedLatencyMilliseconds) * 1_000_000 + roundTrip
+        + 20_000_000
+      let now = Self.monotonicNanoseconds()
+      if playedOut > now && socket.isConnected {
+        Self.pause(nanoseconds: min(playedOut, deadline) - now)
+      }
+    } catch {
+      close()
+      throw error
+    }
+    close()
+  }
+
+  private static func pause(nanoseconds: Int64) {
+    guard nanoseconds > 0 else { return }
+    var interval = timespec(
+      tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+    var remaining = timespec()
+    while nanosleep(&interval, &remaining) == -1 && errno == EINTR { interval = remaining }
+  }
+
+  private static func monotonicNanoseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+  }
+}

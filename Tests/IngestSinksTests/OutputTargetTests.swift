@@ -1,0 +1,59 @@
+import IngestCore
+import Testing
+
+@testable import IngestSinks
+
+@Suite struct OutputTargetTests {
+  @Test(arguments: [
+    ("out.ts", OutputTarget.file(path: "out.ts", shaper: LinkShaper())),
+    ("file:/tmp/x.bin", .file(path: "/tmp/x.bin", shaper: LinkShaper())),
+    ("null:", .null(shaper: LinkShaper())),
+    ("srt://127.0.0.1:9000?latency=200", .srt(url: "srt://127.0.0.1:9000?latency=200")),
+    ("SRT://host:1", .srt(url: "SRT://host:1")),
+    ("rtmp://h/app/key", .rtmp(url: "rtmp://h/app/key")),
+    ("rtmps://h/app/key", .rtmp(url: "rtmps://h/app/key")),
+    ("hls:out/hls", .hls(directory: "out/hls", playlist: "index.m3u8")),
+    ("out/live.m3u8", .hls(directory: "out", playlist: "live.m3u8")),
+    ("live.m3u8", .hls(directory: ".", playlist: "live.m3u8")),
+    ("/live.m3u8", .hls(directory: "/", playlist: "live.m3u8")),
+  ])
+  func parsesEachKind(text: String, expected: OutputTarget) throws {
+    #expect(try OutputTarget(parsing: text) == expected)
+  }
+
+  @Test func simulatedLinkOptions() throws {
+    let target = try OutputTarget(parsing: "slow.ts?rate=1.5M&stall=10s@500ms")
+    #expect(
+      target
+        == .file(
+          path: "slow.ts",
+          shaper: LinkShaper(
+            bitsPerSecond: 1_500_000, stallStart: 500_000_000, stallDuration: 10_000_000_000)))
+    #expect(
+      try OutputTarget(parsing: "null:?rate=800k")
+        == .null(shaper: LinkShaper(bitsPerSecond: 800_000)))
+  }
+
+  @Test(arguments: [
+    ("hls:", OutputURLError.missingPath("hls:")),
+    ("out.mp4", .unknownScheme("out.mp4")),
+    ("srtt://host:1?passphrase=secret-secret", .unknownScheme("srtt://...")),
+    ("null:x", .unexpected("x")),
+    ("a.ts?rate=0", .badOption("rate=0")),
+    ("a.ts?rate", .badOption("query item without '='")),
+    ("a.ts?stall=10s", .badOption("stall=10s")),
+    ("a.ts?speed=2", .unknownOption("speed")),
+    ("a.ts?p%41ss=1", .unknownOption("query item")),
+    ("?rate=1k", .missingPath("?...")),
+  ])
+  func mistakesNameThePartWithoutSecrets(text: String, expected: OutputURLError) {
+    #expect(throws: expected) { try OutputTarget(parsing: text) }
+  }
+
+  @Test func longQueryItemsAreNotQuotedWhole() {
+    let item = "rate=" + String(repeating: "9", count: 40)
+    #expect(throws: OutputURLError.badOption("rate=...")) {
+      try OutputTarget(parsing: "a.ts?" + item)
+    }
+  }
+}

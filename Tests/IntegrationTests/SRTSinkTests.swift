@@ -1,0 +1,205 @@
+import Foundation
+import IngestCore
+import Testing
+@testable import IngestSRT
+
+/// Real pushes to `srt-live-transmit` listeners on loopback ports, each started by its test and
+/// killed by pid.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct SRTSinkTests {
+  static let correctPassphrase = "correct-horse-battery"
+  static let wrongPassphrase = "wrong-donkey-stapler"
+
+  /// A couple of seconds of H.264 in MPEG-TS, made by ffmpeg in `directory`.
+  static func makeTransportStream(in directory: URL) throws -> [UInt8] {
+    let file = directory.appending(path: "source.ts")
+    let status = try TestServers.run(
+      "ffmpeg",
+      [
+        "-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-t", "2",
+        "-c:v", "libx264", "-preset", "ultrafast", "-f", "mpegts", file.path,
+      ])
+    try #require(status == 0)
+    let bytes = try [UInt8](Data(contentsOf: file))
+    try #require(bytes.count % 188 == 0 && bytes.count > 188 * 100)
+    return bytes
+  }
+
+  /// Cuts the stream into units of a varying number of packets so messages straddle units.
+  static func units(of stream: [UInt8]) -> [(OutgoingUnit, Range<Int>)] {
+    let pattern = [1, 5, 9, 2, 14, 7, 3, 6, 8]
+    var result: [(OutgoingUnit, Range<Int>)] = []
+    var offset = 0
+    var index = 0
+    while offset < stream.count {
+      let end = min(stream.count, offset + pattern[index % pattern.count] * 188)
+      let unit = OutgoingUnit(
+        kind: .video, pts: Int64(index) * 3600, dts: Int64(index) * 3600, isKeyframe: index == 0,
+        isDiscontinuity: false, prefixLength: 0)
+      result.append((unit, offset..<end))
+      offset = end
+      index += 1
+    }
+    return result
+  }
+
+  /// Writes every unit, offering a unit again while the sink answers `.wouldBlock`.
+  /// - Returns: how many writes answered `.wouldBlock`.
+  @discardableResult
+  static func writeAll(
+    _ stream: [UInt8], to sink: SRTSink, afterEachUnit: (Int) -> Void = { _ in }
+  ) throws -> Int {
+    var blocked = 0
+    for (index, (unit, range)) in units(of: stream).enumerated() {
+      var attempts = 0
+      while true {
+        attempts += 1
+        try #require(attempts < 100, "unit \(index) never went out")
+        let result = try stream.withUnsafeBytes { raw in
+          try sink.write(unit, bytes: UnsafeRawBufferPointer(rebasing: raw[range]), now: 0)
+        }
+        if result == .written { break }
+        blocked += 1
+      }
+      afterEachUnit(index)
+    }
+    return blocked
+  }
+
+  @Test(arguments: [nil, correctPassphrase])
+  func pushArrivesByteForByte(passphrase: String?) throws {
+    let directory = try TestServers.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let stream = try Self.makeTransportStream(in: directory)
+    let port = try TestServers.freeUDPPort()
+    let received = directory.appending(path: "received.ts")
+    let listener = try SRTListenerProcess(port: port, output: received, passphrase: passphrase)
+    defer { listener.kill() }
+
+    let options = try SRTOptions(
+      host: "127.0.0.1", port: port, latencyMilliseconds: 200, passphrase: passphrase,
+      keyLength: passphrase == nil ? nil : 32, streamID: "#!::r=live/test,m=publish")
+    let sink = SRTSink(options: options, sendBufferBytes: 1 << 20)
+    #expect(sink.payloadFormat == .transportStream)
+    #expect(sink.bufferBytes >= 1 << 20)
+    try sink.open(tracks: TrackFormats())
+    #expect(sink.isConnected)
+    try Self.writeAll(stream, to: sink)
+
+    #expect(sink.statistics() != nil)
+    #expect((0.0...1.0).contains(sink.congestion))
+
+    try sink.finish()
+    #expect(!sink.isConnected)
+    #expect(sink.statistics() == nil)
+    let final = try #require(sink.finalStatistics)
+    #expect(final.bytesSent >= UInt64(stream.count))
+    #expect(final.tooLateDroppedPackets == 0)
+    // The listener leaves once its caller has gone, having flushed everything it received.
+    try #require(listener.waitForExit(seconds: 20))
+    let copy = try [UInt8](Data(contentsOf: received))
+    #expect(copy.count == stream.count)
+    let identical = copy == stream
+    #expect(identical)
+  }
+
+  @Test func wrongPassphraseIsFatalAndKeepsTheSecret() throws {
+    let port = try TestServers.freeUDPPort()
+    let directory = try TestServers.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let listener = try SRTListenerProcess(
+      port: port, output: directory.appending(path: "received.ts"),
+      passphrase: Self.correctPassphrase)
+    defer { listener.kill() }
+
+    let sink = SRTSink(
+      options: try SRTOptions(host: "127.0.0.1", port: port, passphrase: Self.wrongPassphrase))
+    let error = try #require(throws: SinkError.self) { try sink.open(tracks: TrackFormats()) }
+    guard case .fatal(let message) = error else {
+      Issue.record("expected a fatal error, got \(error)")
+      return
+    }
+    #expect(message.contains("wrong passphrase"))
+    #expect(!message.contains(Self.wrongPassphrase) && !message.contains(Self.correctPassphrase))
+    #expect(!sink.redactedDescription.contains(Self.wrongPassphrase))
+    #expect(!sink.isConnected)
+  }
+
+  @Test func missingPassphraseIsFatal() throws {
+    let port = try TestServers.freeUDPPort()
+    let directory = try TestServers.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let listener = try SRTListenerProcess(
+      port: port, output: directory.appending(path: "received.ts"),
+      passphrase: Self.correctPassphrase)
+    defer { listener.kill() }
+
+    let sink = SRTSink(options: try SRTOptions(host: "127.0.0.1", port: port))
+    let error = try #require(throws: SinkError.self) { try sink.open(tracks: TrackFormats()) }
+    guard case .fatal(let message) = error else {
+      Issue.record("expected a fatal error, got \(error)")
+      return
+    }
+    #expect(message.contains("requires a passphrase"))
+  }
+
+  @Test func absentListenerIsRetryable() throws {
+    let port = try TestServers.freeUDPPort()
+    let sink = SRTSink(
+      options: try SRTOptions(host: "127.0.0.1", port: port), connectTimeoutMilliseconds: 1000)
+    let error = try #require(throws: SinkError.self) { try sink.open(tracks: TrackFormats()) }
+    guard case .retryable(let message) = error else {
+      Issue.record("expected a retryable error, got \(error)")
+      return
+    }
+    #expect(message.contains("127.0.0.1:\(port)"))
+    #expect(sink.statistics() == nil)
+    #expect(sink.congestion == 0)
+  }
+
+  @Test func writeWithoutConnectionIsRetryable() throws {
+    let sink = SRTSink(options: try SRTOptions(host: "127.0.0.1", port: 9))
+    let unit = OutgoingUnit(
+      kind: .audioApp, pts: 0, dts: 0, isKeyframe: true, isDiscontinuity: false, prefixLength: 0)
+    let bytes = [UInt8](repeating: 0x47, count: 188)
+    #expect(throws: SinkError.retryable("SRT: not connected")) {
+      try bytes.withUnsafeBytes { try sink.write(unit, bytes: $0, now: 0) }
+    }
+  }
+
+  /// A stalled receiver fills the send buffer: writes answer `.wouldBlock` instead of hanging,
+  /// and the same unit offered again completes once the receiver is back.
+  @Test func stalledListenerMakesWritesWaitNotHang() throws {
+    let directory = try TestServers.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let stream = try Self.makeTransportStream(in: directory)
+    let port = try TestServers.freeUDPPort()
+    let listener = try SRTListenerProcess(
+      port: port, output: directory.appending(path: "received.ts"))
+    defer { listener.kill() }
+
+    let sink = SRTSink(
+      options: try SRTOptions(host: "127.0.0.1", port: port, latencyMilliseconds: 2000),
+      sendBufferBytes: SRTSink.minimumSendBufferBytes, sendTimeoutMilliseconds: 100)
+    try sink.open(tracks: TrackFormats())
+    listener.stop()
+    var stopped = true
+    var blockedWhileStopped = 0
+    var congestionWhileStopped = 0.0
+    let blocked = try Self.writeAll(stream, to: sink) { _ in
+      guard stopped, let statistics = sink.statistics(), statistics.sendBufferBytes > 0 else {
+        return
+      }
+      congestionWhileStopped = max(congestionWhileStopped, sink.congestion)
+      blockedWhileStopped += 1
+      if blockedWhileStopped > 40 {
+        listener.resume()
+        stopped = false
+      }
+    }
+    if stopped { listener.resume() }
+    #expect(blocked > 0)
+    #expect(congestionWhileStopped > 0)
+    try sink.finish()
+  }
+}

@@ -1,0 +1,53 @@
+import Testing
+
+@testable import ingest
+
+@Suite struct ArgumentsTests {
+  private func parse(_ argv: [String]) throws(UsageError) -> Arguments {
+    try Arguments(argv, valued: ["--to", "--speed", "--buffer"], flags: ["--json", "--quiet"])
+  }
+
+  @Test func valuesSwitchesAndPositionals() throws {
+    let arguments = try parse(["in.dump", "--to", "out.ts", "--json", "--speed=max", "extra"])
+    #expect(arguments.positionals == ["in.dump", "extra"])
+    #expect(arguments["--to"] == "out.ts")
+    #expect(arguments["--speed"] == "max")
+    #expect(arguments["--buffer"] == nil)
+    #expect(arguments.has("--json"))
+    #expect(!arguments.has("--quiet"))
+  }
+
+  @Test func doubleDashEndsOptions() throws {
+    let arguments = try parse(["--", "--to", "-x"])
+    #expect(arguments.positionals == ["--to", "-x"])
+    #expect(arguments["--to"] == nil)
+  }
+
+  @Test func loneDashIsAPositional() throws {
+    #expect(try parse(["-"]).positionals == ["-"])
+  }
+
+  @Test func laterValueWins() throws {
+    #expect(try parse(["--to", "a.ts", "--to=b.ts"])["--to"] == "b.ts")
+  }
+
+  @Test(arguments: [
+    (["--to"], "--to needs a value"), (["--json=yes"], "--json takes no value"),
+    (["--bogus"], "unknown option --bogus"), (["-v"], "unknown option -v"),
+  ])
+  func mistakesAreUsageErrors(argv: [String], message: String) {
+    #expect {
+      try parse(argv)
+    } throws: { error in
+      (error as? UsageError)?.description == message
+    }
+  }
+
+  @Test func integerOptionsAreRangeChecked() throws {
+    let arguments = try parse(["--buffer", "7"])
+    #expect(throws: UsageError.self) { try arguments.int("--buffer", in: 2...5) }
+    #expect(try parse(["--buffer", "3"]).int("--buffer", in: 2...5) == 3)
+    #expect(try parse([]).int("--buffer", in: 2...5) == nil)
+    #expect(throws: UsageError.self) { try parse(["--buffer", "x"]).int("--buffer", in: 2...5) }
+  }
+}

@@ -10,7 +10,7 @@ import IngestCore
 ///
 /// Input: journal text up to the first NUL byte, a layout byte (bit 0: also write the first half
 /// of the rest as `seg00000.ts`), then the bytes of `seg00001.ts.part`.
-/// Compiled with `Sources/IngestOutputs/HLS/*.swift` (but the sink) and `Files/FileWriter.swift`.
+/// Compiled with `Sources/IngestHLS/*.swift` (but the sink), against IngestCore and IngestPOSIX.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHLSRecovery(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
   let bytes = UnsafeRawBufferPointer(start: data, count: size)

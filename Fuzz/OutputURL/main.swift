@@ -4,8 +4,8 @@ import IngestCore
 /// them (redacted forms, error messages) never contains the passphrase, stream id, stream key
 /// or credentials that a successful parse found.
 ///
-/// Compiled with `Sources/IngestOutputs/Sinks/OutputTarget.swift`, `SRT/SRTOptions*.swift` and
-/// `RTMP/RTMPTarget*.swift`.
+/// Compiled with `Sources/IngestSinks/OutputTarget.swift`, `IngestSRT/SRTOptions*.swift` and
+/// `IngestRTMP/RTMPTarget*.swift`.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOutputURL(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
   let text = String(decoding: UnsafeRawBufferPointer(start: data, count: size), as: UTF8.self)

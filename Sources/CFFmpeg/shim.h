@@ -109,8 +109,8 @@ static inline int cffmpeg_averror(int e) { return AVERROR(e); }
 static inline int cffmpeg_averror_exit(void) { return AVERROR_EXIT; }
 
 /// Receives each libav log line at error level or worse, already formatted (va_list cannot cross
-/// into Swift on Linux). Defined in Swift with @_cdecl by IngestOutputs (RTMPLog.swift); a module
-/// that calls cffmpeg_install_log_handler must link IngestOutputs.
+/// into Swift on Linux). Defined in Swift with @_cdecl by IngestRTMP (RTMPLog.swift); a module
+/// that calls cffmpeg_install_log_handler must link IngestRTMP.
 void cffmpeg_ingest_log_line(int level, const char *line);
 
 static inline void cffmpeg_log_callback(void *avcl, int level, const char *fmt, va_list args) {

@@ -1,0 +1,53 @@
+/// What an output knows about its link at one moment, from its own figures: the one input the
+/// rate controller reads.
+///
+/// SRT fills it from libsrt's statistics (send buffer, RTT, retransmissions, acknowledged bytes);
+/// a TCP output (RTMP) from the bytes it could not hand to the socket and the socket's own unsent
+/// queue. Fields an output cannot measure stay nil, and the controller does without them.
+public struct LinkEstimate: Sendable, Equatable {
+  /// When the figures were read (pipeline clock, nanoseconds).
+  public var time: Int64
+  /// How long the oldest byte not yet acknowledged has waited, in milliseconds (SRT: msSndBuf;
+  /// TCP: unsent bytes over the delivered rate). The main congestion signal.
+  public var queueMilliseconds: Double
+  /// Bytes sent but not acknowledged, or not yet sent, held by the output and the kernel.
+  public var queueBytes: Int
+  /// Smoothed round-trip time, when measured.
+  public var roundTripMilliseconds: Double?
+  /// Bits per second the receiver acknowledged (or the socket took) since the last estimate.
+  public var deliveredBitsPerSecond: Double?
+  /// Share of the packets sent since the last estimate that were retransmissions (0...1).
+  public var retransmitRatio: Double?
+  /// Share of the packets lost (reported by the receiver) since the last estimate (0...1).
+  public var lossRatio: Double?
+  /// The latency the output was opened with (SRT's latency); the queue is judged against it.
+  public var latencyMilliseconds: Double
+
+  public init(
+    time: Int64, queueMilliseconds: Double, queueBytes: Int = 0,
+    roundTripMilliseconds: Double? = nil, deliveredBitsPerSecond: Double? = nil,
+    retransmitRatio: Double? = nil, lossRatio: Double? = nil, latencyMilliseconds: Double
+  ) {
+    self.time = time
+    self.queueMilliseconds = queueMilliseconds
+    self.queueBytes = queueBytes
+    self.roundTripMilliseconds = roundTripMilliseconds
+    self.deliveredBitsPerSecond = deliveredBitsPerSecond
+    self.retransmitRatio = retransmitRatio
+    self.lossRatio = lossRatio
+    self.latencyMilliseconds = latencyMilliseconds
+  }
+
+  /// The estimate as the `link` member of a `rate` status event.
+  public var statusObject: JSONObject {
+    var object = JSONObject()
+    object.add("queue_ms", queueMilliseconds, decimals: 0)
+    object.add("queue_bytes", queueBytes)
+    if let roundTripMilliseconds { object.add("rtt_ms", roundTripMilliseconds, decimals: 1) }
+    if let deliveredBitsPerSecond { object.add("delivered_bps", Int(deliveredBitsPerSecond)) }
+    if let retransmitRatio { object.add("retransmit", retransmitRatio) }
+    if let lossRatio { object.add("loss", lossRatio) }
+    object.add("latency_ms", latencyMilliseconds, decimals: 0)
+    return object
+  }
+}

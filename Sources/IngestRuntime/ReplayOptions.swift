@@ -6,8 +6,11 @@ import IngestSinks
 public struct ReplayOptions: Sendable {
   /// Where the stream goes.
   public var target: OutputTarget
-  /// Pacing.
+  /// Pacing as asked for; see `effectiveSpeed`.
   public var speed: ReplaySpeed = .factor(1)
+  /// The smallest share of the appended video frames the output must accept for the run to
+  /// succeed (see `ReplaySummary.succeeded`), 0...1.
+  public var minimumDeliveredFraction = Self.defaultMinimumDeliveredFraction
   /// Ring, budget and ladder settings.
   public var pipeline = PipelineConfiguration()
   /// Receives status events as JSON lines; nil for none.
@@ -21,5 +24,18 @@ public struct ReplayOptions: Sendable {
   /// Where resident memory is read (a test running in-process measures its own runner otherwise).
   public var residentProbe: any ResidentMemoryProbe = ProcResidentProbe()
 
+  /// Below half of its video frames a stream is not watchable.
+  public static let defaultMinimumDeliveredFraction = 0.5
+
   public init(target: OutputTarget) { self.target = target }
+
+  /// The pacing used: `speed`, except that `.max` to a network output (SRT, RTMP) is real
+  /// time, because a live receiver plays at real time and cannot take the stream any faster;
+  /// the surplus would only fill the ring and be dropped.
+  public var effectiveSpeed: ReplaySpeed {
+    switch (speed, target) {
+    case (.max, .srt), (.max, .rtmp): .factor(1)
+    default: speed
+    }
+  }
 }

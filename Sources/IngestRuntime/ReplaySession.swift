@@ -104,7 +104,7 @@ public enum ReplaySession {
     reporter.emit("start") { object in
       object.add("dump", dumpPath)
       object.add("output", sink.redactedDescription)
-      object.add("speed", options.speed.description)
+      object.add("speed", options.effectiveSpeed.description)
       object.add("buffer_ms", options.pipeline.bufferMilliseconds)
       object.add("budget", pipeline.budget.budget)
       object.add("overhead", pipeline.budget.overhead)
@@ -126,9 +126,10 @@ public enum ReplaySession {
     }
     let replayer = Replayer(
       reader: reader, pipeline: pipeline, sender: sender, senderThread: thread, clock: clock,
-      speed: options.speed, reporter: reporter)
+      speed: options.effectiveSpeed, reporter: reporter)
     replayer.onProgress = onProgress
-    let summary = replayer.run()
+    var summary = replayer.run()
+    summary.minimumDeliveredFraction = options.minimumDeliveredFraction
     reporter.emit("summary") { object in
       summary.fill(&object)
     }

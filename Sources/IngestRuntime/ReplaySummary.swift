@@ -19,9 +19,31 @@ public struct ReplaySummary: Sendable {
   public var peakResidentBytes: Int?
   /// Tier changes during the run.
   public var tierChanges: Int
+  /// The smallest share of the appended video frames (of all samples when there is no video)
+  /// the output must have accepted for the run to succeed, 0...1.
+  public var minimumDeliveredFraction: Double = ReplayOptions.defaultMinimumDeliveredFraction
 
-  /// Whether everything read was delivered or accounted for and nothing failed.
-  public var succeeded: Bool { readError == nil && sinkError == nil }
+  /// Whether nothing failed and the output accepted at least `minimumDeliveredFraction` of what
+  /// was appended: a run that dropped most of its stream did not deliver it, whatever it sent.
+  public var succeeded: Bool { readError == nil && sinkError == nil && shortfall == nil }
+
+  /// Why the output did not take enough of the stream, as one line; `nil` when it did.
+  public var shortfall: String? {
+    let video = Int(SampleKind.video.rawValue)
+    let hasVideo = snapshot.appended[video] > 0
+    let appended = hasVideo ? snapshot.appended[video] : snapshot.totalAppended
+    guard appended > 0 else { return nil }
+    let sent = hasVideo ? snapshot.sent[video] : snapshot.totalSent
+    let what = hasVideo ? "video frames" : "samples"
+    if snapshot.sentBytes == 0 || sent == 0 {
+      return "the output accepted nothing: 0 of \(appended) \(what) sent"
+    }
+    let fraction = Double(sent) / Double(appended)
+    guard fraction < minimumDeliveredFraction else { return nil }
+    let percent = { (value: Double) in JSONObject.fixed(value * 100, decimals: 0) }
+    return "the output accepted only \(sent) of \(appended) \(what) (\(percent(fraction))%, "
+      + "below the minimum of \(percent(minimumDeliveredFraction))%, --min-delivered)"
+  }
 }
 
 extension ReplaySummary {
@@ -35,6 +57,7 @@ extension ReplaySummary {
       sent.add(kind.description, snapshot.sent[Int(kind.rawValue)])
     }
     object.add("ok", succeeded)
+    if let shortfall { object.add("failure", shortfall) }
     object.add("elapsed_s", Double(elapsedNanoseconds) / 1e9)
     object.add("appended", appended)
     object.add("sent", sent)

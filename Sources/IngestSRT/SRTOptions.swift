@@ -1,5 +1,8 @@
+import IngestCore
+
 /// Where and how an SRT sink connects, parsed from
-/// `srt://HOST:PORT?latency=MS&passphrase=..&pbkeylen=16|24|32&streamid=..&maxbw=..&mode=caller`.
+/// `srt://HOST:PORT?latency=MS&passphrase=..&pbkeylen=16|24|32&streamid=..&maxbw=..&conntimeo=MS`
+/// `&stall_timeout=S&mode=caller`.
 ///
 /// Values are percent-decoded. `description` and `debugDescription` are the redacted form, so
 /// interpolating options into a log line cannot leak the passphrase or the stream id.
@@ -19,18 +22,32 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
   public var streamID: String?
   /// `SRTO_MAXBW` in bytes per second: -1 unlimited, 0 relative to the input rate, or a cap.
   public var maxBandwidth: Int64?
+  /// How long one connection attempt waits for the listener (`SRTO_CONNTIMEO`), in milliseconds;
+  /// `nil` keeps `defaultConnectTimeoutMilliseconds`.
+  public var connectTimeoutMilliseconds: Int?
+  /// How long a connection may hold unacknowledged data without any of it being acknowledged
+  /// before it is dropped and made again, in milliseconds; `nil` keeps
+  /// `defaultStallTimeoutMilliseconds`.
+  public var stallTimeoutMilliseconds: Int?
 
   /// libsrt's default latency, used when none is given.
   public static let defaultLatencyMilliseconds = 120
+  /// Connection attempt limit when none is given (libsrt's own default).
+  public static let defaultConnectTimeoutMilliseconds = 3000
+  /// No-progress limit when none is given.
+  public static let defaultStallTimeoutMilliseconds = 5000
   /// The longest stream id libsrt accepts.
   public static let maxStreamIDBytes = 512
   static let passphraseBytes = 10...79
   static let latencyRange = 0...60_000
+  static let connectTimeoutRange = 100...120_000
+  static let stallTimeoutRange = 1000...3_600_000
 
   /// Options checked against the same rules as a parsed URL.
   public init(
     host: String, port: UInt16, latencyMilliseconds: Int? = nil, passphrase: String? = nil,
-    keyLength: Int? = nil, streamID: String? = nil, maxBandwidth: Int64? = nil
+    keyLength: Int? = nil, streamID: String? = nil, maxBandwidth: Int64? = nil,
+    connectTimeoutMilliseconds: Int? = nil, stallTimeoutMilliseconds: Int? = nil
   ) throws(SRTOptionsError) {
     self.host = host
     self.port = port
@@ -39,6 +56,8 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
     self.keyLength = keyLength
     self.streamID = streamID
     self.maxBandwidth = maxBandwidth
+    self.connectTimeoutMilliseconds = connectTimeoutMilliseconds
+    self.stallTimeoutMilliseconds = stallTimeoutMilliseconds
     try validate()
   }
 
@@ -98,6 +117,8 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
     var keyLength: Int?
     var streamID: String?
     var maxBandwidth: Int64?
+    var connectTimeout: Int?
+    var stallTimeout: Int?
     var seen: Set<String> = []
 
     let items = query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true)
@@ -124,6 +145,13 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
           throw .invalidValue(option: key, reason: "must be an integer (bytes per second)")
         }
         maxBandwidth = number
+      case "conntimeo": connectTimeout = try Self.integer(value, option: key)
+      case "stall_timeout":
+        // Seconds, like the CLI's other durations; fractions allowed.
+        guard let seconds = Double(value), seconds.isFinite, seconds >= 0, seconds <= 3600 else {
+          throw .invalidValue(option: key, reason: "must be a number of seconds, 1 to 3600")
+        }
+        stallTimeout = Int((seconds * 1000).rounded())
       default:  // "mode"
         guard value.lowercased() == "caller" else {
           // A "?" typed for "&" makes the rest of the URL, secrets included, part of this value.
@@ -134,7 +162,8 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
     }
     try self.init(
       host: host, port: UInt16(portNumber), latencyMilliseconds: latency, passphrase: passphrase,
-      keyLength: keyLength, streamID: streamID, maxBandwidth: maxBandwidth)
+      keyLength: keyLength, streamID: streamID, maxBandwidth: maxBandwidth,
+      connectTimeoutMilliseconds: connectTimeout, stallTimeoutMilliseconds: stallTimeout)
   }
 
   /// The URL with the passphrase and the stream id replaced by `***`, safe to print.
@@ -148,6 +177,14 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
     if let keyLength { items.append("pbkeylen=\(keyLength)") }
     if streamID != nil { items.append("streamid=***") }
     if let maxBandwidth { items.append("maxbw=\(maxBandwidth)") }
+    if let connectTimeoutMilliseconds { items.append("conntimeo=\(connectTimeoutMilliseconds)") }
+    if let stallTimeoutMilliseconds {
+      let seconds =
+        stallTimeoutMilliseconds % 1000 == 0
+        ? "\(stallTimeoutMilliseconds / 1000)"
+        : JSONObject.fixed(Double(stallTimeoutMilliseconds) / 1000, decimals: 3)
+      items.append("stall_timeout=\(seconds)")
+    }
     if !items.isEmpty {
       text += "?"
       var first = true
@@ -166,6 +203,16 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
   /// The latency in effect: the one given, or libsrt's default.
   public var effectiveLatencyMilliseconds: Int {
     latencyMilliseconds ?? Self.defaultLatencyMilliseconds
+  }
+
+  /// The connection attempt limit in effect.
+  public var effectiveConnectTimeoutMilliseconds: Int {
+    connectTimeoutMilliseconds ?? Self.defaultConnectTimeoutMilliseconds
+  }
+
+  /// The no-progress limit in effect.
+  public var effectiveStallTimeoutMilliseconds: Int {
+    stallTimeoutMilliseconds ?? Self.defaultStallTimeoutMilliseconds
   }
 
   private func validate() throws(SRTOptionsError) {
@@ -190,6 +237,14 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
         throw .invalidValue(option: "streamid", reason: "must be 1 to 512 bytes long")
       }
     }
+    if let connectTimeoutMilliseconds,
+      !Self.connectTimeoutRange.contains(connectTimeoutMilliseconds)
+    {
+      throw .invalidValue(option: "conntimeo", reason: "must be 100...120000 milliseconds")
+    }
+    if let stallTimeoutMilliseconds, !Self.stallTimeoutRange.contains(stallTimeoutMilliseconds) {
+      throw .invalidValue(option: "stall_timeout", reason: "must be a number of seconds, 1 to 3600")
+    }
     if let maxBandwidth, maxBandwidth < -1 {
       throw .invalidValue(
         option: "maxbw", reason: "must be -1 (unlimited), 0 (relative to input) or bytes per second"
@@ -198,7 +253,7 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
   }
 
   private static let knownKeys: Set<String> = [
-    "latency", "passphrase", "pbkeylen", "streamid", "maxbw", "mode",
+    "latency", "passphrase", "pbkeylen", "streamid", "maxbw", "conntimeo", "stall_timeout", "mode",
   ]
 
   private static func integer(_ text: String, option: String) throws(SRTOptionsError) -> Int {

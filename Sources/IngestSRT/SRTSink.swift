@@ -8,6 +8,10 @@ import IngestCore
 /// Sends block at most `sendTimeoutMilliseconds`; a send that times out answers `.wouldBlock`
 /// and the sink remembers how much of the unit already left, so the sender must offer the same
 /// unit again (see `write`). One connection at a time: `open` closes any previous socket first.
+///
+/// A connection on which nothing is acknowledged for `options.effectiveStallTimeoutMilliseconds`
+/// while data waits is given up with a `.retryable` error, so the sender reports it and
+/// reconnects through its backoff.
 public final class SRTSink: OutputSink {
   /// Where and how to connect.
   public let options: SRTOptions
@@ -26,6 +30,7 @@ public final class SRTSink: OutputSink {
   private var agreedLatencyMilliseconds = SRTOptions.defaultLatencyMilliseconds
   /// Monotonic time of the last message handed to libsrt.
   private var lastSendNanoseconds: Int64 = 0
+  private var watchdog = SRTProgressWatchdog(now: 0)
 
   /// The figures of the last connection as it closed (after `finish` or `close`), for an
   /// end-of-run summary; `nil` before the first connection ends.
@@ -38,16 +43,18 @@ public final class SRTSink: OutputSink {
   ///   - options: URL options (destination, latency, encryption, stream id, bandwidth cap).
   ///   - sendBufferBytes: libsrt's send buffer; raised to `minimumSendBufferBytes` if smaller.
   ///     It bounds how much unacknowledged data libsrt keeps and is entered in the memory ledger.
-  ///   - connectTimeoutMilliseconds: connection attempt limit.
+  ///   - connectTimeoutMilliseconds: connection attempt limit; `nil` takes the URL's `conntimeo`
+  ///     (3 s when it has none).
   ///   - sendTimeoutMilliseconds: how long one send may block on a full buffer.
   ///   - retryDelayNanoseconds: pause suggested after a blocked send.
   public init(
-    options: SRTOptions, sendBufferBytes: Int = 2 << 20, connectTimeoutMilliseconds: Int = 3000,
+    options: SRTOptions, sendBufferBytes: Int = 2 << 20, connectTimeoutMilliseconds: Int? = nil,
     sendTimeoutMilliseconds: Int = 500, retryDelayNanoseconds: Int64 = 10_000_000
   ) {
     self.options = options
     self.sendBufferBytes = max(sendBufferBytes, Self.minimumSendBufferBytes)
-    self.connectTimeoutMilliseconds = max(connectTimeoutMilliseconds, 1)
+    self.connectTimeoutMilliseconds = max(
+      connectTimeoutMilliseconds ?? options.effectiveConnectTimeoutMilliseconds, 1)
     self.sendTimeoutMilliseconds = max(sendTimeoutMilliseconds, 1)
     self.retryDelayNanoseconds = max(retryDelayNanoseconds, 0)
   }
@@ -119,6 +126,7 @@ public final class SRTSink: OutputSink {
       throw error
     }
     self.socket = socket
+    watchdog = SRTProgressWatchdog(now: Self.monotonicNanoseconds())
     agreedLatencyMilliseconds = Int(
       socket.getInt32(SRTO_PEERLATENCY) ?? Int32(options.effectiveLatencyMilliseconds))
   }
@@ -159,17 +167,42 @@ public final class SRTSink: OutputSink {
   /// and the sender must offer the same unit (same bytes) next; it is then completed, never sent
   /// twice. Offering another unit after a partly sent one throws `.retryable` (a receiver would
   /// otherwise see a torn PES), so the ring must not drop the unit at the head of a blocked write.
+  ///
+  /// Throws `.retryable` when nothing was acknowledged for the stall timeout while data waited.
   public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
     throws(SinkError) -> SinkWriteResult
   {
     guard let socket, socket.isOpen else { throw .retryable("SRT: not connected") }
-    // Keep libsrt's own queue shorter than the latency: what waits longer there is dropped by
-    // libsrt as too late, packet by packet, leaving holes in the received stream. Holding the unit
-    // back instead lets the ring drop whole frames by its policy.
-    if !chunker.hasPartialUnit, let stats = socket.statistics(),
-      Int(stats.msSndBuf) * 2 > agreedLatencyMilliseconds
-    {
-      return .wouldBlock(retryAt: now + retryDelayNanoseconds)
+    if let stats = socket.statistics() {
+      let clock = Self.monotonicNanoseconds()
+      watchdog.observe(
+        acknowledgements: Int64(stats.pktRecvACKTotal), unacknowledged: Int(stats.pktSndBuf),
+        now: clock)
+      let sinceProgress = watchdog.sinceProgress(now: clock)
+      let stallLimit = Int64(options.effectiveStallTimeoutMilliseconds) * 1_000_000
+      if sinceProgress >= stallLimit {
+        close()
+        throw .retryable(
+          "SRT: \(socket.endpoint) acknowledged nothing for "
+            + "\(JSONObject.fixed(Double(sinceProgress) / 1e9, decimals: 1)) s (stall_timeout)")
+      }
+      // Keep libsrt's own queue shorter than the latency: what waits longer there is dropped by
+      // libsrt as too late, packet by packet, leaving holes in the received stream. Holding the
+      // unit back instead lets the ring drop whole frames by its policy.
+      //
+      // But only while the receiver is acknowledging, i.e. while waiting can shrink the queue.
+      // In live mode libsrt neither retransmits on a timeout nor drops too-late packets unless
+      // new data is submitted, and a receiver notices a lost packet only when a later one
+      // arrives: after a tail loss (a shaper dropping the last packets of a burst) nothing is
+      // acknowledged again until we send more. So after one latency without an acknowledgement
+      // the unit goes out anyway; the packet that follows the gap makes the receiver ask for
+      // the retransmission, or lets libsrt drop what is already too late, and the queue moves.
+      let latency = Int64(agreedLatencyMilliseconds) * 1_000_000
+      if !chunker.hasPartialUnit, Int(stats.msSndBuf) * 2 > agreedLatencyMilliseconds,
+        sinceProgress < latency
+      {
+        return .wouldBlock(retryAt: now + retryDelayNanoseconds)
+      }
     }
     let started = Self.monotonicNanoseconds()
     let progress: SRTMessageChunker.Progress

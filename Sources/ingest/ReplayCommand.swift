@@ -22,7 +22,9 @@ enum ReplayCommand: Command {
       PATH.ts, file:PATH        a transport stream file
       null:                     discard (for measurements)
       srt://HOST:PORT?...       SRT caller: latency=MS, passphrase=.., pbkeylen=16|24|32,
-                                streamid=.., maxbw=..
+                                streamid=.., maxbw=.., conntimeo=MS (connect attempt limit,
+                                default 3000), stall_timeout=S (reconnect when nothing is
+                                acknowledged for S seconds while data waits, default 5)
       rtmp://HOST/APP/KEY       RTMP publish (rtmps:// for TLS)
       hls:DIR, DIR/NAME.m3u8    HLS segments and a live playlist in DIR
       A file or null output takes ?rate=800k (a token bucket at that bit rate) and
@@ -32,7 +34,8 @@ enum ReplayCommand: Command {
     options:
       --to OUTPUT               where to send the stream (required)
       --speed realtime|max|N    realtime (default) paces samples by their timestamps; max as fast
-                                as possible; N times realtime
+                                as possible; N times realtime. max to srt:// or rtmp:// is paced
+                                to realtime: a live receiver cannot take more
       --buffer SECONDS          longest buffered duration of the send ring, 2 to 5 (default 3)
       --budget MB               memory ceiling in MB of 10^6 bytes (default 50)
       --overhead MB             modelled OS/framework memory of an extension (default 20)
@@ -40,11 +43,13 @@ enum ReplayCommand: Command {
       --segment SECONDS         HLS segment target duration, 2 to 4 (default 2)
       --hls-window N            HLS segments in the live playlist; 0 keeps all (default 6)
       --rtmp-audio app|mic      audio track carried over RTMP (default app, mic if no app audio)
+      --min-delivered FRACTION  the run fails (exit 1, "ok": false) when the output accepted
+                                less than this share of the video frames, 0 to 1 (default 0.5)
       --json                    print the summary as JSON on standard output
       --quiet                   no progress line
       -h, --help                show this help
 
-    exit status: 0 ok, 1 runtime error (bad dump, failed output), 2 usage error
+    exit status: 0 ok, 1 runtime error (bad dump, failed output, too little delivered), 2 usage
     """
 
   static func run(_ argv: [String]) throws -> Int32 {
@@ -52,7 +57,7 @@ enum ReplayCommand: Command {
       argv,
       valued: [
         "--to", "--speed", "--buffer", "--budget", "--overhead", "--status", "--segment",
-        "--hls-window", "--rtmp-audio",
+        "--hls-window", "--rtmp-audio", "--min-delivered",
       ],
       flags: ["--json", "--quiet"])
     guard args.positionals.count == 1 else { throw UsageError("expected one DUMP path") }
@@ -91,6 +96,12 @@ enum ReplayCommand: Command {
     case "mic": options.rtmpAudio = .audioMic
     case let other?: throw UsageError("--rtmp-audio must be app or mic, got '\(other)'")
     }
+    if let text = args["--min-delivered"] {
+      guard let fraction = Double(text), fraction >= 0, fraction <= 1 else {
+        throw UsageError("--min-delivered must be a fraction from 0 to 1, got '\(text)'")
+      }
+      options.minimumDeliveredFraction = fraction
+    }
     if let status = args["--status"] {
       options.statusLine = try statusWriter(status)
     }
@@ -118,6 +129,7 @@ enum ReplayCommand: Command {
     }
     if let error = summary.readError { Console.error("ingest replay: \(dump): \(error)") }
     if let error = summary.sinkError { Console.error("ingest replay: output failed: \(error)") }
+    if let shortfall = summary.shortfall { Console.error("ingest replay: \(shortfall)") }
     return summary.succeeded ? 0 : 1
   }
 
@@ -163,7 +175,7 @@ enum ReplayCommand: Command {
     let s = summary.snapshot
     var lines: [String] = []
     lines.append(
-      "replayed \(dump) in \(format(Double(summary.elapsedNanoseconds) / 1e9, 2)) s (speed \(options.speed))"
+      "replayed \(dump) in \(format(Double(summary.elapsedNanoseconds) / 1e9, 2)) s (speed \(options.effectiveSpeed))"
     )
     let kinds = SampleKind.allCases.filter { s.appended[Int($0.rawValue)] > 0 }
     lines.append(

@@ -154,4 +154,16 @@ import Testing
     }
     #expect(throws: SRTOptionsError.invalidPort("0")) { try SRTOptions(host: "h", port: 0) }
   }
+
+  @Test func parsesTimeouts() throws {
+    let options = try SRTOptions(parsing: "srt://h:1?conntimeo=1500&stall_timeout=2.5")
+    #expect(options.connectTimeoutMilliseconds == 1500)
+    #expect(options.stallTimeoutMilliseconds == 2500)
+    #expect(options.redacted == "srt://h:1?conntimeo=1500&stall_timeout=2.500")
+    let defaults = try SRTOptions(parsing: "srt://h:1")
+    #expect(defaults.effectiveConnectTimeoutMilliseconds == 3000)
+    #expect(defaults.effectiveStallTimeoutMilliseconds == 5000)
+    #expect(throws: SRTOptionsError.self) { try SRTOptions(parsing: "srt://h:1?stall_timeout=0") }
+    #expect(throws: SRTOptionsError.self) { try SRTOptions(parsing: "srt://h:1?conntimeo=5") }
+  }
 }

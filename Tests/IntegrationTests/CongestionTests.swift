@@ -13,6 +13,9 @@ import IngestTestSupport
   {
     var options = ReplayOptions(target: target)
     options.speed = .factor(1)
+    // These runs are about how the pipeline drops on a link far below the stream's rate, where
+    // the ladder keeps fewer than half of the video frames; the delivery rule is tested apart.
+    options.minimumDeliveredFraction = 0
     if let status { options.statusLine = { status.append($0) } }
     // In-process, the kernel's figure would be the test runner's; the ledger is what is tested.
     options.residentProbe = NoResidentProbe()
@@ -62,6 +65,37 @@ import IngestTestSupport
     let check = try TransportStreamCheck(path: path)
     let continuityErrors = check.continuityErrors
     #expect(continuityErrors == 0)
+  }
+}
+
+/// The exit of a run that delivered too little: `ok: false`, a one-line reason, exit status 1.
+@Suite struct DeliveryRuleTests {
+  /// 100 kbit/s for a stream of about 850 kbit/s at full speed: almost every frame is dropped.
+  /// Such a run used to end with `ok: true` and exit 0.
+  @Test func runThatDeliversTooLittleFails() throws {
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--to", "null:?rate=100k", "--speed",
+        "max", "--json", "--quiet",
+      ], timeout: 60)
+    #expect(!result.timedOut)
+    #expect(result.status == 1, "\(result.stderr)")
+    let summary = try JSONLines.summary(result.stdout)
+    #expect(summary["ok"] as? Bool == false)
+    #expect((summary["failure"] as? String)?.contains("video frames") == true)
+    let reasons = result.stderr.split(separator: "\n").filter { $0.contains("--min-delivered") }
+    #expect(reasons.count == 1, "\(result.stderr)")
+  }
+
+  /// The threshold is the user's: with `--min-delivered 0` the same run succeeds.
+  @Test func thresholdIsConfigurable() throws {
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--to", "null:?rate=100k", "--speed",
+        "max", "--min-delivered", "0", "--json", "--quiet",
+      ], timeout: 60)
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(try JSONLines.summary(result.stdout)["ok"] as? Bool == true)
   }
 }
 

@@ -281,14 +281,15 @@ final class LinkedNamespace {
   private var removed = false
 
   /// Creates the namespace, or returns nil when this process may not (not root, no `ip`).
-  init?(tag: Int) {
+  /// - Parameter subnet: the first three octets of the link's /30 (default `10.213.TAG`).
+  init?(tag: Int, subnet: String? = nil) {
     let suffix = "\(getpid() % 10000)\(tag)"
     name = "ingest-fault-\(suffix)"
     hostInterface = "vif\(suffix)"
     let peerInterface = "vpf\(suffix)"
     // A /30 of our own, only inside this machine: the peer lives in the namespace made here.
-    hostAddress = "10.213.\(tag).1"
-    peerAddress = "10.213.\(tag).2"
+    hostAddress = "\(subnet ?? "10.213.\(tag)").1"
+    peerAddress = "\(subnet ?? "10.213.\(tag)").2"
     let steps: [[String]] = [
       ["ip", "netns", "add", name],
       ["ip", "link", "add", hostInterface, "type", "veth", "peer", "name", peerInterface],

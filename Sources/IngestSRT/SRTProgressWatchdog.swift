@@ -1,0 +1,40 @@
+/// Tells whether an SRT connection is still delivering: the time since the receiver last
+/// acknowledged anything while data was waiting for it.
+///
+/// Progress is an ACK packet from the receiver. A receiver sends one only when its acknowledged
+/// sequence number advances, so ACKs stop both when nothing gets through and when the connection
+/// only keeps itself alive (keepalives, handshakes). Counts derived from the send buffer are not
+/// used: libsrt 1.5 empties it by too-late drops as well, and counts those drops per event, not
+/// per packet. A connection with nothing unacknowledged is never stalled: it has nothing to
+/// deliver. Nor is one that had nothing new to send: the clock starts again when observations
+/// resume after more than `idleGap` (a sender with data observes at least every send timeout).
+struct SRTProgressWatchdog {
+  /// A pause between observations longer than this means the sender had nothing to send.
+  static let idleGap: Int64 = 1_000_000_000
+  private var acknowledgements: Int64 = 0
+  private var lastProgress: Int64
+  private var lastObservation: Int64
+
+  /// Starts watching a new connection at `now` (nanoseconds).
+  init(now: Int64) {
+    lastProgress = now
+    lastObservation = now
+  }
+
+  /// Records what libsrt reports at `now`.
+  /// - Parameters:
+  ///   - acknowledgements: ACK packets received since the connection was made.
+  ///   - unacknowledged: packets in the send buffer that the receiver has not acknowledged.
+  mutating func observe(acknowledgements: Int64, unacknowledged: Int, now: Int64) {
+    if acknowledgements > self.acknowledgements || unacknowledged == 0
+      || now - lastObservation > Self.idleGap
+    {
+      lastProgress = now
+    }
+    lastObservation = now
+    self.acknowledgements = max(self.acknowledgements, acknowledgements)
+  }
+
+  /// Nanoseconds since the last acknowledgement (or since the buffer was last empty) at `now`.
+  func sinceProgress(now: Int64) -> Int64 { max(0, now - lastProgress) }
+}

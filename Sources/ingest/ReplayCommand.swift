@@ -89,12 +89,16 @@ enum ReplayCommand: Command {
     case "mic": options.rtmpAudio = .audioMic
     case let other?: throw UsageError("--rtmp-audio must be app or mic, got '\(other)'")
     }
-    if let status = args["--status"] {
-      options.statusLine = try statusWriter(status)
+    var status: StatusOutput?
+    if let destination = args["--status"] {
+      let output = try StatusOutput(destination: destination)
+      options.statusLine = { output.write($0) }
+      status = output
     }
     let json = args.has("--json")
     let showProgress = !args.has("--quiet") && Console.stderrIsTerminal
     let clock = SystemClock()
+    StopSignal.install()
     let summary: ReplaySummary
     do {
       summary = try ReplaySession.run(dumpPath: dump, options: options, clock: clock) {
@@ -116,6 +120,11 @@ enum ReplayCommand: Command {
     }
     if let error = summary.readError { Console.error("ingest replay: \(dump): \(error)") }
     if let error = summary.sinkError { Console.error("ingest replay: output failed: \(error)") }
+    if let note = status?.closedNote { Console.error("ingest replay: " + note) }
+    if let problem = status?.problem {
+      Console.error("ingest replay: " + problem)
+      return 1
+    }
     return summary.succeeded ? 0 : 1
   }
 
@@ -129,21 +138,6 @@ enum ReplayCommand: Command {
       )
     }
     return Int(value * 1_000_000)
-  }
-
-  /// Status lines go to standard output (`-`) or are appended to a file, flushed per line so a
-  /// host app can follow them.
-  private static func statusWriter(_ destination: String) throws -> @Sendable (String) -> Void {
-    if destination == "-" { return { Console.out($0 + "\n") } }
-    let fd = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard fd >= 0 else {
-      throw UsageError(
-        "--status: cannot create \(destination): \(String(cString: strerror(errno)))")
-    }
-    return { line in
-      var text = line + "\n"
-      text.withUTF8 { bytes in _ = write(fd, bytes.baseAddress, bytes.count) }
-    }
   }
 
   static func progressLine(_ s: PipelineSnapshot, elapsed: Int64) -> String {
@@ -162,7 +156,7 @@ enum ReplayCommand: Command {
     var lines: [String] = []
     lines.append(
       "replayed \(dump) in \(format(Double(summary.elapsedNanoseconds) / 1e9, 2)) s (speed \(options.speed))"
-    )
+        + (summary.stopSignal.map { ", stopped by \($0)" } ?? ""))
     let kinds = SampleKind.allCases.filter { s.appended[Int($0.rawValue)] > 0 }
     lines.append(
       "  samples  "

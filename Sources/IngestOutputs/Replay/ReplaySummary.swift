@@ -19,6 +19,9 @@ public struct ReplaySummary: Sendable {
   public var peakResidentBytes: Int?
   /// Tier changes during the run.
   public var tierChanges: Int
+  /// The signal (`SIGINT`, `SIGTERM`) that stopped the run before the end of the dump, if any:
+  /// a requested stop, so the run still succeeds when its outputs were finished.
+  public var stopSignal: String? = nil
 
   /// Whether everything read was delivered or accounted for and nothing failed.
   public var succeeded: Bool { readError == nil && sinkError == nil }
@@ -35,6 +38,7 @@ extension ReplaySummary {
       sent.add(kind.description, snapshot.sent[Int(kind.rawValue)])
     }
     object.add("ok", succeeded)
+    object.add("stopped", stopSignal ?? (succeeded ? "end" : "error"))
     object.add("elapsed_s", Double(elapsedNanoseconds) / 1e9)
     object.add("appended", appended)
     object.add("sent", sent)

@@ -75,10 +75,20 @@ public enum HLSRecovery {
     return journal.map { !$0.isFinished } ?? false
   }
 
-  /// Recovers `directory`.
+  /// Recovers `directory`, holding its writer lock meanwhile.
   /// - Parameter now: the wall clock in milliseconds, for a partial segment without an `open` line.
-  /// - Throws: `HLSError.noJournal` without a journal, `.file` when a file operation fails.
+  /// - Throws: `HLSError.locked` while a run writes the directory, `.noJournal` without a
+  ///   journal, `.file` when a file operation fails.
   public static func recover(directory: String, now: Int64 = HLSDateTime.now()) throws(HLSError)
+    -> HLSRecoveryReport
+  {
+    let lock = try HLSDirectoryLock(directory: directory)
+    defer { lock.release() }
+    return try recover(lockedDirectory: directory, now: now)
+  }
+
+  /// Recovers `directory` for a caller that already holds its `HLSDirectoryLock`.
+  static func recover(lockedDirectory directory: String, now: Int64) throws(HLSError)
     -> HLSRecoveryReport
   {
     do { return try run(directory: directory, now: now) } catch let error as HLSError {

@@ -1,7 +1,8 @@
 import IngestCore
 
 /// Writes the transport stream as HLS: segments cut at keyframes, a live media playlist, and a
-/// journal that lets an interrupted recording be recovered (see docs/hls.md).
+/// journal that lets an interrupted recording be recovered (see docs/hls.md). One writer per
+/// directory: `open` takes the directory's lock and refuses while another process holds it.
 ///
 /// ```
 /// DIR/
@@ -56,6 +57,7 @@ public final class HLSSink: OutputSink {
   public private(set) var completedSegments = 0
 
   private var journal: HLSAppendFile?
+  private var directoryLock: HLSDirectoryLock?
   private var current: OpenSegment?
   private var timingKind = SampleKind.video
   private var nextIndex = 0
@@ -87,8 +89,9 @@ public final class HLSSink: OutputSink {
     timingKind = tracks.pcrKind ?? .video
     do {
       try HLSFileSystem.makeDirectories(directory)
+      directoryLock = try HLSDirectoryLock(directory: directory)
       if try HLSRecovery.needsRecovery(directory: directory) {
-        let report = try HLSRecovery.recover(directory: directory, now: wallClock())
+        let report = try HLSRecovery.recover(lockedDirectory: directory, now: wallClock())
         onRecovery?(report)
       }
       try resume()
@@ -233,6 +236,8 @@ public final class HLSSink: OutputSink {
     current = nil
     journal?.close()
     journal = nil
+    directoryLock?.release()
+    directoryLock = nil
   }
 
   /// Completes the last segment, writes the playlist with `EXT-X-ENDLIST` and ends the journal.
@@ -252,6 +257,8 @@ public final class HLSSink: OutputSink {
     }
     journal.close()
     self.journal = nil
+    directoryLock?.release()
+    directoryLock = nil
   }
 }
 

@@ -91,7 +91,7 @@ enum ReplayCommand: Command {
     }
     var status: StatusOutput?
     if let destination = args["--status"] {
-      let output = try StatusOutput(destination: destination)
+      let output = try StatusOutput(destination: destination, input: dump)
       options.statusLine = { output.write($0) }
       status = output
     }

@@ -21,11 +21,15 @@ final class StatusOutput: Sendable {
   private let linesWritten = Atomic<Int>(0)
 
   /// Opens `destination` (`-` for standard output), created or truncated.
-  init(destination: String) throws(UsageError) {
+  /// - Parameter input: the run's input, which a status file must not overwrite.
+  init(destination: String, input: String) throws(UsageError) {
     if destination == "-" {
       fd = 1
       name = "standard output"
       return
+    }
+    if SameFileCheck.isSameFile(destination, input) {
+      throw UsageError("--status \(destination) is the input \(input): it would be overwritten")
     }
     fd = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     name = destination

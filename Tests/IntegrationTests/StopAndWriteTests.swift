@@ -152,4 +152,34 @@ final class SignalledIngest {
     #expect(result.stderr.contains("video 120/120 sent"), "\(result.stderr)")
     #expect(try CommandRunner.decodeErrors(output) == "")
   }
+
+  @Test func anOutputNamingTheInputIsAUsageError() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let fixture = try Data(
+      contentsOf: URL(fileURLWithPath: CommandRunner.fixture("video-only.dump")))
+    let input = directory.appending(path: "same.ts").path
+    try fixture.write(to: URL(fileURLWithPath: input))
+    let hardLink = directory.appending(path: "link.ts").path
+    try FileManager.default.linkItem(atPath: input, toPath: hardLink)
+    let symbolicLink = directory.appending(path: "symlink.ts").path
+    try FileManager.default.createSymbolicLink(atPath: symbolicLink, withDestinationPath: input)
+    let runs: [[String]] = [
+      ["replay", input, "--to", input, "--speed", "max"],
+      ["replay", input, "--to", "file:" + hardLink, "--speed", "max"],
+      ["replay", input, "--to", symbolicLink, "--speed", "max"],
+      ["replay", input, "--to", "hls:" + directory.path, "--speed", "max"],
+      ["replay", input, "--to", "null:", "--status", hardLink, "--speed", "max"],
+      ["capture", input, "-o", hardLink],
+    ]
+    for arguments in runs {
+      let result = try CommandRunner.ingest(arguments)
+      #expect(result.status == 2, "\(arguments): \(result.stderr)")
+      #expect(result.stderr.contains(input), "\(arguments): \(result.stderr)")
+      #expect(try Data(contentsOf: URL(fileURLWithPath: input)) == fixture, "\(arguments)")
+    }
+    #expect(
+      !FileManager.default.fileExists(atPath: directory.appending(path: "journal").path),
+      "nothing was written into the directory holding the input")
+  }
 }

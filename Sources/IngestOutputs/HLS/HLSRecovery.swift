@@ -59,8 +59,9 @@ public struct HLSRecoveryReport: Equatable, Sendable, CustomStringConvertible {
 /// - A `.part` the journal does not record as complete is cut to its whole access units and kept
 ///   as a final segment if that still starts with PAT and holds a whole keyframe (audio frame
 ///   without video); otherwise it is removed.
-/// - A playlist listing every segment, with `EXT-X-ENDLIST`, replaces the old one, and `end` is
-///   appended to the journal. Recovering a finished recording changes nothing.
+/// - Leftover `*.tmp` files (the space reserve, a half-written playlist copy) are removed first.
+/// - A playlist listing every segment, with `EXT-X-ENDLIST`, replaces the old one atomically, and
+///   `end` is appended to the journal. Recovering a finished recording changes nothing.
 public enum HLSRecovery {
   /// Whether `directory` holds a recording that was not finished.
   public static func needsRecovery(directory: String) throws(HLSError) -> Bool {
@@ -110,6 +111,11 @@ public enum HLSRecovery {
     var report = HLSRecoveryReport(directory: directory, playlistPath: playlistPath)
     report.journalIssues = journal.issues
     let names = try HLSFileSystem.entries(of: directory)
+    // First, so that the space reserve and any half-written copy give their room to the journal
+    // lines and the playlist written below, even on a disk that filled up.
+    for name in names where name.hasSuffix(".tmp") {
+      try HLSFileSystem.remove(HLSFileSystem.join(directory, name))
+    }
     let partNames = names.filter { $0.hasSuffix(".part") }.sorted {
       (HLSSegment.index(ofFileName: $0) ?? .max, $0) < (
         HLSSegment.index(ofFileName: $1) ?? .max, $1
@@ -165,9 +171,6 @@ public enum HLSRecovery {
         .kept(
           name: name, fileBytes: scan.fileBytes, keptBytes: scan.completeBytes,
           duration: scan.duration))
-    }
-    for name in names where name.hasSuffix(".tmp") {
-      try HLSFileSystem.remove(HLSFileSystem.join(directory, name))
     }
     report.segments = segments.count
 

@@ -10,6 +10,7 @@ import IngestCore
 ///   seg00000.ts ...     complete segments (written as .part, synced, then renamed)
 ///   seg00007.ts.part    the segment being written, through one bounded write buffer
 ///   index.m3u8          replaced atomically (write .tmp, sync, rename) after each segment
+///   space.tmp           disk space held back for recovery after a full disk (HLSSpaceReserve)
 /// ```
 ///
 /// A segment starts at a video keyframe whose prefix holds PAT and PMT (its first packet carries
@@ -58,6 +59,7 @@ public final class HLSSink: OutputSink {
 
   private var journal: HLSAppendFile?
   private var directoryLock: HLSDirectoryLock?
+  private var reserve: HLSSpaceReserve?
   private var current: OpenSegment?
   private var timingKind = SampleKind.video
   private var nextIndex = 0
@@ -130,7 +132,12 @@ public final class HLSSink: OutputSink {
         window: configuration.window))
     try HLSFileSystem.syncDirectory(directory)
     journal = file
+    reserve = HLSSpaceReserve(directory: directory)
+    reserve?.ensure(segments: listedSegments)
   }
+
+  /// Segments a recovered playlist would list (every run's, not just the live window).
+  private var listedSegments: Int { playlist.mediaSequence + playlist.segments.count }
 
   public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
     throws(SinkError)
@@ -220,6 +227,7 @@ public final class HLSSink: OutputSink {
       to: HLSFileSystem.join(directory, open.name))
     playlist.append(segment)
     try writePlaylist()
+    reserve?.ensure(segments: listedSegments + 1)
     completedSegments += 1
     onSegment?(segment)
   }
@@ -230,10 +238,12 @@ public final class HLSSink: OutputSink {
     try HLSFileSystem.syncDirectory(directory)
   }
 
-  /// Stops writing after a failure; the `.part` file and the journal stay for recovery.
+  /// Stops writing after a failure; the `.part` file, the journal and the space reserve stay for
+  /// recovery.
   public func close() {
     try? current?.writer.close()
     current = nil
+    reserve = nil
     journal?.close()
     journal = nil
     directoryLock?.release()
@@ -257,6 +267,8 @@ public final class HLSSink: OutputSink {
     }
     journal.close()
     self.journal = nil
+    reserve?.remove()
+    reserve = nil
     directoryLock?.release()
     directoryLock = nil
   }

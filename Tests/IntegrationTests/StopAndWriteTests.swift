@@ -182,4 +182,21 @@ final class SignalledIngest {
       !FileManager.default.fileExists(atPath: directory.appending(path: "journal").path),
       "nothing was written into the directory holding the input")
   }
+
+  @Test(arguments: [
+    ["replay", "video-only.dump", "--to", "null:", "--speed", "max", "--status", "/dev/full"],
+    ["replay", "video-only.dump", "--to", "null:", "--speed", "max", "--json", ">", "/dev/full"],
+    ["inspect", "video-only.dump", "--json", ">", "/dev/full"],
+    ["inspect", "video-only.dump", ">", "/dev/full"],
+  ])
+  func aFailedReportWriteIsAnError(arguments: [String]) throws {
+    // Through a shell, for the redirection of standard output to /dev/full (ENOSPC on every write).
+    let words = arguments.map { word in
+      word.hasSuffix(".dump") ? "'\(CommandRunner.fixture(word))'" : word
+    }
+    let result = try CommandRunner.run(
+      "sh", ["-c", "'\(CommandRunner.ingest)' " + words.joined(separator: " ")])
+    #expect(result.status == 1, "\(arguments): \(result.stderr)")
+    #expect(result.stderr.contains("No space left on device"), "\(arguments): \(result.stderr)")
+  }
 }

@@ -30,13 +30,16 @@ enum ReplayCommand: Command {
     options:
       --to OUTPUT               where to send the stream (required)
       --speed realtime|max|N    realtime (default) paces samples by their timestamps; max as fast
-                                as possible; N times realtime
+                                as possible; N times realtime, N above 0 and up to 1000
       --buffer SECONDS          longest buffered duration of the send ring, 2 to 5 (default 3)
-      --budget MB               memory ceiling in MB of 10^6 bytes (default 50)
+      --budget MB               memory ceiling in MB of 10^6 bytes (default 50), at least
+                                --overhead + 6: about 5 MB of fixed buffers (dump reader,
+                                packager, output) and room for the ring
       --overhead MB             modelled OS/framework memory of an extension (default 20)
       --status FILE|-           write status events as JSON lines to FILE or standard output
-      --segment SECONDS         HLS segment target duration, 2 to 4 (default 2)
-      --hls-window N            HLS segments in the live playlist; 0 keeps all (default 6)
+      --segment SECONDS         HLS only: segment target duration, 2 to 4 (default 2)
+      --hls-window N            HLS only: segments in the live playlist, 0 (keeps all) or at
+                                least 3, three target durations (RFC 8216 6.2.2) (default 6)
       --rtmp-audio app|mic      audio track carried over RTMP (default app, mic if no app audio)
       --json                    print the summary as JSON on standard output
       --quiet                   no progress line
@@ -62,7 +65,8 @@ enum ReplayCommand: Command {
     }
     if let text = args["--speed"] {
       guard let speed = ReplaySpeed(text) else {
-        throw UsageError("--speed must be realtime, max or a positive number, got '\(text)'")
+        throw UsageError(
+          "--speed must be realtime, max or a number above 0 up to 1000, got '\(text)'")
       }
       options.speed = speed
     }
@@ -78,11 +82,13 @@ enum ReplayCommand: Command {
     if let overhead = try megabytes(args, "--overhead", in: 0...4096) {
       options.pipeline.overheadBytes = overhead
     }
-    guard options.pipeline.overheadBytes < options.pipeline.budgetBytes else {
-      throw UsageError("--overhead must be below --budget")
-    }
+    try ReplayOptionChecks.checkBudget(options.pipeline)
+    try ReplayOptionChecks.checkHLSOnly(args, target: options.target)
     if let segment = try args.int("--segment", in: 2...4) { options.segmentSeconds = segment }
-    if let window = try args.int("--hls-window", in: 0...10000) { options.hlsWindow = window }
+    if let window = try args.int("--hls-window", in: 0...10000) {
+      try ReplayOptionChecks.checkWindow(window)
+      options.hlsWindow = window
+    }
     switch args["--rtmp-audio"] {
     case nil: break
     case "app": options.rtmpAudio = .audioApp

@@ -4,6 +4,8 @@ public enum HLSError: Error, Equatable, Sendable, CustomStringConvertible {
   case file(FileError)
   /// `directory` holds no journal, so there is no recording to recover.
   case noJournal(directory: String)
+  /// `directory` has a journal that records no run: it is not an HLS recording (nothing changed).
+  case notARecording(directory: String)
   /// Another process (a live run or a recovery) is writing `directory`.
   case locked(directory: String)
 
@@ -13,6 +15,9 @@ public enum HLSError: Error, Equatable, Sendable, CustomStringConvertible {
       error.isDiskFull ? "\(error.description) (disk full)" : error.description
     case .noJournal(let directory):
       "\(directory): no '\(HLSJournal.fileName)' file, so no HLS recording to recover"
+    case .notARecording(let directory):
+      "\(directory): '\(HLSJournal.fileName)' records no run, so this is not an HLS recording;"
+        + " nothing was changed"
     case .locked(let directory):
       "\(directory): another ingest process is writing this HLS directory (it holds the lock);"
         + " wait for it to end or choose another directory"

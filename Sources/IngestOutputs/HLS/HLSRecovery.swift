@@ -79,7 +79,8 @@ public enum HLSRecovery {
   /// Recovers `directory`, holding its writer lock meanwhile.
   /// - Parameter now: the wall clock in milliseconds, for a partial segment without an `open` line.
   /// - Throws: `HLSError.locked` while a run writes the directory, `.noJournal` without a
-  ///   journal, `.file` when a file operation fails.
+  ///   journal, `.notARecording` when the journal records no run, `.file` when a file operation
+  ///   fails.
   public static func recover(directory: String, now: Int64 = HLSDateTime.now()) throws(HLSError)
     -> HLSRecoveryReport
   {
@@ -105,6 +106,10 @@ public enum HLSRecovery {
     let journalPath = HLSFileSystem.join(directory, HLSJournal.fileName)
     guard let journal = try HLSFileSystem.readJournal(journalPath) else {
       throw HLSError.noJournal(directory: directory)
+    }
+    guard journal.playlistName != nil || !journal.segments.isEmpty || journal.openSegment != nil
+    else {
+      throw HLSError.notARecording(directory: directory)
     }
     let playlistName = journal.playlistName ?? "index.m3u8"
     let playlistPath = HLSFileSystem.join(directory, playlistName)

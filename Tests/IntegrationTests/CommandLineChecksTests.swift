@@ -62,4 +62,25 @@ import Testing
     #expect(result.stderr.contains("not an HLS recording"), "\(result.stderr)")
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["journal"])
   }
+
+  @Test func progressLineFitsEightyColumnsWithPercentAndSpeed() throws {
+    // The progress line is shown only on a terminal: `script` gives the run one.
+    guard CommandRunner.has("script") else {
+      print("not run: no script(1)")
+      return
+    }
+    let command = [
+      CommandRunner.ingest, "replay", CommandRunner.fixture("video-only.dump"), "--to", "null:",
+      "--speed", "4",
+    ].map { "'\($0)'" }.joined(separator: " ")
+    let terminal = try CommandRunner.run("script", ["-qec", command, "/dev/null"], timeout: 60)
+    let redraws = terminal.stdout.components(separatedBy: "\r\u{1B}[K")
+      .map { $0.split(separator: "\r\n").first.map(String.init) ?? "" }
+      .filter { $0.contains("Mb/s") }
+    #expect(redraws.count >= 2, "no progress line: \(terminal.stdout)")
+    for line in redraws {
+      #expect(line.count < 80, "\(line.count) columns: \(line)")
+      #expect(line.contains("%") && line.contains("x "), "no percent or speed: \(line)")
+    }
+  }
 }

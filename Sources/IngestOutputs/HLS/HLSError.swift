@@ -4,7 +4,8 @@ public enum HLSError: Error, Equatable, Sendable, CustomStringConvertible {
   case file(FileError)
   /// `directory` holds no journal, so there is no recording to recover.
   case noJournal(directory: String)
-  /// `directory` has a journal that records no run: it is not an HLS recording (nothing changed).
+  /// `directory` has a `journal` file without a single journal line: it is not an HLS recording
+  /// (nothing was changed).
   case notARecording(directory: String)
   /// Another process (a live run or a recovery) is writing `directory`.
   case locked(directory: String)
@@ -16,8 +17,8 @@ public enum HLSError: Error, Equatable, Sendable, CustomStringConvertible {
     case .noJournal(let directory):
       "\(directory): no '\(HLSJournal.fileName)' file, so no HLS recording to recover"
     case .notARecording(let directory):
-      "\(directory): '\(HLSJournal.fileName)' records no run, so this is not an HLS recording;"
-        + " nothing was changed"
+      "\(directory): '\(HLSJournal.fileName)' holds no journal line, so this is not an HLS"
+        + " recording; nothing was changed"
     case .locked(let directory):
       "\(directory): another ingest process is writing this HLS directory (it holds the lock);"
         + " wait for it to end or choose another directory"

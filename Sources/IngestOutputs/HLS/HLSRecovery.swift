@@ -79,8 +79,8 @@ public enum HLSRecovery {
   /// Recovers `directory`, holding its writer lock meanwhile.
   /// - Parameter now: the wall clock in milliseconds, for a partial segment without an `open` line.
   /// - Throws: `HLSError.locked` while a run writes the directory, `.noJournal` without a
-  ///   journal, `.notARecording` when the journal records no run, `.file` when a file operation
-  ///   fails.
+  ///   journal, `.notARecording` when the journal holds only whole lines that are not journal
+  ///   lines, `.file` when a file operation fails.
   public static func recover(directory: String, now: Int64 = HLSDateTime.now()) throws(HLSError)
     -> HLSRecoveryReport
   {
@@ -107,10 +107,12 @@ public enum HLSRecovery {
     guard let journal = try HLSFileSystem.readJournal(journalPath) else {
       throw HLSError.noJournal(directory: directory)
     }
-    guard journal.playlistName != nil || !journal.segments.isEmpty || journal.openSegment != nil
-    else {
-      throw HLSError.notARecording(directory: directory)
-    }
+    // Whole lines, none of them ours: some other program's file. A torn line is what a killed
+    // run leaves, and an empty journal what one killed before its first line leaves.
+    let foreign =
+      journal.playlistName == nil && journal.segments.isEmpty && journal.openSegment == nil
+      && !journal.isFinished && !journal.issues.isEmpty && !journal.endsWithTornLine
+    guard !foreign else { throw HLSError.notARecording(directory: directory) }
     let playlistName = journal.playlistName ?? "index.m3u8"
     let playlistPath = HLSFileSystem.join(directory, playlistName)
     var report = HLSRecoveryReport(directory: directory, playlistPath: playlistPath)

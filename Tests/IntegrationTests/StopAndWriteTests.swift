@@ -120,6 +120,38 @@ final class SignalledIngest {
     #expect(try CommandRunner.decodeErrors(output) == "")
   }
 
+  @Test func sigintEndsAnSRTRunWithASummary() throws {
+    guard CommandRunner.has("srt-live-transmit") else {
+      print("not run: no srt-live-transmit")
+      return
+    }
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let port = UInt16(try LoopbackServers.freePort(SOCK_DGRAM))
+    let received = directory.appending(path: "rx.ts")
+    let peer = try SRTPeer(port: port, output: received)
+    let status = directory.appending(path: "status.jsonl").path
+    let run = try SignalledIngest(
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--to",
+        "srt://127.0.0.1:\(port)?latency=120", "--status", status, "--json", "--quiet",
+      ], in: directory)
+    #expect(
+      FaultSupport.waitUntil(seconds: 30) {
+        FaultSupport.count("connected", in: status) == 1
+          && FaultSupport.count("stats", in: status) >= 3
+      })
+    run.send(SIGINT)
+    #expect(run.wait() == 0, "\(run.stderr)")
+    let json = try #require(summary(run.stdout), "no JSON summary: \(run.stdout) \(run.stderr)")
+    #expect(json["ok"] as? Bool == true)
+    #expect(json["stopped"] as? String == "SIGINT")
+    #expect(FaultSupport.statusEvents(status).last?["event"] as? String == "summary")
+    peer.stop(signal: SIGINT)
+    let size = try FileManager.default.attributesOfItem(atPath: received.path)[.size] as? Int
+    #expect((size ?? 0) > 0, "the peer received the stream")
+  }
+
   @Test func aSecondSignalEndsTheRunAtOnce() throws {
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }

@@ -1,10 +1,16 @@
 import IngestPOSIX
+
 /// Why an HLS recording could not be written or recovered.
 public enum HLSError: Error, Equatable, Sendable, CustomStringConvertible {
   /// A file operation failed (unwritable directory, full disk, ...), naming the path.
   case file(FileError)
   /// `directory` holds no journal, so there is no recording to recover.
   case noJournal(directory: String)
+  /// `directory` has a `journal` file without a single journal line: it is not an HLS recording
+  /// (nothing was changed).
+  case notARecording(directory: String)
+  /// Another process (a live run or a recovery) is writing `directory`.
+  case locked(directory: String)
 
   public var description: String {
     switch self {
@@ -12,6 +18,12 @@ public enum HLSError: Error, Equatable, Sendable, CustomStringConvertible {
       error.isDiskFull ? "\(error.description) (disk full)" : error.description
     case .noJournal(let directory):
       "\(directory): no '\(HLSJournal.fileName)' file, so no HLS recording to recover"
+    case .notARecording(let directory):
+      "\(directory): '\(HLSJournal.fileName)' holds no journal line, so this is not an HLS"
+        + " recording; nothing was changed"
+    case .locked(let directory):
+      "\(directory): another ingest process is writing this HLS directory (it holds the lock);"
+        + " wait for it to end or choose another directory"
     }
   }
 }

@@ -1,4 +1,5 @@
 import IngestPOSIX
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -85,7 +86,8 @@ enum HLSFileSystem {
   }
 
   /// Replaces `path` atomically: writes `path.tmp`, syncs it and renames it over `path`, so a
-  /// reader sees the old or the new text, never a mix.
+  /// reader sees the old or the new text, never a mix. When the copy cannot be made (a full
+  /// disk), the old file is left untouched and the temporary one removed.
   static func replace(_ path: String, with text: String) throws(FileError) {
     let temporary = path + ".tmp"
     do throws(FileError) {
@@ -98,15 +100,8 @@ enum HLSFileSystem {
       }
       try rename(temporary, to: path)
     } catch {
-      guard error.isDiskFull else { throw error }
-      // On a full disk the copy cannot be made, but the old file's blocks can be reused: a
-      // playlist rewritten in place (not atomically) beats no playlist after recovery.
       _ = unlink(temporary)
-      let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-      guard fd >= 0 else { throw FileError(operation: "create", path: path, errno: errno) }
-      defer { _ = systemClose(fd) }
-      try writeAll(fd, text, path: path)
-      guard fsync(fd) == 0 else { throw FileError(operation: "sync", path: path, errno: errno) }
+      throw error
     }
   }
 

@@ -1,4 +1,5 @@
 import IngestPOSIX
+
 /// What recovering a recording directory found and did.
 public struct HLSRecoveryReport: Equatable, Sendable, CustomStringConvertible {
   /// What happened to a segment that was being written (a `.part` file).
@@ -60,8 +61,9 @@ public struct HLSRecoveryReport: Equatable, Sendable, CustomStringConvertible {
 /// - A `.part` the journal does not record as complete is cut to its whole access units and kept
 ///   as a final segment if that still starts with PAT and holds a whole keyframe (audio frame
 ///   without video); otherwise it is removed.
-/// - A playlist listing every segment, with `EXT-X-ENDLIST`, replaces the old one, and `end` is
-///   appended to the journal. Recovering a finished recording changes nothing.
+/// - Leftover `*.tmp` files (the space reserve, a half-written playlist copy) are removed first.
+/// - A playlist listing every segment, with `EXT-X-ENDLIST`, replaces the old one atomically, and
+///   `end` is appended to the journal. Recovering a finished recording changes nothing.
 public enum HLSRecovery {
   /// Whether `directory` holds a recording that was not finished.
   public static func needsRecovery(directory: String) throws(HLSError) -> Bool {
@@ -76,10 +78,21 @@ public enum HLSRecovery {
     return journal.map { !$0.isFinished } ?? false
   }
 
-  /// Recovers `directory`.
+  /// Recovers `directory`, holding its writer lock meanwhile.
   /// - Parameter now: the wall clock in milliseconds, for a partial segment without an `open` line.
-  /// - Throws: `HLSError.noJournal` without a journal, `.file` when a file operation fails.
+  /// - Throws: `HLSError.locked` while a run writes the directory, `.noJournal` without a
+  ///   journal, `.notARecording` when the journal holds only whole lines that are not journal
+  ///   lines, `.file` when a file operation fails.
   public static func recover(directory: String, now: Int64 = HLSDateTime.now()) throws(HLSError)
+    -> HLSRecoveryReport
+  {
+    let lock = try HLSDirectoryLock(directory: directory)
+    defer { lock.release() }
+    return try recover(lockedDirectory: directory, now: now)
+  }
+
+  /// Recovers `directory` for a caller that already holds its `HLSDirectoryLock`.
+  static func recover(lockedDirectory directory: String, now: Int64) throws(HLSError)
     -> HLSRecoveryReport
   {
     do { return try run(directory: directory, now: now) } catch let error as HLSError {
@@ -96,11 +109,22 @@ public enum HLSRecovery {
     guard let journal = try HLSFileSystem.readJournal(journalPath) else {
       throw HLSError.noJournal(directory: directory)
     }
+    // Whole lines, none of them ours: some other program's file. A torn line is what a killed
+    // run leaves, and an empty journal what one killed before its first line leaves.
+    let foreign =
+      journal.playlistName == nil && journal.segments.isEmpty && journal.openSegment == nil
+      && !journal.isFinished && !journal.issues.isEmpty && !journal.endsWithTornLine
+    guard !foreign else { throw HLSError.notARecording(directory: directory) }
     let playlistName = journal.playlistName ?? "index.m3u8"
     let playlistPath = HLSFileSystem.join(directory, playlistName)
     var report = HLSRecoveryReport(directory: directory, playlistPath: playlistPath)
     report.journalIssues = journal.issues
     let names = try HLSFileSystem.entries(of: directory)
+    // First, so that the space reserve and any half-written copy give their room to the journal
+    // lines and the playlist written below, even on a disk that filled up.
+    for name in names where name.hasSuffix(".tmp") {
+      try HLSFileSystem.remove(HLSFileSystem.join(directory, name))
+    }
     let partNames = names.filter { $0.hasSuffix(".part") }.sorted {
       (HLSSegment.index(ofFileName: $0) ?? .max, $0) < (
         HLSSegment.index(ofFileName: $1) ?? .max, $1
@@ -156,9 +180,6 @@ public enum HLSRecovery {
         .kept(
           name: name, fileBytes: scan.fileBytes, keptBytes: scan.completeBytes,
           duration: scan.duration))
-    }
-    for name in names where name.hasSuffix(".tmp") {
-      try HLSFileSystem.remove(HLSFileSystem.join(directory, name))
     }
     report.segments = segments.count
 

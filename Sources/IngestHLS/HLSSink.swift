@@ -2,7 +2,8 @@ import IngestCore
 import IngestPOSIX
 
 /// Writes the transport stream as HLS: segments cut at keyframes, a live media playlist, and a
-/// journal that lets an interrupted recording be recovered (see docs/hls.md).
+/// journal that lets an interrupted recording be recovered (see docs/hls.md). One writer per
+/// directory: `open` takes the directory's lock and refuses while another process holds it.
 ///
 /// ```
 /// DIR/
@@ -10,6 +11,7 @@ import IngestPOSIX
 ///   seg00000.ts ...     complete segments (written as .part, synced, then renamed)
 ///   seg00007.ts.part    the segment being written, through one bounded write buffer
 ///   index.m3u8          replaced atomically (write .tmp, sync, rename) after each segment
+///   space.tmp           disk space held back for recovery after a full disk (HLSSpaceReserve)
 /// ```
 ///
 /// A segment starts at a video keyframe whose prefix holds PAT and PMT (its first packet carries
@@ -57,6 +59,8 @@ public final class HLSSink: OutputSink {
   public private(set) var completedSegments = 0
 
   private var journal: HLSAppendFile?
+  private var directoryLock: HLSDirectoryLock?
+  private var reserve: HLSSpaceReserve?
   private var current: OpenSegment?
   private var timingKind = SampleKind.video
   private var nextIndex = 0
@@ -88,8 +92,9 @@ public final class HLSSink: OutputSink {
     timingKind = tracks.pcrKind ?? .video
     do {
       try HLSFileSystem.makeDirectories(directory)
+      directoryLock = try HLSDirectoryLock(directory: directory)
       if try HLSRecovery.needsRecovery(directory: directory) {
-        let report = try HLSRecovery.recover(directory: directory, now: wallClock())
+        let report = try HLSRecovery.recover(lockedDirectory: directory, now: wallClock())
         onRecovery?(report)
       }
       try resume()
@@ -128,7 +133,12 @@ public final class HLSSink: OutputSink {
         window: configuration.window))
     try HLSFileSystem.syncDirectory(directory)
     journal = file
+    reserve = HLSSpaceReserve(directory: directory)
+    reserve?.ensure(segments: listedSegments)
   }
+
+  /// Segments a recovered playlist would list (every run's, not just the live window).
+  private var listedSegments: Int { playlist.mediaSequence + playlist.segments.count }
 
   public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
     throws(SinkError)
@@ -218,6 +228,7 @@ public final class HLSSink: OutputSink {
       to: HLSFileSystem.join(directory, open.name))
     playlist.append(segment)
     try writePlaylist()
+    reserve?.ensure(segments: listedSegments + 1)
     completedSegments += 1
     onSegment?(segment)
   }
@@ -228,12 +239,16 @@ public final class HLSSink: OutputSink {
     try HLSFileSystem.syncDirectory(directory)
   }
 
-  /// Stops writing after a failure; the `.part` file and the journal stay for recovery.
+  /// Stops writing after a failure; the `.part` file, the journal and the space reserve stay for
+  /// recovery.
   public func close() {
     try? current?.writer.close()
     current = nil
+    reserve = nil
     journal?.close()
     journal = nil
+    directoryLock?.release()
+    directoryLock = nil
   }
 
   /// Completes the last segment, writes the playlist with `EXT-X-ENDLIST` and ends the journal.
@@ -253,6 +268,10 @@ public final class HLSSink: OutputSink {
     }
     journal.close()
     self.journal = nil
+    reserve?.remove()
+    reserve = nil
+    directoryLock?.release()
+    directoryLock = nil
   }
 }
 

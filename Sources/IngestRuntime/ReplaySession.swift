@@ -79,6 +79,7 @@ public enum ReplaySession {
     dumpPath: String, options: ReplayOptions, clock: any PacingClock,
     onProgress: ((PipelineSnapshot, Int64) -> Void)? = nil
   ) throws(ReplayError) -> ReplaySummary {
+    try refuseOverwritingInput(dumpPath, target: options.target)
     let tracks = try trackFormats(dumpPath: dumpPath)
     let (sink, threaded) = try makeSink(options, tracks: tracks)
     let source: FileByteSource

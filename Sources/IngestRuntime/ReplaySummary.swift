@@ -22,6 +22,9 @@ public struct ReplaySummary: Sendable {
   /// The smallest share of the appended video frames (of all samples when there is no video)
   /// the output must have accepted for the run to succeed, 0...1.
   public var minimumDeliveredFraction: Double = ReplayOptions.defaultMinimumDeliveredFraction
+  /// The signal (`SIGINT`, `SIGTERM`) that stopped the run before the end of the dump, if any:
+  /// a requested stop, so the run still succeeds when its outputs were finished.
+  public var stopSignal: String? = nil
 
   /// Whether nothing failed and the output accepted at least `minimumDeliveredFraction` of what
   /// was appended: a run that dropped most of its stream did not deliver it, whatever it sent.
@@ -58,6 +61,7 @@ extension ReplaySummary {
     }
     object.add("ok", succeeded)
     if let shortfall { object.add("failure", shortfall) }
+    object.add("stopped", stopSignal ?? (readError == nil && sinkError == nil ? "end" : "error"))
     object.add("elapsed_s", Double(elapsedNanoseconds) / 1e9)
     object.add("appended", appended)
     object.add("sent", sent)

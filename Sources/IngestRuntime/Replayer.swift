@@ -41,8 +41,14 @@ public final class Replayer<Source: ByteSource> {
     var readError: DumpError?
     var sinkError: SinkError?
     var invalidRecords = 0
+    var stopSignal: String?
     senderThread?.start()
     reading: while true {
+      if let signal = StopSignal.requested {
+        stopSignal = signal
+        reporter.emit("stopping") { $0.add("signal", signal) }
+        break
+      }
       let record: DumpRecord?
       do { record = try reader.next() } catch {
         if error.isRecoverable {
@@ -57,7 +63,7 @@ public final class Replayer<Source: ByteSource> {
       var now = clock.now()
       if case .factor = speed {
         let due = pacer.due(kind: header.kind, time: header.dts ?? header.pts, now: now)
-        while now < due {
+        while now < due && StopSignal.requested == nil {
           if let error = pump(now: now, until: due) {
             sinkError = error
             break reading
@@ -87,7 +93,9 @@ public final class Replayer<Source: ByteSource> {
         onProgress?(pipeline.snapshot(), now - start)
       }
     }
-    if sinkError == nil { sinkError = drain() }
+    if sinkError == nil {
+      sinkError = drain(for: stopSignal == nil ? drainTimeout : StopSignal.drainNanoseconds)
+    }
     if sinkError == nil {
       do { try sender.finish() } catch { sinkError = error }
     }
@@ -97,7 +105,8 @@ public final class Replayer<Source: ByteSource> {
       snapshot: pipeline.snapshot(), skippedRecords: reader.skippedRecords,
       invalidRecords: invalidRecords, readError: readError,
       sinkError: sinkError, elapsedNanoseconds: end - start,
-      peakResidentBytes: ProcResidentProbe().peakResidentBytes(), tierChanges: reporter.tierChanges)
+      peakResidentBytes: ProcResidentProbe().peakResidentBytes(), tierChanges: reporter.tierChanges,
+      stopSignal: stopSignal)
   }
 
   /// Pumps the inline sender (or just waits for a threaded one) until `deadline`.
@@ -117,10 +126,10 @@ public final class Replayer<Source: ByteSource> {
     return nil
   }
 
-  /// Sends what remains in the ring, waiting for the sink up to `drainTimeout`.
-  private func drain() -> SinkError? {
-    if let senderThread { return senderThread.stop(drainingFor: drainTimeout) }
-    let deadline = clock.now() + drainTimeout
+  /// Sends what remains in the ring, waiting for the sink up to `timeout` nanoseconds.
+  private func drain(for timeout: Int64) -> SinkError? {
+    if let senderThread { return senderThread.stop(drainingFor: timeout) }
+    let deadline = clock.now() + timeout
     while true {
       let now = clock.now()
       switch sender.pump(now: now) {

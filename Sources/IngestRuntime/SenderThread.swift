@@ -1,6 +1,6 @@
 import IngestCore
-import Synchronization
 import IngestPOSIX
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc

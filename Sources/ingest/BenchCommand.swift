@@ -1,5 +1,5 @@
-import IngestCore
 import IngestBench
+import IngestCore
 
 #if canImport(Glibc)
   import Glibc

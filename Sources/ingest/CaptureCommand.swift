@@ -1,5 +1,5 @@
-import IngestCore
 import IngestCapture
+import IngestCore
 import IngestPOSIX
 
 /// `ingest capture`: turns a media file into a captured-sample dump.
@@ -49,6 +49,9 @@ enum CaptureCommand: Command {
     }
     guard let output = arguments["-o"] ?? arguments["--output"] else {
       throw UsageError("missing -o OUT.dump")
+    }
+    if SameFileCheck.isSameFile(input, output) {
+      throw UsageError("-o \(output) is the input \(input): it would be overwritten")
     }
     let video = try choice(arguments, "--video")
     let app = try choice(arguments, "--app-audio")

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -6,29 +8,52 @@
 
 /// Writes to the standard streams with write(2), without Foundation (which would add megabytes of
 /// resident memory) and without C's shared FILE objects.
+///
+/// A failed write to standard output (a full disk, `/dev/full`, a closed pipe) is remembered, so
+/// `main` can report it and exit non-zero instead of claiming that the output was written.
 enum Console {
+  /// The errno of the first failed write to standard output; 0 while none failed.
+  private static let standardOutputError = Atomic<Int32>(0)
+
   /// Writes a line to standard error.
-  static func error(_ line: String) { put(line + "\n", fd: 2) }
+  static func error(_ line: String) { _ = writeAll(line + "\n", fd: 2) }
 
   /// Writes text to standard output.
-  static func out(_ text: String) { put(text, fd: 1) }
+  static func out(_ text: String) {
+    let error = writeAll(text, fd: 1)
+    if error != 0 {
+      _ = standardOutputError.compareExchange(expected: 0, desired: error, ordering: .relaxed)
+    }
+  }
+
+  /// Why a write to standard output failed, if one did.
+  static var standardOutputFailure: String? {
+    let error = standardOutputError.load(ordering: .relaxed)
+    return error == 0 ? nil : String(cString: strerror(error))
+  }
 
   /// True when standard error is a terminal, so a one-line progress display makes sense.
   static var stderrIsTerminal: Bool { isatty(2) != 0 }
 
   /// Replaces the current terminal line on standard error.
-  static func progress(_ line: String) { put("\r\u{1B}[K" + line, fd: 2) }
+  static func progress(_ line: String) { _ = writeAll("\r\u{1B}[K" + line, fd: 2) }
 
-  private static func put(_ text: String, fd: Int32) {
+  /// Writes all of `text` to `fd`, retrying after EINTR.
+  /// - Returns: 0, or the errno of the write that failed.
+  static func writeAll(_ text: String, fd: Int32) -> Int32 {
     var text = text
-    text.withUTF8 { bytes in
+    return text.withUTF8 { bytes in
       var offset = 0
       while offset < bytes.count {
         let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { return }
+        if n < 0 {
+          if errno == EINTR { continue }
+          return errno
+        }
+        if n == 0 { return EIO }
         offset += n
       }
+      return 0
     }
   }
 }

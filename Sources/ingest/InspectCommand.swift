@@ -30,6 +30,17 @@ enum InspectCommand: Command {
       return 1
     }
     let inspection = DumpInspection(reading: source)
+    if let error = inspection.fatalError, refusedHeader(error) {
+      // Nothing of it was read as a dump: a report of "0 bytes" and no tracks would mislead.
+      if args.has("--json") {
+        var object = JSONObject()
+        object.add("dump", path)
+        object.add("error", error.description)
+        Console.out(object.rendered + "\n")
+      }
+      Console.error("ingest inspect: \(path): \(error)")
+      return 1
+    }
     if args.has("--json") {
       Console.out(json(inspection, path: path).rendered + "\n")
     } else {
@@ -40,6 +51,14 @@ enum InspectCommand: Command {
       return 1
     }
     return 0
+  }
+
+  /// Whether reading stopped at the file header: the file is not a dump (of a known version).
+  static func refusedHeader(_ error: DumpError) -> Bool {
+    switch error {
+    case .badMagic, .unsupportedVersion: true
+    default: false
+    }
   }
 
   static func describe(_ format: FormatDescription?) -> String {

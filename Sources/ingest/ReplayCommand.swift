@@ -34,14 +34,18 @@ enum ReplayCommand: Command {
     options:
       --to OUTPUT               where to send the stream (required)
       --speed realtime|max|N    realtime (default) paces samples by their timestamps; max as fast
-                                as possible; N times realtime. max to srt:// or rtmp:// is paced
-                                to realtime: a live receiver cannot take more
+                                as possible; N times realtime, N above 0 and up to 1000. max to
+                                srt:// or rtmp:// is paced to realtime: a live receiver cannot
+                                take more
       --buffer SECONDS          longest buffered duration of the send ring, 2 to 5 (default 3)
-      --budget MB               memory ceiling in MB of 10^6 bytes (default 50)
+      --budget MB               memory ceiling in MB of 10^6 bytes (default 50), at least
+                                --overhead + 6: about 5 MB of fixed buffers (dump reader,
+                                packager, output) and room for the ring
       --overhead MB             modelled OS/framework memory of an extension (default 20)
       --status FILE|-           write status events as JSON lines to FILE or standard output
-      --segment SECONDS         HLS segment target duration, 2 to 4 (default 2)
-      --hls-window N            HLS segments in the live playlist; 0 keeps all (default 6)
+      --segment SECONDS         HLS only: segment target duration, 2 to 4 (default 2)
+      --hls-window N            HLS only: segments in the live playlist, 0 (keeps all) or at
+                                least 3, three target durations (RFC 8216 6.2.2) (default 6)
       --rtmp-audio app|mic      audio track carried over RTMP (default app, mic if no app audio)
       --min-delivered FRACTION  the run fails (exit 1, "ok": false) when the output accepted
                                 less than this share of the video frames, 0 to 1 (default 0.5)
@@ -69,7 +73,8 @@ enum ReplayCommand: Command {
     }
     if let text = args["--speed"] {
       guard let speed = ReplaySpeed(text) else {
-        throw UsageError("--speed must be realtime, max or a positive number, got '\(text)'")
+        throw UsageError(
+          "--speed must be realtime, max or a number above 0 up to 1000, got '\(text)'")
       }
       options.speed = speed
     }
@@ -85,11 +90,13 @@ enum ReplayCommand: Command {
     if let overhead = try megabytes(args, "--overhead", in: 0...4096) {
       options.pipeline.overheadBytes = overhead
     }
-    guard options.pipeline.overheadBytes < options.pipeline.budgetBytes else {
-      throw UsageError("--overhead must be below --budget")
-    }
+    try ReplayOptionChecks.checkBudget(options.pipeline)
+    try ReplayOptionChecks.checkHLSOnly(args, target: options.target)
     if let segment = try args.int("--segment", in: 2...4) { options.segmentSeconds = segment }
-    if let window = try args.int("--hls-window", in: 0...10000) { options.hlsWindow = window }
+    if let window = try args.int("--hls-window", in: 0...10000) {
+      try ReplayOptionChecks.checkWindow(window)
+      options.hlsWindow = window
+    }
     switch args["--rtmp-audio"] {
     case nil: break
     case "app": options.rtmpAudio = .audioApp
@@ -102,17 +109,24 @@ enum ReplayCommand: Command {
       }
       options.minimumDeliveredFraction = fraction
     }
-    if let status = args["--status"] {
-      options.statusLine = try statusWriter(status)
+    var status: StatusOutput?
+    if let destination = args["--status"] {
+      let output = try StatusOutput(destination: destination, input: dump)
+      options.statusLine = { output.write($0) }
+      status = output
     }
     let json = args.has("--json")
     let showProgress = !args.has("--quiet") && Console.stderrIsTerminal
+    let total = showProgress ? DumpLength.duration(of: dump) : nil
     let clock = SystemClock()
+    StopSignal.install()
     let summary: ReplaySummary
     do {
       summary = try ReplaySession.run(dumpPath: dump, options: options, clock: clock) {
         snapshot, elapsed in
-        if showProgress { Console.progress(progressLine(snapshot, elapsed: elapsed)) }
+        if showProgress {
+          Console.progress(progressLine(snapshot, elapsed: elapsed, total: total))
+        }
       }
     } catch {
       if case .usage(let message) = error { throw UsageError(message) }
@@ -130,6 +144,11 @@ enum ReplayCommand: Command {
     if let error = summary.readError { Console.error("ingest replay: \(dump): \(error)") }
     if let error = summary.sinkError { Console.error("ingest replay: output failed: \(error)") }
     if let shortfall = summary.shortfall { Console.error("ingest replay: \(shortfall)") }
+    if let note = status?.closedNote { Console.error("ingest replay: " + note) }
+    if let problem = status?.problem {
+      Console.error("ingest replay: " + problem)
+      return 1
+    }
     return summary.succeeded ? 0 : 1
   }
 
@@ -145,29 +164,23 @@ enum ReplayCommand: Command {
     return Int(value * 1_000_000)
   }
 
-  /// Status lines go to standard output (`-`) or are appended to a file, flushed per line so a
-  /// host app can follow them.
-  private static func statusWriter(_ destination: String) throws -> @Sendable (String) -> Void {
-    if destination == "-" { return { Console.out($0 + "\n") } }
-    let fd = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard fd >= 0 else {
-      throw UsageError(
-        "--status: cannot create \(destination): \(String(cString: strerror(errno)))")
-    }
-    return { line in
-      var text = line + "\n"
-      text.withUTF8 { bytes in _ = write(fd, bytes.baseAddress, bytes.count) }
-    }
-  }
-
-  static func progressLine(_ s: PipelineSnapshot, elapsed: Int64) -> String {
-    let position = Double(max(0, s.newestDTS - s.firstDTS)) / 90_000
+  /// The terminal progress line, at most 79 columns so a redraw never wraps; with the dump's
+  /// duration (`total`, 90 kHz ticks) known, the percent done and the speed factor.
+  static func progressLine(_ s: PipelineSnapshot, elapsed: Int64, total: Int64?) -> String {
+    let ticks = max(0, s.newestDTS - s.firstDTS)
     let seconds = Double(elapsed) / 1e9
     let bitrate = seconds > 0 ? Double(s.sentBytes) * 8 / seconds / 1e6 : 0
-    return
-      "\(format(position, 1)) s  \(format(bitrate, 2)) Mb/s  frames \(s.sent[0])/\(s.appended[0])"
-      + "  drops \(s.drops.total)  T\(s.tier.rawValue)  ring \(format(Double(s.ringDuration) / 90_000, 2)) s "
-      + "\(format(Double(s.ringBytes) / 1e6, 2)) MB  ledger \(format(Double(s.ledger) / 1e6, 1)) MB"
+    var line = "\(format(Double(ticks) / 90_000, 1))s"
+    if let total, total > 0 {
+      line += " \(min(100, ticks * 100 / total))%"
+      let factor = seconds > 0 ? Double(ticks) / 90_000 / seconds : 0
+      line += " \(format(factor, 2))x"
+    }
+    line +=
+      " \(format(bitrate, 2))Mb/s drops \(s.drops.total) T\(s.tier.rawValue)"
+      + " ring \(format(Double(s.ringDuration) / 90_000, 2))s \(format(Double(s.ringBytes) / 1e6, 1))MB"
+      + " ledger \(format(Double(s.ledger) / 1e6, 1))MB"
+    return String(line.prefix(79))
   }
 
   static func summaryText(_ summary: ReplaySummary, dump: String, options: ReplayOptions) -> String
@@ -176,7 +189,7 @@ enum ReplayCommand: Command {
     var lines: [String] = []
     lines.append(
       "replayed \(dump) in \(format(Double(summary.elapsedNanoseconds) / 1e9, 2)) s (speed \(options.effectiveSpeed))"
-    )
+        + (summary.stopSignal.map { ", stopped by \($0)" } ?? ""))
     let kinds = SampleKind.allCases.filter { s.appended[Int($0.rawValue)] > 0 }
     lines.append(
       "  samples  "

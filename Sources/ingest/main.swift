@@ -31,6 +31,10 @@ extension String {
   }
 }
 
+// A closed pipe is an error of the write (EPIPE, handled where it happens), not a reason to die:
+// `ingest replay --status - | head` ends the status output, not the recording.
+signal(SIGPIPE, SIG_IGN)
+
 var argv = CommandLine.arguments.dropFirst()
 guard let word = argv.first else {
   Console.error(topLevelHelp(commands))
@@ -50,7 +54,12 @@ if argv.contains("--help") || argv.contains("-h") {
   exit(0)
 }
 do {
-  exit(try command.run(Array(argv)))
+  var status = try command.run(Array(argv))
+  if let failure = Console.standardOutputFailure {
+    Console.error("ingest \(command.name): cannot write standard output: \(failure)")
+    if status == 0 { status = 1 }
+  }
+  exit(status)
 } catch let error as UsageError {
   Console.error("ingest \(command.name): \(error)\nRun 'ingest \(command.name) --help' for usage.")
   exit(2)

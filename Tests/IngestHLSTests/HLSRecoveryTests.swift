@@ -232,6 +232,16 @@ private func interruptedRecording() -> TemporaryDirectory {
   #expect(!(try #require(directory.read("index.m3u8"))).contains("seg00001.ts"))
 }
 
+@Test func journalWithoutARunIsNotARecording() {
+  let directory = TemporaryDirectory()
+  defer { directory.remove() }
+  directory.write(HLSJournal.fileName, text: "shopping list\n")
+  #expect(throws: HLSError.notARecording(directory: directory.path)) {
+    try HLSRecovery.recover(directory: directory.path)
+  }
+  #expect(directory.names == [HLSJournal.fileName])
+}
+
 @Test func directoryWithoutJournalIsNotARecording() {
   let directory = TemporaryDirectory()
   defer { directory.remove() }

@@ -159,6 +159,23 @@ private func makeSink(_ directory: TemporaryDirectory, window: Int = 0) -> HLSSi
   #expect(journal.isFinished)
 }
 
+@Test func secondWriterIsRefusedUntilTheFirstEnds() throws {
+  let directory = TemporaryDirectory()
+  defer { directory.remove() }
+  let first = makeSink(directory)
+  try first.open(tracks: videoTracks)
+  let second = makeSink(directory)
+  #expect(throws: SinkError.self) { try second.open(tracks: videoTracks) }
+  #expect(throws: HLSError.locked(directory: directory.path)) {
+    try HLSRecovery.recover(directory: directory.path)
+  }
+  try feed(first, seconds: 3)
+  try first.finish()
+  try second.open(tracks: videoTracks)
+  try second.finish()
+  #expect(try HLSRecovery.recover(directory: directory.path).wasFinished)
+}
+
 @Test func unusableDirectoryIsAFatalErrorNamingThePath() throws {
   let directory = TemporaryDirectory()
   defer { directory.remove() }

@@ -340,6 +340,39 @@ enum HLSHarness {
     #expect(notes.count == 20)
   }
 
+  /// A second writer is refused while a run holds the directory; the lock of a killed run is gone.
+  @Test func oneWriterPerDirectory() throws {
+    let media = try HLSHarness.media.get()
+    let work = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: work) }
+    let directory = work.appending(path: "rec").path
+    let first = try SignalledIngest(
+      ["replay", media.dump, "--to", "hls:" + directory, "--quiet"], in: work)
+    #expect(
+      FaultSupport.waitUntil(seconds: 30) {
+        ((try? String(contentsOfFile: directory + "/journal", encoding: .utf8)) ?? "")
+          .contains("open ")
+      })
+    let journalBefore = try String(contentsOfFile: directory + "/journal", encoding: .utf8)
+
+    let second = try CommandRunner.ingest(
+      ["replay", media.dump, "--to", "hls:" + directory, "--speed", "max", "--quiet"])
+    #expect(second.status == 1, "\(second.stderr)")
+    #expect(second.stderr.contains("another ingest process is writing"), "\(second.stderr)")
+    let recover = try CommandRunner.ingest(["recover", directory])
+    #expect(recover.status == 1, "\(recover.stderr)")
+    #expect(recover.stderr.contains("another ingest process is writing"), "\(recover.stderr)")
+    let journalAfter = try String(contentsOfFile: directory + "/journal", encoding: .utf8)
+    #expect(journalAfter.hasPrefix(journalBefore), "only the first run writes the journal")
+    #expect(journalAfter.components(separatedBy: "\nrun ").count == 1, "\(journalAfter)")
+
+    first.send(SIGKILL)
+    _ = first.wait()
+    let recovered = try CommandRunner.ingest(["recover", directory])
+    #expect(recovered.status == 0, "a dead run's lock is no obstacle: \(recovered.stderr)")
+    #expect(try HLSPlaylistCheck.read(directory + "/index.m3u8").ended)
+  }
+
   @Test func newRunContinuesAfterAnInterruptedRecording() throws {
     let media = try HLSHarness.media.get()
     let directory = HLSHarness.temporaryDirectory("resume")

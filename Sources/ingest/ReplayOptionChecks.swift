@@ -1,0 +1,42 @@
+import IngestCore
+import IngestSinks
+
+/// Checks of `ingest replay` options that depend on each other or on the output, made before
+/// anything is opened, so a bad combination is a usage error (exit 2) and not a failed run.
+enum ReplayOptionChecks {
+  /// The least `--budget` leaves above `--overhead`: the fixed buffers (dump reader 2.2 MB, TS
+  /// packager 2.1 MB, output buffers up to 0.7 MB, about 5 MB measured) and 1 MB of ring.
+  static let minimumAboveOverhead = 6_000_000
+
+  /// Options that only an HLS output reads.
+  static let hlsOnly = ["--segment", "--hls-window"]
+
+  /// Refuses a budget that cannot hold the fixed buffers and a ring above the overhead.
+  static func checkBudget(_ configuration: PipelineConfiguration) throws(UsageError) {
+    let overhead = configuration.overheadBytes / 1_000_000
+    guard configuration.budgetBytes - configuration.overheadBytes >= minimumAboveOverhead else {
+      throw UsageError(
+        "--budget must be at least --overhead + \(minimumAboveOverhead / 1_000_000) MB "
+          + "(\(overhead + minimumAboveOverhead / 1_000_000) MB with --overhead \(overhead)): "
+          + "the dump reader, packager and output buffers take about 5 MB, and the ring needs room")
+    }
+  }
+
+  /// Refuses HLS options given for another kind of output, where they would be ignored.
+  static func checkHLSOnly(_ args: Arguments, target: OutputTarget) throws(UsageError) {
+    if case .hls = target { return }
+    if let name = hlsOnly.first(where: { args[$0] != nil }) {
+      throw UsageError("\(name) applies to HLS outputs only (--to hls:DIR or DIR/NAME.m3u8)")
+    }
+  }
+
+  /// Refuses a live window shorter than three target durations (RFC 8216 6.2.2: a segment may
+  /// leave the playlist only while what remains lasts at least three target durations).
+  static func checkWindow(_ window: Int) throws(UsageError) {
+    guard window == 0 || window >= 3 else {
+      throw UsageError(
+        "--hls-window must be 0 (keep every segment) or at least 3, got \(window): a live "
+          + "playlist must span three target durations (RFC 8216 6.2.2)")
+    }
+  }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+import IngestTestSupport
+
+/// What the CLI says about input it cannot use: option combinations refused before anything is
+/// opened (exit 2) with the limit in the message, and files that are not what a command expects.
+@Suite struct CommandLineChecksTests {
+  @Test(arguments: [
+    (["--to", "null:", "--budget", "25"], "at least --overhead + 6 MB"),
+    (["--to", "null:", "--budget", "10", "--overhead", "5"], "at least --overhead + 6 MB"),
+    (["--to", "out.ts", "--segment", "3"], "--segment applies to HLS outputs only"),
+    (["--to", "null:", "--hls-window", "6"], "--hls-window applies to HLS outputs only"),
+    (["--to", "hls:rec", "--hls-window", "2"], "RFC 8216 6.2.2"),
+    (["--to", "null:", "--speed", "2000"], "up to 1000"),
+  ])
+  func replayOptionsRefusedUpFront(arguments: [String], message: String) throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let paths = arguments.map { word in
+      word == "out.ts"
+        ? directory.appending(path: "out.ts").path
+        : word == "hls:rec" ? "hls:" + directory.appending(path: "rec").path : word
+    }
+    let result = try CommandRunner.ingest(
+      ["replay", CommandRunner.fixture("video-only.dump")] + paths)
+    #expect(result.status == 2, "\(arguments): \(result.stderr)")
+    #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+  }
+
+  @Test func replayHelpStatesTheLimits() throws {
+    let help = try CommandRunner.ingest(["replay", "--help"]).stdout
+    #expect(help.contains("up to 1000"))
+    #expect(help.contains("--overhead + 6"))
+    #expect(help.contains("HLS only"))
+  }
+
+  @Test func inspectOfRandomBytesSaysNotADump() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let path = directory.appending(path: "random.bin").path
+    var generator = SystemRandomNumberGenerator()
+    try Data((0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) })
+      .write(to: URL(fileURLWithPath: path))
+    let text = try CommandRunner.ingest(["inspect", path])
+    #expect(text.status == 1)
+    #expect(text.stderr.contains("not a dump"), "\(text.stderr)")
+    #expect(!text.stdout.contains("0 bytes"), "\(text.stdout)")
+    let json = try CommandRunner.ingest(["inspect", path, "--json"])
+    #expect(json.status == 1)
+    let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+    #expect((object?["error"] as? String)?.contains("not a dump") == true, "\(json.stdout)")
+    #expect(object?["bytes"] == nil)
+  }
+
+  @Test func recoverOfADirectoryThatIsNoRecordingFails() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    try "a diary, not an HLS journal\n".write(
+      to: directory.appending(path: "journal"), atomically: true, encoding: .utf8)
+    let result = try CommandRunner.ingest(["recover", directory.path])
+    #expect(result.status == 1, "\(result.stderr)")
+    #expect(result.stderr.contains("not an HLS recording"), "\(result.stderr)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["journal"])
+  }
+
+  @Test func progressLineFitsEightyColumnsWithPercentAndSpeed() throws {
+    // The progress line is shown only on a terminal: `script` gives the run one.
+    guard CommandRunner.has("script") else {
+      print("not run: no script(1)")
+      return
+    }
+    let command = [
+      CommandRunner.ingest, "replay", CommandRunner.fixture("video-only.dump"), "--to", "null:",
+      "--speed", "4",
+    ].map { "'\($0)'" }.joined(separator: " ")
+    let terminal = try CommandRunner.run("script", ["-qec", command, "/dev/null"], timeout: 60)
+    let redraws = terminal.stdout.components(separatedBy: "\r\u{1B}[K")
+      .map { $0.split(separator: "\r\n").first.map(String.init) ?? "" }
+      .filter { $0.contains("Mb/s") }
+    #expect(redraws.count >= 2, "no progress line: \(terminal.stdout)")
+    for line in redraws {
+      #expect(line.count < 80, "\(line.count) columns: \(line)")
+      #expect(line.contains("%") && line.contains("x "), "no percent or speed: \(line)")
+    }
+  }
+}

@@ -112,23 +112,26 @@ public final class HTTPClient {
     defer { unmanaged.release() }
     let pointer = unmanaged.toOpaque()
     let code = errorBuffer.withUnsafeMutableBufferPointer { buffer -> CURLcode in
-      var setup = [
-        ingest_curl_set_string(handle, CURLOPT_URL, url),
-        ingest_curl_set_long(handle, CURLOPT_NOSIGNAL, 1),
-        ingest_curl_set_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
-        ingest_curl_set_pointer(handle, CURLOPT_ERRORBUFFER, buffer.baseAddress),
-        ingest_curl_set_long(
-          handle, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout * 1000)),
-        ingest_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1),
-        ingest_curl_set_long(
-          handle, CURLOPT_LOW_SPEED_TIME, max(1, Int(configuration.stallTimeout.rounded(.up)))),
-        ingest_curl_set_callback(handle, CURLOPT_READFUNCTION, readCallback),
-        ingest_curl_set_pointer(handle, CURLOPT_READDATA, pointer),
-        ingest_curl_set_callback(handle, CURLOPT_HEADERFUNCTION, headerCallback),
-        ingest_curl_set_pointer(handle, CURLOPT_HEADERDATA, pointer),
-        ingest_curl_set_callback(handle, CURLOPT_WRITEFUNCTION, discardCallback),
-      ] + method(handle)
-      if let headerList { setup.append(ingest_curl_set_list(handle, CURLOPT_HTTPHEADER, headerList)) }
+      var setup =
+        [
+          ingest_curl_set_string(handle, CURLOPT_URL, url),
+          ingest_curl_set_long(handle, CURLOPT_NOSIGNAL, 1),
+          ingest_curl_set_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
+          ingest_curl_set_pointer(handle, CURLOPT_ERRORBUFFER, buffer.baseAddress),
+          ingest_curl_set_long(
+            handle, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout * 1000)),
+          ingest_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1),
+          ingest_curl_set_long(
+            handle, CURLOPT_LOW_SPEED_TIME, max(1, Int(configuration.stallTimeout.rounded(.up)))),
+          ingest_curl_set_callback(handle, CURLOPT_READFUNCTION, readCallback),
+          ingest_curl_set_pointer(handle, CURLOPT_READDATA, pointer),
+          ingest_curl_set_callback(handle, CURLOPT_HEADERFUNCTION, headerCallback),
+          ingest_curl_set_pointer(handle, CURLOPT_HEADERDATA, pointer),
+          ingest_curl_set_callback(handle, CURLOPT_WRITEFUNCTION, discardCallback),
+        ] + method(handle)
+      if let headerList {
+        setup.append(ingest_curl_set_list(handle, CURLOPT_HTTPHEADER, headerList))
+      }
       if let caFile = configuration.caFile {
         setup.append(ingest_curl_set_string(handle, CURLOPT_CAINFO, caFile))
       }
@@ -140,7 +143,8 @@ public final class HTTPClient {
     }
     guard code == CURLE_OK else {
       let detail = String(
-        decoding: errorBuffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        decoding: errorBuffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) },
+        as: UTF8.self)
       let message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
       if Self.fatalCodes.contains(code.rawValue) || context.readFailure != nil {
         throw .fatalTransport(message)

@@ -13,10 +13,9 @@ public struct UploadHeaders: Equatable, Sendable {
   public init(parsing text: String, source: String) throws(UploadError) {
     var lines: [String] = []
     var number = 0
-    for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+    // "\r\n" is one Character in Swift, so both line ends are separators.
+    for line in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
       number += 1
-      var line = Substring(raw)
-      if line.hasSuffix("\r") { line = line.dropLast() }
       let trimmed = line.drop(while: { $0 == " " || $0 == "\t" })
       if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
       guard let colon = line.firstIndex(of: ":"), colon != line.startIndex,

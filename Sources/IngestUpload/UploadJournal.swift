@@ -67,7 +67,8 @@ public struct UploadJournal: Equatable, Sendable {
 
   /// A plain file name as the HLS journal allows them: printable ASCII, no `/`, not hidden.
   static func isName(_ name: Substring) -> Bool {
-    !name.isEmpty && !name.hasPrefix(".") && name.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != 0x2F }
+    !name.isEmpty && !name.hasPrefix(".")
+      && name.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != 0x2F }
   }
 
   /// Records a confirmed file in memory (after its line was synced).

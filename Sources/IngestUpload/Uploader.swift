@@ -155,9 +155,8 @@ public final class Uploader {
       return false
     }
     if data == lastPlaylist { return true }
-    let references = String(decoding: data, as: UTF8.self).split(separator: "\n").map {
-      $0.hasSuffix("\r") ? $0.dropLast() : $0
-    }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+    let references = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
+      .filter { !$0.hasPrefix("#") }
     guard references.allSatisfy({ settled.contains(String($0)) }) else { return false }
     let url = options.destination.url(for: name)
     let response = try send(name) { () throws(UploadError) in try client.put(data, to: url) }

@@ -55,13 +55,16 @@ enum UploadCommand: Command {
     guard let to = args["--to"] else { throw UsageError("--to URL is required") }
     var options: UploadOptions
     do {
-      options = UploadOptions(directory: args.positionals[0], destination: try UploadDestination(to))
+      options = UploadOptions(
+        directory: args.positionals[0], destination: try UploadDestination(to))
       options.http.headers = try headers(args).lines
     } catch { throw UsageError(error.description) }
     options.follow = args.has("--follow")
     options.deleteAfterUpload = args.has("--delete-after-upload")
     options.http.caFile = args["--ca-file"]
-    if let seconds = try seconds(args, "--connect-timeout") { options.http.connectTimeout = seconds }
+    if let seconds = try seconds(args, "--connect-timeout") {
+      options.http.connectTimeout = seconds
+    }
     if let seconds = try seconds(args, "--stall-timeout") { options.http.stallTimeout = seconds }
     if let seconds = try seconds(args, "--retry-max") {
       options.retry = RetryPolicy(maximumDelay: seconds)
@@ -94,7 +97,8 @@ enum UploadCommand: Command {
     var sources: [String] = []
     if let path = args["--header-file"] {
       guard let contents = readFile(path) else {
-        throw .invalidOption("--header-file: cannot read \(path): \(String(cString: strerror(errno)))")
+        throw .invalidOption(
+          "--header-file: cannot read \(path): \(String(cString: strerror(errno)))")
       }
       text += contents + "\n"
       sources.append("--header-file")

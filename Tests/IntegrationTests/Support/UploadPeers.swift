@@ -18,7 +18,7 @@ final class NginxWebDAV {
   var caFile: URL { directory.appending(path: "ca.pem") }
   var accessLog: String { LoopbackServers.text(of: directory.appending(path: "access.log")) }
 
-  /// - Parameter requiredHeader: when set, requests without exactly this `Authorization`
+  /// - Parameter requiredAuthorization: when set, requests without exactly this `Authorization`
   ///   value get 401.
   init(directory: URL, tls: Bool = false, requiredAuthorization: String? = nil) throws {
     self.directory = directory

@@ -9,6 +9,7 @@ import PackageDescription
 //               <- IngestCapture (media file -> samples)
 //               <- IngestRuntime (builds a run: pipeline, sender threads, pacing, status, summary)
 //               <- IngestBench (the benchmark harness, linked by the CLI only)
+//               <- IngestUpload (the host-app uploader: HLS directory -> HTTP PUT, libcurl)
 //               <- ingest (the CLI)
 let package = Package(
   name: "BroadcastIngest",
@@ -49,6 +50,12 @@ let package = Package(
       dependencies: [
         "IngestCore", "IngestPOSIX", "IngestSinks", "IngestSRT", "IngestRTMP", "IngestHLS",
       ]),
+    .systemLibrary(
+      name: "CCurl",
+      pkgConfig: "libcurl",
+      providers: [.apt(["libcurl4-openssl-dev"])]
+    ),
+    .target(name: "IngestUpload", dependencies: ["IngestCore", "IngestPOSIX", "IngestHLS", "CCurl"]),
     .target(
       name: "IngestBench",
       dependencies: ["IngestCore", "IngestPOSIX", "IngestSinks", "IngestSRT", "IngestRuntime"]),
@@ -56,7 +63,7 @@ let package = Package(
       name: "ingest",
       dependencies: [
         "IngestCore", "IngestPOSIX", "IngestSinks", "IngestHLS", "IngestCapture", "IngestRuntime",
-        "IngestBench",
+        "IngestBench", "IngestUpload",
       ]),
     .target(
       name: "IngestTestSupport", dependencies: ["IngestCore", "IngestPOSIX"],
@@ -71,6 +78,7 @@ let package = Package(
     .testTarget(
       name: "IngestRuntimeTests", dependencies: ["IngestRuntime", "IngestTestSupport"]),
     .testTarget(name: "IngestBenchTests", dependencies: ["IngestBench", "IngestTestSupport"]),
+    .testTarget(name: "IngestUploadTests", dependencies: ["IngestUpload", "IngestTestSupport"]),
     .testTarget(name: "ingestTests", dependencies: ["ingest"]),
     .testTarget(
       name: "IntegrationTests",

@@ -8,6 +8,8 @@ ingest_packages=(
   "pc:libavcodec:libavcodec-dev"
   "pc:libavutil:libavutil-dev"
   "pc:srt:libsrt-openssl-dev"
+  "pc:libcurl:libcurl4-openssl-dev"
+  "cmd:openssl:openssl"
   "cmd:ffmpeg:ffmpeg"
   "cmd:ffprobe:ffmpeg"
   "cmd:srt-live-transmit:srt-tools"

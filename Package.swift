@@ -10,6 +10,7 @@ import PackageDescription
 //               <- IngestRuntime (builds a run: pipeline, sender threads, pacing, status, summary)
 //               <- IngestBench (the benchmark harness, linked by the CLI only)
 //               <- ingest (the CLI)
+//               <- IngestEncoder <- ingest-encode (the live encoder process; links libav*)
 let package = Package(
   name: "BroadcastIngest",
   // Synchronization's Mutex and Atomic (IngestCore) and Int128 need these releases.
@@ -18,6 +19,7 @@ let package = Package(
     .library(name: "IngestCore", targets: ["IngestCore"]),
     .library(name: "IngestRuntime", targets: ["IngestRuntime"]),
     .executable(name: "ingest", targets: ["ingest"]),
+    .executable(name: "ingest-encode", targets: ["ingest-encode"]),
   ],
   targets: [
     // Portable core: standard library and Synchronization only.
@@ -33,6 +35,16 @@ let package = Package(
       name: "CSRT",
       pkgConfig: "srt",
       providers: [.apt(["libsrt-openssl-dev"])]
+    ),
+    // Linked, for the encoder process only (never the `ingest` binary, see CFFmpeg above).
+    .systemLibrary(
+      name: "CFFmpegEncoder",
+      providers: [
+        .apt([
+          "libavdevice-dev", "libavfilter-dev", "libavformat-dev", "libavcodec-dev",
+          "libswscale-dev", "libswresample-dev", "libavutil-dev",
+        ])
+      ]
     ),
     .target(name: "IngestPOSIX", dependencies: ["IngestCore"]),
     .target(name: "IngestFFmpeg", dependencies: ["CFFmpeg"]),
@@ -59,6 +71,9 @@ let package = Package(
         "IngestBench",
       ]),
     .target(
+      name: "IngestEncoder", dependencies: ["IngestCore", "IngestPOSIX", "CFFmpegEncoder"]),
+    .executableTarget(name: "ingest-encode", dependencies: ["IngestEncoder", "IngestPOSIX"]),
+    .target(
       name: "IngestTestSupport", dependencies: ["IngestCore", "IngestPOSIX"],
       path: "Tests/IngestTestSupport"),
     .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore", "IngestTestSupport"]),
@@ -73,10 +88,12 @@ let package = Package(
     .testTarget(name: "IngestBenchTests", dependencies: ["IngestBench", "IngestTestSupport"]),
     .testTarget(name: "ingestTests", dependencies: ["ingest"]),
     .testTarget(
+      name: "IngestEncoderTests", dependencies: ["IngestEncoder", "IngestCore", "IngestTestSupport"]),
+    .testTarget(
       name: "IntegrationTests",
       dependencies: [
         "IngestCore", "IngestPOSIX", "IngestSinks", "IngestSRT", "IngestRTMP", "IngestHLS",
-        "IngestCapture", "IngestRuntime", "IngestTestSupport",
+        "IngestCapture", "IngestRuntime", "IngestBench", "IngestTestSupport",
       ]),
   ]
 )

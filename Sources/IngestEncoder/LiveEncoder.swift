@@ -214,7 +214,10 @@ public final class LiveEncoder {
     for received in control.take() {
       switch received.request {
       case .bitrate(let bps): video.setBitrate(bps ?? options.bitrate)
-      case .frameRate(let fps): thinner.setTarget(fps < Double(options.fps) ? fps : nil)
+      case .frameRate(let fps):
+        let share = min(1, fps / Double(options.fps))
+        thinner.setTarget(share < 1 ? fps : nil)
+        video.setFrameShare(share)
       case .keyframe: idrPending = true
       case .keyframesOnly(let on): keyframesOnly = on
       case .mic(let on):
@@ -243,6 +246,7 @@ public final class LiveEncoder {
       $0.add("frame", encodedFrames)
       $0.add("pts_ns", epoch + time / 1000 * 1000)
       $0.add("received_ns", received)
+      $0.add("applied_ns", clock.now())
     }
   }
 

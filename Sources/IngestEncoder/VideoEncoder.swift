@@ -14,6 +14,8 @@ final class VideoEncoder {
   let format: H264Format
   /// The bitrate in force, bits per second.
   private(set) var bitrate: Int
+  /// Nominal frames per encoded frame (2 at half the frame rate), applied to x264's target.
+  private var frameRateScale = 1.0
 
   init(options: EncoderOptions) throws(EncoderError) {
     guard let codec = avcodec_find_encoder_by_name("libx264") else {
@@ -55,7 +57,15 @@ final class VideoEncoder {
   /// x264_encoder_reconfig when they differ: rate control changes in place, no new SPS, no IDR.
   func setBitrate(_ bps: Int) {
     bitrate = bps
-    Self.apply(bitrate: bps, to: context!)
+    Self.apply(bitrate: Int(Double(bps) * frameRateScale), to: context!)
+  }
+
+  /// Tells rate control that only `share` (0 < share ≤ 1) of the nominal frames are encoded.
+  /// x264 without lookahead budgets bits per frame at the nominal rate, so dropping frames would
+  /// lower the bitrate with them; scaling its target keeps the output at `bitrate`.
+  func setFrameShare(_ share: Double) {
+    frameRateScale = 1 / share
+    setBitrate(bitrate)
   }
 
   private static func apply(bitrate: Int, to context: UnsafeMutablePointer<AVCodecContext>) {

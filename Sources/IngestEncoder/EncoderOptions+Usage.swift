@@ -20,7 +20,7 @@ extension EncoderOptions {
     options
       --size WxH           output picture size (default 1280x720)
       --fps N              frame rate of testsrc and x11grab, and x264's rate hint (default 30)
-      --bitrate BPS        video bitrate, capped by a half-second VBV (default 2500000)
+      --bitrate BPS        video bitrate, capped by a quarter-second VBV (default 2500000)
       --gop N              frames from one IDR to the next (default 2 s of frames)
       --bframes N          B-frames (default 0; a live stream wants none)
       --preset NAME        x264 preset (default veryfast)

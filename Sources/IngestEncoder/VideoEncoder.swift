@@ -2,7 +2,7 @@ import CFFmpegEncoder
 import IngestCore
 
 /// libx264 through libavcodec, set up for live: zerolatency tuning (no lookahead, no frame
-/// threading delay), no B-frames unless asked, a fixed GOP, bitrate capped by a half-second VBV.
+/// threading delay), no B-frames unless asked, a fixed GOP, bitrate capped by a quarter-second VBV.
 ///
 /// Packets come out as AVCC (4-byte NAL lengths, x264's `annexb=0`) with the parameter sets in
 /// the avcC configuration only, which is what a dump sample and VideoToolbox both carry.
@@ -71,9 +71,9 @@ final class VideoEncoder {
   private static func apply(bitrate: Int, to context: UnsafeMutablePointer<AVCodecContext>) {
     context.pointee.bit_rate = Int64(bitrate)
     context.pointee.rc_max_rate = Int64(bitrate)
-    // Half a second of VBV: a new target shows in the output within that, and a live link's
-    // queue never has to absorb more than that above the target.
-    context.pointee.rc_buffer_size = Int32(clamping: bitrate / 2)
+    // A quarter second of VBV: a new target shows in the output within that, and a live link's
+    // queue never has to absorb more than that above the target. An IDR still fits in it.
+    context.pointee.rc_buffer_size = Int32(clamping: bitrate / 4)
   }
 
   /// Encodes `frame` (nil: drains the encoder) at `microseconds`, as an IDR when `idr`; calls

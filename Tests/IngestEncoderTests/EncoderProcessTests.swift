@@ -149,4 +149,24 @@ final class EncoderProcessTests: XCTestCase {
     XCTAssertFalse(result.timedOut)
     XCTAssertTrue(result.stderr.contains(#""reason":"reader""#), result.stderr)
   }
+
+  func testX11DisplayUnderXvfbIsEncoded() throws {
+    try XCTSkipUnless(CommandRunner.has("Xvfb"), "Xvfb is not installed")
+    let display = 90 + Int(getpid() % 100)
+    let server = Process()
+    server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    server.arguments = ["Xvfb", ":\(display)", "-screen", "0", "640x360x24", "-nolisten", "tcp"]
+    server.standardOutput = FileHandle.nullDevice
+    server.standardError = FileHandle.nullDevice
+    try server.run()
+    defer { kill(server.processIdentifier, SIGTERM) }
+    try LoopbackServers.waitUntil("Xvfb's socket") {
+      FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(display)")
+    }
+    let encoder = try EncoderProcess(["x11::\(display)", "--size", "640x360", "--duration", "2"])
+    XCTAssertEqual(try encoder.finish(), 0, encoder.stderr)
+    let video = try encoder.samples().filter { $0.kind == .video }
+    XCTAssertGreaterThan(video.count, 10)
+    XCTAssertEqual(video.first?.keyframe, true)
+  }
 }

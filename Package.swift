@@ -11,6 +11,7 @@ import PackageDescription
 //               <- IngestBench (the benchmark harness, linked by the CLI only)
 //               <- IngestUpload (the host-app uploader: HLS directory -> HTTP PUT, libcurl)
 //               <- ingest (the CLI)
+//               <- IngestEncoder <- ingest-encode (the live encoder process; links libav*)
 let package = Package(
   name: "BroadcastIngest",
   // Synchronization's Mutex and Atomic (IngestCore) and Int128 need these releases.
@@ -19,6 +20,7 @@ let package = Package(
     .library(name: "IngestCore", targets: ["IngestCore"]),
     .library(name: "IngestRuntime", targets: ["IngestRuntime"]),
     .executable(name: "ingest", targets: ["ingest"]),
+    .executable(name: "ingest-encode", targets: ["ingest-encode"]),
   ],
   targets: [
     // Portable core: standard library and Synchronization only.
@@ -34,6 +36,16 @@ let package = Package(
       name: "CSRT",
       pkgConfig: "srt",
       providers: [.apt(["libsrt-openssl-dev"])]
+    ),
+    // Linked, for the encoder process only (never the `ingest` binary, see CFFmpeg above).
+    .systemLibrary(
+      name: "CFFmpegEncoder",
+      providers: [
+        .apt([
+          "libavdevice-dev", "libavfilter-dev", "libavformat-dev", "libavcodec-dev",
+          "libswscale-dev", "libswresample-dev", "libavutil-dev",
+        ])
+      ]
     ),
     .target(name: "IngestPOSIX", dependencies: ["IngestCore"]),
     .target(name: "IngestFFmpeg", dependencies: ["CFFmpeg"]),
@@ -66,6 +78,9 @@ let package = Package(
         "IngestBench", "IngestUpload",
       ]),
     .target(
+      name: "IngestEncoder", dependencies: ["IngestCore", "IngestPOSIX", "CFFmpegEncoder"]),
+    .executableTarget(name: "ingest-encode", dependencies: ["IngestEncoder", "IngestPOSIX"]),
+    .target(
       name: "IngestTestSupport", dependencies: ["IngestCore", "IngestPOSIX"],
       path: "Tests/IngestTestSupport"),
     .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore", "IngestTestSupport"]),
@@ -81,10 +96,12 @@ let package = Package(
     .testTarget(name: "IngestUploadTests", dependencies: ["IngestUpload", "IngestTestSupport"]),
     .testTarget(name: "ingestTests", dependencies: ["ingest"]),
     .testTarget(
+      name: "IngestEncoderTests", dependencies: ["IngestEncoder", "IngestCore", "IngestTestSupport"]),
+    .testTarget(
       name: "IntegrationTests",
       dependencies: [
         "IngestCore", "IngestPOSIX", "IngestSinks", "IngestSRT", "IngestRTMP", "IngestHLS",
-        "IngestCapture", "IngestRuntime", "IngestTestSupport",
+        "IngestCapture", "IngestRuntime", "IngestBench", "IngestTestSupport",
       ]),
   ]
 )

@@ -208,18 +208,24 @@ public struct DumpReader<Source: ByteSource> {
     guard let format = formats[Int(kind.rawValue)] else {
       throw .missingFormat(offset: recordOffset, kind: kind)
     }
+    var nalUnits: AVCCSummary?
     if case .h264(let h264) = format {
-      let error = buffer.withUnsafeBytes { raw in
-        DumpFormat.validateNALUnits(
-          UnsafeRawBufferPointer(
-            rebasing: raw[head + Self.payloadStart..<head + Self.payloadStart + payloadSize]),
-          lengthSize: h264.nalLengthSize)
+      let walked = buffer.withUnsafeBytes { raw in
+        Result { () throws(FormatError) in
+          try AVCCScanner.summarize(
+            UnsafeRawBufferPointer(
+              rebasing: raw[head + Self.payloadStart..<head + Self.payloadStart + payloadSize]),
+            lengthSize: h264.nalLengthSize)
+        }
       }
-      if let error { throw .format(offset: recordOffset, error) }
+      switch walked {
+      case .success(let summary): nalUnits = summary
+      case .failure(let error): throw .format(offset: recordOffset, error)
+      }
     }
     let header = DumpSampleHeader(
       kind: kind, pts: pts, dts: dts, isKeyframe: flags & DumpFormat.keyframeFlag != 0,
-      payloadSize: payloadSize)
+      payloadSize: payloadSize, nalUnits: nalUnits)
     current = header
     return .sample(header)
   }

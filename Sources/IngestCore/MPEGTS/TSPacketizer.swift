@@ -32,13 +32,15 @@ public struct TSPacketizer: Sendable {
     let flags: UInt8
     let payloadSize: Int
 
+    /// Plain values only: a copy of the format's parameter-set arrays would cost reference
+    /// counting per unit; `write` takes the format from the program.
     enum Elementary {
-      case video(H264Format, AnnexB.AccessUnitInfo)
+      case video(AnnexB.AccessUnitInfo)
       case audio(ADTSHeader)
 
       var size: Int {
         switch self {
-        case .video(_, let info): info.size
+        case .video(let info): info.size
         case .audio(let adts): adts.frameLength
         }
       }
@@ -78,7 +80,7 @@ public struct TSPacketizer: Sendable {
       }
       let info = AnnexB.inspect(summary: summary, format: format, isKeyframe: isKeyframe)
       header = PESHeader(streamID: PESHeader.videoStreamID, pts: pts, dts: dts)
-      elementary = .video(format, info)
+      elementary = .video(info)
       flags = isKeyframe ? TSPacket.randomAccessFlag : 0
     case .audioApp, .audioMic:
       guard let format = kind == .audioApp ? program.audioApp : program.audioMic else {
@@ -118,8 +120,10 @@ public struct TSPacketizer: Sendable {
     layout.header.write(to: out, at: writer.position, payloadSize: elementarySize)
     writer.skip(layout.header.size)
     switch layout.elementary {
-    case .video(let format, let info):
-      guard AnnexB.write(avcc: payload, format: format, info: info, into: &writer) else {
+    case .video(let info):
+      guard let format = program.video,
+        AnnexB.write(avcc: payload, format: format, info: info, into: &writer)
+      else {
         throw .nalLengthPastEnd(offset: 0, length: payload.count)
       }
     case .audio(let adts):

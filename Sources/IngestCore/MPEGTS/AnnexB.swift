@@ -52,9 +52,17 @@ public enum AnnexB {
   public static func inspect(summary: AVCCSummary, format: H264Format, isKeyframe: Bool)
     -> AccessUnitInfo
   {
+    inspect(
+      summary: summary, parameterSetsSize: parameterSetsSize(format), isKeyframe: isKeyframe)
+  }
+
+  /// `inspect(summary:format:isKeyframe:)` with the format's `parameterSetsSize` computed once.
+  static func inspect(summary: AVCCSummary, parameterSetsSize: Int, isKeyframe: Bool)
+    -> AccessUnitInfo
+  {
     var size = audSize + summary.annexBSize
     let inserts = (isKeyframe || summary.containsIDR) && !summary.hasParameterSets
-    if inserts { size += parameterSetsSize(format) }
+    if inserts { size += parameterSetsSize }
     return AccessUnitInfo(
       size: size, insertsParameterSets: inserts, isDisposable: summary.isDisposable,
       containsIDR: summary.containsIDR)
@@ -94,12 +102,24 @@ public enum AnnexB {
   static func write<Sink: PacketByteWriter>(
     avcc: UnsafeRawBufferPointer, format: H264Format, info: AccessUnitInfo, into sink: inout Sink
   ) -> Bool {
+    write(
+      avcc: avcc, lengthSize: format.nalLengthSize,
+      parameterSets: info.insertsParameterSets ? format : nil, info: info, into: &sink)
+  }
+
+  /// `write(avcc:format:info:into:)` with the format only where its parameter sets go in:
+  /// a unit without them needs no copy of the format (and no reference counting of its arrays).
+  static func write<Sink: PacketByteWriter>(
+    avcc: UnsafeRawBufferPointer, lengthSize: Int, parameterSets: H264Format?,
+    info: AccessUnitInfo, into sink: inout Sink
+  ) -> Bool {
     sink.writeStartCode()
     sink.write(byte: audType)
     // primary_pic_type 7 (any slice type) and the RBSP stop bit.
     sink.write(byte: 0xF0)
     var written = audSize
     if info.insertsParameterSets {
+      guard let format = parameterSets else { return false }
       for set in format.sps {
         sink.writeStartCode()
         set.withUnsafeBytes { sink.write($0) }
@@ -110,7 +130,6 @@ public enum AnnexB {
       }
       written += parameterSetsSize(format)
     }
-    let lengthSize = format.nalLengthSize
     var offset = 0
     while offset + lengthSize <= avcc.count {
       let length = readLength(avcc, at: offset, size: lengthSize)

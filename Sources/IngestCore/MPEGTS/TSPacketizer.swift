@@ -16,9 +16,15 @@
 public struct TSPacketizer: Sendable {
   /// The tracks being packetized.
   public let program: TSProgram
+  /// The video format's NAL length size and parameter-set bytes, kept apart so that measuring a
+  /// unit copies no format (its arrays would be reference counted per unit).
+  private let videoLengthSize: Int?
+  private let videoParameterSetsSize: Int
 
   public init(program: TSProgram) {
     self.program = program
+    videoLengthSize = program.video?.nalLengthSize
+    videoParameterSetsSize = program.video.map(AnnexB.parameterSetsSize) ?? 0
   }
 
   /// A measured unit: what `write` will emit, and how many bytes it needs.
@@ -35,12 +41,12 @@ public struct TSPacketizer: Sendable {
     /// Plain values only: a copy of the format's parameter-set arrays would cost reference
     /// counting per unit; `write` takes the format from the program.
     enum Elementary {
-      case video(AnnexB.AccessUnitInfo)
+      case video(AnnexB.AccessUnitInfo, lengthSize: Int)
       case audio(ADTSHeader)
 
       var size: Int {
         switch self {
-        case .video(let info): info.size
+        case .video(let info, _): info.size
         case .audio(let adts): adts.frameLength
         }
       }
@@ -71,16 +77,17 @@ public struct TSPacketizer: Sendable {
     let flags: UInt8
     switch kind {
     case .video:
-      guard let format = program.video else { return nil }
+      guard let lengthSize = videoLengthSize else { return nil }
       let summary: AVCCSummary
-      if let nalUnits, nalUnits.describes(payload, lengthSize: format.nalLengthSize) {
+      if let nalUnits, nalUnits.describes(payload, lengthSize: lengthSize) {
         summary = nalUnits
       } else {
-        summary = try AVCCScanner.summarize(payload, lengthSize: format.nalLengthSize)
+        summary = try AVCCScanner.summarize(payload, lengthSize: lengthSize)
       }
-      let info = AnnexB.inspect(summary: summary, format: format, isKeyframe: isKeyframe)
+      let info = AnnexB.inspect(
+        summary: summary, parameterSetsSize: videoParameterSetsSize, isKeyframe: isKeyframe)
       header = PESHeader(streamID: PESHeader.videoStreamID, pts: pts, dts: dts)
-      elementary = .video(info)
+      elementary = .video(info, lengthSize: lengthSize)
       flags = isKeyframe ? TSPacket.randomAccessFlag : 0
     case .audioApp, .audioMic:
       guard let format = kind == .audioApp ? program.audioApp : program.audioMic else {
@@ -120,12 +127,12 @@ public struct TSPacketizer: Sendable {
     layout.header.write(to: out, at: writer.position, payloadSize: elementarySize)
     writer.skip(layout.header.size)
     switch layout.elementary {
-    case .video(let info):
-      guard let format = program.video,
-        AnnexB.write(avcc: payload, format: format, info: info, into: &writer)
-      else {
-        throw .nalLengthPastEnd(offset: 0, length: payload.count)
-      }
+    case .video(let info, let lengthSize):
+      // The format (and its parameter-set arrays) is touched only for a unit that carries them.
+      let written = AnnexB.write(
+        avcc: payload, lengthSize: lengthSize,
+        parameterSets: info.insertsParameterSets ? program.video : nil, info: info, into: &writer)
+      guard written else { throw .nalLengthPastEnd(offset: 0, length: payload.count) }
     case .audio(let adts):
       adts.write(into: &writer)
       writer.write(payload)

@@ -158,6 +158,10 @@ public enum ReplaySession {
         })
     }
     reporter.attach(sink)
+    if let configuration = options.rateControl {
+      reporter.rateControl = RateControlLoop(configuration: configuration)
+    }
+    options.prepareReporter?(reporter)
     let sender = Sender(pipeline: pipeline, sink: sink)
     sender.onEvent = { reporter.report($0) }
     var thread: SenderThread?
@@ -170,6 +174,10 @@ public enum ReplaySession {
     replayer.onProgress = onProgress
     var summary = replayer.run()
     summary.minimumDeliveredFraction = options.minimumDeliveredFraction
+    if let input = options.summaryFields?() {
+      summary.extraFields = input.fields
+      summary.inputFailure = input.failure
+    }
     reporter.emit("summary") { object in
       summary.fill(&object)
     }

@@ -5,7 +5,8 @@
 #endif
 
 let commands: [any Command.Type] = [
-  ReplayCommand.self, InspectCommand.self, CaptureCommand.self, RecoverCommand.self,
+  ReplayCommand.self, LiveCommand.self, InspectCommand.self, CaptureCommand.self,
+  RecoverCommand.self,
   BenchCommand.self, UploadCommand.self,
 ]
 

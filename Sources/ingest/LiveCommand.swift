@@ -76,6 +76,10 @@ enum LiveCommand: Command {
     case "on":
       var configuration = RateController.Configuration(nominalBitsPerSecond: bitrate)
       configuration.floorBitsPerSecond = floor
+      // Audio rides on the same link: each AAC track at its bitrate, plus its framing.
+      let audioTracks = args.has("--no-mic") ? 1 : 2
+      let audio = try positive(args, "--audio-bitrate") ?? 128_000
+      configuration.fixedBitsPerSecond = audioTracks * audio * 115 / 100
       if let fps = try positive(args, "--fps") { configuration.nominalFrameRate = fps }
       configuration.reducedFrameRates = configuration.reducedFrameRates.filter {
         $0 < configuration.nominalFrameRate

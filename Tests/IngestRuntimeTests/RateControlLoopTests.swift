@@ -6,8 +6,9 @@ import Testing
 
 /// A sink whose link is whatever the test says it is.
 private final class ScriptedLinkSink: OutputSink {
-  var link: (Int64) -> LinkEstimate?
-  init(link: @escaping (Int64) -> LinkEstimate?) { self.link = link }
+  /// The estimate the link gives, stamped with the time it is read; nil for none.
+  let link: LinkEstimate?
+  init(link: LinkEstimate?) { self.link = link }
   var payloadFormat: PayloadFormat { .accessUnits }
   var bufferBytes: Int { 0 }
   var congestion: Double { 1 }
@@ -18,7 +19,11 @@ private final class ScriptedLinkSink: OutputSink {
   { .written }
   func close() {}
   func finish() throws(SinkError) {}
-  func linkEstimate(now: Int64) -> LinkEstimate? { link(now) }
+  func linkEstimate(now: Int64) -> LinkEstimate? {
+    guard var estimate = link else { return nil }
+    estimate.time = now
+    return estimate
+  }
 }
 
 private struct NoProbe: ResidentMemoryProbe {
@@ -46,11 +51,10 @@ private final class Lines: Sendable {
     let clock = VirtualClock()
     let lines = Lines()
     let reporter = try reporter(clock, lines)
-    let sink = ScriptedLinkSink { now in
-      LinkEstimate(
-        time: now, queueMilliseconds: 180, roundTripMilliseconds: 20,
-        deliveredBitsPerSecond: 1_000_000, latencyMilliseconds: 200)
-    }
+    let sink = ScriptedLinkSink(
+      link: LinkEstimate(
+        time: 0, queueMilliseconds: 180, roundTripMilliseconds: 20,
+        deliveredBitsPerSecond: 1_000_000, latencyMilliseconds: 200))
     let requests = Lines()
     reporter.onEncoderRequest = { requests.append($0.rendered) }
     reporter.attach(sink)
@@ -62,16 +66,16 @@ private final class Lines: Sendable {
     }
     let rate = try #require(lines.all.first { $0.contains(#""event":"rate""#) })
     #expect(rate.contains(#""reason":"congestion""#))
-    #expect(rate.contains(#""target_bps":900000"#))
+    #expect(rate.contains(#""target_bps":680000"#))
     #expect(rate.contains(#""link":{"queue_ms":180"#))
-    #expect(requests.all.first == #"{"request":"bitrate","target_bps":900000}"#)
+    #expect(requests.all.first == #"{"request":"bitrate","target_bps":680000}"#)
   }
 
   @Test func withoutAnEstimateNothingIsDecided() throws {
     let clock = VirtualClock()
     let lines = Lines()
     let reporter = try reporter(clock, lines)
-    reporter.attach(ScriptedLinkSink { _ in nil })
+    reporter.attach(ScriptedLinkSink(link: nil))
     reporter.rateControl = RateControlLoop(configuration: .init(nominalBitsPerSecond: 2_000_000))
     for _ in 0..<20 {
       clock.advance(to: clock.now() + 100_000_000)

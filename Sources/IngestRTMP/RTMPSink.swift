@@ -104,7 +104,7 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
 
   deinit { close() }
 
-  /// Makes any blocked or later call fail promptly with `.fatal("... cancelled")`. Callable from any
+  /// Makes any blocked or later call fail promptly with `.cancelled`. Callable from any
   /// thread; sticky for the life of the sink (it is how a run ends, not how a write is retried).
   public func cancel() {
     interrupt.cancelled.store(true, ordering: .relaxed)
@@ -114,11 +114,15 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
 
   public func open(tracks: TrackFormats) throws(SinkError) {
     close()
-    if let message = FFmpegLibrary.loadError { throw .fatal(message) }
+    if let message = FFmpegLibrary.loadError {
+      throw .unsupported(endpoint: target.redactedDescription, reason: message)
+    }
     guard !interrupt.cancelled.load(ordering: .relaxed) else { throw cancelledError }
     let audioFormat = audioKind == .audioApp ? tracks.audioApp : tracks.audioMic
     guard tracks.video != nil || audioFormat != nil else {
-      throw .fatal("\(target.redactedDescription): no video and no \(audioKind) track to publish")
+      throw .unsupported(
+        endpoint: target.redactedDescription,
+        reason: "no video and no \(audioKind) track to publish")
     }
     do throws(SinkError) {
       try connect(video: tracks.video, audio: audioFormat)
@@ -133,10 +137,12 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     -> SinkWriteResult
   {
     guard let context, packet != nil else {
-      throw .retryable("\(target.redactedDescription): not connected")
+      throw .write(endpoint: target.redactedDescription, reason: "not connected", retryable: true)
     }
     if interrupt.cancelled.load(ordering: .relaxed) { throw cancelledError }
-    if broken { throw .retryable("\(target.redactedDescription): connection lost") }
+    if broken {
+      throw .write(endpoint: target.redactedDescription, reason: "connection lost", retryable: true)
+    }
     let stream: Int32
     switch unit.kind {
     case .video: stream = videoStream
@@ -212,7 +218,7 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     measure(blockedSince: started, dts: unit.dts)
     guard result >= 0 else {
       broken = true
-      throw ioError(result, doing: "write")
+      throw ioError(result, doing: .write)
     }
     lastDTS[Int(stream)] = dts
     return .written
@@ -241,10 +247,14 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     guard let context else { return }
     defer { close() }
     if interrupt.cancelled.load(ordering: .relaxed) { throw cancelledError }
-    if broken { throw .retryable("\(target.redactedDescription): connection lost before finish") }
+    if broken {
+      throw .write(
+        endpoint: target.redactedDescription, reason: "connection lost before finish",
+        retryable: true)
+    }
     interrupt.arm(for: nanoseconds(options.ioTimeout))
     let result = RTMPLog.capturing(into: logCapture) { cffmpeg_av_write_trailer(context) }
-    if result < 0 { throw ioError(result, doing: "finish") }
+    if result < 0 { throw ioError(result, doing: .finish) }
   }
 
   // MARK: Connecting
@@ -253,7 +263,10 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     var allocated: UnsafeMutablePointer<AVFormatContext>?
     guard cffmpeg_avformat_alloc_output_context2(&allocated, nil, "flv", nil) >= 0,
       let context = allocated
-    else { throw .fatal("\(target.redactedDescription): libavformat has no flv muxer") }
+    else {
+      throw .unsupported(
+        endpoint: target.redactedDescription, reason: "libavformat has no flv muxer")
+    }
     self.context = context
     context.pointee.interrupt_callback = interrupt.callback
     // No automatic bitstream filters (they may buffer); push every packet to the socket at once so
@@ -286,7 +299,9 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
       }
     }
     packet = cffmpeg_av_packet_alloc()
-    guard packet != nil else { throw .fatal("\(target.redactedDescription): out of memory") }
+    guard packet != nil else {
+      throw .unsupported(endpoint: target.redactedDescription, reason: "out of memory")
+    }
 
     var settings: OpaquePointer?
     defer { cffmpeg_av_dict_free(&settings) }
@@ -321,7 +336,7 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
   ) throws(SinkError) -> Int32 {
     guard let stream = cffmpeg_avformat_new_stream(context, nil),
       let memory = cffmpeg_av_mallocz(extradata.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))
-    else { throw .fatal("\(target.redactedDescription): out of memory") }
+    else { throw .unsupported(endpoint: target.redactedDescription, reason: "out of memory") }
     let parameters = stream.pointee.codecpar!
     // The muxer owns extradata from here on and frees it with the context.
     let bytes = memory.bindMemory(to: UInt8.self, capacity: extradata.count)
@@ -337,56 +352,27 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
 
   // MARK: Errors
 
-  private var cancelledError: SinkError { .fatal("\(target.redactedDescription): cancelled") }
+  private var cancelledError: SinkError { .cancelled(endpoint: target.redactedDescription) }
 
-  /// Connecting failed. Network trouble is retryable; the server turning the publish down (closing
-  /// the connection after the RTMP handshake, or answering with an error status) is fatal, since
-  /// the same app and key will be refused again.
-  private func openError(_ code: Int32) -> SinkError {
-    if interrupt.cancelled.load(ordering: .relaxed) { return cancelledError }
-    let detail = self.detail(code)
-    let prefix = target.redactedDescription
-    if code == cffmpeg_averror_exit() || code == cffmpeg_averror(ETIMEDOUT) {
-      return .retryable("\(prefix): timed out connecting\(detail)")
-    }
-    let logged = logCapture.message ?? ""
-    if Self.networkErrors.contains(where: { cffmpeg_averror($0) == code })
-      || logged.hasPrefix("Failed to resolve") || logged.hasPrefix("Cannot read RTMP handshake")
-    {
-      return .retryable("\(prefix): cannot connect\(detail)")
-    }
-    if code == cffmpeg_averror(EINVAL) || code == cffmpeg_averror(ENOSYS) {
-      return .fatal("\(prefix): the flv muxer refused the track configuration\(detail)")
-    }
-    if code == cffmpeg_averror(EPERM) || code == cffmpeg_averror(EACCES)
-      || code == cffmpeg_averror(EIO) || code == cffmpeg_averror_eof()
-    {
-      return .fatal(
-        "\(prefix): the server refused the publish (app or stream key rejected)\(detail)")
-    }
-    return .retryable("\(prefix): cannot connect\(detail)")
+  private func openError(_ code: Int32) -> SinkError { mapped(code, during: .connect) }
+
+  private func ioError(_ code: Int32, doing operation: RTMPErrorMapping.Operation) -> SinkError {
+    mapped(code, during: operation)
   }
 
-  private func ioError(_ code: Int32, doing action: String) -> SinkError {
-    if interrupt.cancelled.load(ordering: .relaxed) { return cancelledError }
-    if code == cffmpeg_averror_exit() || code == cffmpeg_averror(ETIMEDOUT) {
-      return .retryable("\(target.redactedDescription): \(action) timed out\(detail(code))")
-    }
-    return .retryable("\(target.redactedDescription): \(action) failed\(detail(code))")
+  private func mapped(_ code: Int32, during operation: RTMPErrorMapping.Operation) -> SinkError {
+    RTMPErrorMapping.sinkError(
+      code: code, during: operation, logged: logCapture.message, detail: detail(code),
+      endpoint: target.redactedDescription,
+      cancelled: interrupt.cancelled.load(ordering: .relaxed))
   }
 
-  private static let networkErrors: [Int32] = [
-    ECONNREFUSED, ECONNRESET, ECONNABORTED, ENETUNREACH, ENETDOWN, EHOSTUNREACH, EHOSTDOWN, EPIPE,
-    EAGAIN, ENOTCONN, EADDRNOTAVAIL,
-  ]
-
-  /// ": <libav error> (<first logged error>)" with the key and credentials blanked out.
+  /// "<libav error> (<first logged error>)" with the key and credentials blanked out.
   private func detail(_ code: Int32) -> String {
     var buffer = [CChar](repeating: 0, count: 128)
     cffmpeg_av_strerror(code, &buffer, buffer.count)
-    var text =
-      ": "
-      + String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    var text = String(
+      decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     if let logged = logCapture.message { text += " (\(logged))" }
     return redact(text)
   }

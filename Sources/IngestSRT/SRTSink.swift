@@ -10,7 +10,7 @@ import IngestCore
 /// unit again (see `write`). One connection at a time: `open` closes any previous socket first.
 ///
 /// A connection on which nothing is acknowledged for `options.effectiveStallTimeoutMilliseconds`
-/// while data waits is given up with a `.retryable` error, so the sender reports it and
+/// while data waits is given up with a `.timeout` error, so the sender reports it and
 /// reconnects through its backoff.
 public final class SRTSink: OutputSink {
   /// Where and how to connect.
@@ -23,9 +23,11 @@ public final class SRTSink: OutputSink {
   public let sendTimeoutMilliseconds: Int
   /// Added to the time spent blocked when computing `wouldBlock(retryAt:)`.
   public let retryDelayNanoseconds: Int64
+  /// `srt://host:port`, what errors name: no query, so no secret.
+  private let endpoint: String
 
   private var socket: SRTSocket?
-  private var chunker = SRTMessageChunker()
+  private var chunker: SRTMessageChunker
   /// Receiver latency agreed at connect (the larger of both sides' wishes), in milliseconds.
   private var agreedLatencyMilliseconds = SRTOptions.defaultLatencyMilliseconds
   /// Monotonic time of the last message handed to libsrt.
@@ -53,6 +55,9 @@ public final class SRTSink: OutputSink {
     sendTimeoutMilliseconds: Int = 500, retryDelayNanoseconds: Int64 = 10_000_000
   ) {
     self.options = options
+    let host = options.host.utf8.contains(UInt8(ascii: ":")) ? "[\(options.host)]" : options.host
+    endpoint = "srt://\(host):\(options.port)"
+    chunker = SRTMessageChunker(endpoint: endpoint)
     self.sendBufferBytes = max(sendBufferBytes, Self.minimumSendBufferBytes)
     self.connectTimeoutMilliseconds = max(
       connectTimeoutMilliseconds ?? options.effectiveConnectTimeoutMilliseconds, 1)
@@ -121,8 +126,7 @@ public final class SRTSink: OutputSink {
 
   public func open(tracks: TrackFormats) throws(SinkError) {
     close()
-    let host = options.host.utf8.contains(UInt8(ascii: ":")) ? "[\(options.host)]" : options.host
-    let socket = try SRTSocket(endpoint: "\(host):\(options.port)")
+    let socket = try SRTSocket(endpoint: endpoint)
     do throws(SinkError) {
       try configure(socket)
       try socket.connect(
@@ -173,14 +177,16 @@ public final class SRTSink: OutputSink {
   /// When libsrt's send buffer stays full for `sendTimeoutMilliseconds`, the answer is
   /// `.wouldBlock`. Part of the unit may already be on the wire: the sink records how far it got,
   /// and the sender must offer the same unit (same bytes) next; it is then completed, never sent
-  /// twice. Offering another unit after a partly sent one throws `.retryable` (a receiver would
+  /// twice. Offering another unit after a partly sent one throws a retryable `.write` (a receiver would
   /// otherwise see a torn PES), so the ring must not drop the unit at the head of a blocked write.
   ///
-  /// Throws `.retryable` when nothing was acknowledged for the stall timeout while data waited.
+  /// Throws `.timeout` when nothing was acknowledged for the stall timeout while data waited.
   public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
     throws(SinkError) -> SinkWriteResult
   {
-    guard let socket, socket.isOpen else { throw .retryable("SRT: not connected") }
+    guard let socket, socket.isOpen else {
+      throw .write(endpoint: endpoint, reason: "not connected", retryable: true)
+    }
     if let stats = socket.statistics() {
       let clock = Self.monotonicNanoseconds()
       watchdog.observe(
@@ -190,8 +196,9 @@ public final class SRTSink: OutputSink {
       let stallLimit = Int64(options.effectiveStallTimeoutMilliseconds) * 1_000_000
       if sinceProgress >= stallLimit {
         close()
-        throw .retryable(
-          "SRT: \(socket.endpoint) acknowledged nothing for "
+        throw .timeout(
+          endpoint: endpoint, operation: "acknowledgement",
+          reason: "nothing acknowledged for "
             + "\(JSONObject.fixed(Double(sinceProgress) / 1e9, decimals: 1)) s (stall_timeout)")
       }
       // Keep libsrt's own queue shorter than the latency: what waits longer there is dropped by
@@ -219,7 +226,7 @@ public final class SRTSink: OutputSink {
         try send(message, on: socket)
       }
     } catch {
-      if case .retryable = error { close() }
+      if error.isRetryable { close() }
       throw error
     }
     switch progress {
@@ -255,7 +262,9 @@ public final class SRTSink: OutputSink {
   /// what it holds for its latency window once the connection ends. Bounded by a deadline of
   /// `max(3 s, 4 × latency)`.
   public func finish() throws(SinkError) {
-    guard let socket, socket.isOpen else { throw .retryable("SRT: not connected") }
+    guard let socket, socket.isOpen else {
+      throw .write(endpoint: endpoint, reason: "not connected", retryable: true)
+    }
     let limit = Int64(max(3_000, 4 * options.effectiveLatencyMilliseconds)) * 1_000_000
     let deadline = Self.monotonicNanoseconds() + limit
     do throws(SinkError) {
@@ -265,12 +274,16 @@ public final class SRTSink: OutputSink {
         == .blocked
       {
         guard Self.monotonicNanoseconds() < deadline else {
-          throw SinkError.retryable("SRT: the last message could not be sent before the deadline")
+          throw SinkError.timeout(
+            endpoint: endpoint, operation: "finish",
+            reason: "the last message could not be sent before the deadline")
         }
       }
       while let pending = socket.unacknowledged(), pending.packets > 0 {
         guard socket.isConnected else {
-          throw SinkError.retryable("SRT: connection lost before the last data was acknowledged")
+          throw SinkError.write(
+            endpoint: endpoint, reason: "connection lost before the last data was acknowledged",
+            retryable: true)
         }
         guard Self.monotonicNanoseconds() < deadline else { break }
         Self.pause(nanoseconds: 5_000_000)

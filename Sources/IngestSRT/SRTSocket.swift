@@ -11,7 +11,7 @@ private let srtLibraryStarted: Bool = {
 }()
 
 /// Owns one libsrt socket handle; every libsrt error is turned into a `SinkError` here and only
-/// here.
+/// here (`sinkError(code:during:endpoint:)`).
 final class SRTSocket {
   private(set) var handle: SRTSOCKET = SRT_INVALID_SOCK
   /// Where the socket connects, for messages (host and port are not secret).
@@ -19,10 +19,12 @@ final class SRTSocket {
 
   init(endpoint: String) throws(SinkError) {
     self.endpoint = endpoint
-    guard srtLibraryStarted else { throw .fatal("SRT: libsrt failed to start") }
+    guard srtLibraryStarted else {
+      throw .connect(endpoint: endpoint, reason: "libsrt failed to start", retryable: false)
+    }
     handle = srt_create_socket()
     guard handle != SRT_INVALID_SOCK else {
-      throw .retryable("SRT: cannot create a socket: \(Self.lastErrorText())")
+      throw Self.sinkError(code: srt_getlasterror(nil), during: .create, endpoint: endpoint)
     }
   }
 
@@ -81,7 +83,7 @@ final class SRTSocket {
 
   private func check(_ result: Int32, option: String) throws(SinkError) {
     guard result == SRT_ERROR else { return }
-    throw .fatal("SRT: libsrt refused option \(option): \(Self.lastErrorText())")
+    throw Self.sinkError(code: srt_getlasterror(nil), during: .option(option), endpoint: endpoint)
   }
 
   /// Resolves `host` and connects, blocking up to the connect timeout set on the socket.
@@ -97,15 +99,15 @@ final class SRTSocket {
     guard status == 0, let first = list, let address = first.pointee.ai_addr else {
       let reason = status == 0 ? "no address" : String(cString: gai_strerror(status))
       // DNS can fail transiently (network changes on a phone); the sender retries with backoff.
-      throw .retryable("SRT: cannot resolve \(endpoint): \(reason)")
+      throw .connect(endpoint: endpoint, reason: "cannot resolve: \(reason)", retryable: true)
     }
     defer { freeaddrinfo(list) }
     guard srt_connect(handle, address, Int32(first.pointee.ai_addrlen)) == SRT_ERROR else { return }
-    let code = srt_getlasterror(nil)
-    let reason = srt_getrejectreason(handle)
-    throw Self.connectFailure(
-      code: code, rejectReason: reason, endpoint: endpoint, hasPassphrase: hasPassphrase,
-      hasStreamID: hasStreamID)
+    throw Self.sinkError(
+      code: srt_getlasterror(nil),
+      during: .connect(
+        rejectReason: srt_getrejectreason(handle), hasPassphrase: hasPassphrase,
+        hasStreamID: hasStreamID), endpoint: endpoint)
   }
 
   /// Sends one live message.
@@ -119,10 +121,8 @@ final class SRTSocket {
     switch code {
     case SRT_EASYNCSND.rawValue, SRT_ETIMEOUT.rawValue, SRT_ECONGEST.rawValue:
       return false
-    case SRT_ELARGEMSG.rawValue:
-      throw .fatal("SRT: message of \(message.count) bytes is larger than the payload size")
     default:
-      throw .retryable("SRT: connection to \(endpoint) lost: \(Self.lastErrorText())")
+      throw Self.sinkError(code: code, during: .send(bytes: message.count), endpoint: endpoint)
     }
   }
 
@@ -149,49 +149,91 @@ final class SRTSocket {
     return String(cString: text)
   }
 
-  /// Maps a failed `srt_connect` to retryable or fatal. Secrets are never part of the message:
-  /// only whether a passphrase or a stream id was configured.
-  static func connectFailure(
-    code: Int32, rejectReason: Int32, endpoint: String, hasPassphrase: Bool, hasStreamID: Bool
-  ) -> SinkError {
-    let prefix = "SRT: listener at \(endpoint)"
-    guard code == SRT_ECONNREJ.rawValue else {
-      if code == SRT_ENOSERVER.rawValue {
-        return .retryable("SRT: no listener answered at \(endpoint) (connection timed out)")
+  /// What a failed libsrt call was doing, for `sinkError`.
+  enum Operation {
+    case create
+    case option(String)
+    /// `srt_connect`, with the socket's reject reason and whether secrets were configured
+    /// (never the secrets themselves).
+    case connect(rejectReason: Int32, hasPassphrase: Bool, hasStreamID: Bool)
+    case send(bytes: Int)
+  }
+
+  /// The one mapping of libsrt errors (`srt_getlasterror` and, for connects, the reject reason)
+  /// to `SinkError`. Secrets never enter the message: only whether a passphrase or a stream id
+  /// was configured.
+  static func sinkError(code: Int32, during operation: Operation, endpoint: String) -> SinkError {
+    let text = lastErrorText()
+    switch operation {
+    case .create:
+      return .connect(
+        endpoint: endpoint, reason: "cannot create a socket: \(text)", retryable: true)
+    case .option(let name):
+      return .unsupported(endpoint: endpoint, reason: "libsrt refused option \(name): \(text)")
+    case .send(let bytes):
+      if code == SRT_ELARGEMSG.rawValue {
+        return .unsupported(
+          endpoint: endpoint, reason: "message of \(bytes) bytes is larger than the payload size")
       }
-      return .retryable("SRT: cannot connect to \(endpoint) (libsrt error \(code))")
+      return .write(endpoint: endpoint, reason: "connection lost: \(text)", retryable: true)
+    case .connect(let rejectReason, let hasPassphrase, let hasStreamID):
+      guard code == SRT_ECONNREJ.rawValue else {
+        if code == SRT_ENOSERVER.rawValue {
+          return .timeout(
+            endpoint: endpoint, operation: "connect",
+            reason: "no listener answered (conntimeo)")
+        }
+        return .connect(
+          endpoint: endpoint, reason: "libsrt error \(code): \(text)", retryable: true)
+      }
+      return rejection(
+        rejectReason, endpoint: endpoint, hasPassphrase: hasPassphrase, hasStreamID: hasStreamID)
     }
+  }
+
+  /// A listener rejected the connection: why, and whether asking again can help.
+  private static func rejection(
+    _ rejectReason: Int32, endpoint: String, hasPassphrase: Bool, hasStreamID: Bool
+  ) -> SinkError {
     let reason = UInt32(truncatingIfNeeded: rejectReason)
     switch reason {
     case SRT_REJ_BADSECRET.rawValue:
-      return .fatal("\(prefix) rejected the connection: wrong passphrase")
+      return .authentication(endpoint: endpoint, reason: "wrong passphrase")
     case SRT_REJ_UNSECURE.rawValue:
-      return .fatal(
-        hasPassphrase
-          ? "\(prefix) rejected the connection: it expects no passphrase but one is set"
-          : "\(prefix) rejected the connection: it requires a passphrase and none is set")
+      return .authentication(
+        endpoint: endpoint,
+        reason: hasPassphrase
+          ? "the listener expects no passphrase but one is set"
+          : "the listener requires a passphrase and none is set")
     case SRT_REJ_VERSION.rawValue, SRT_REJ_MESSAGEAPI.rawValue, SRT_REJ_CONGESTION.rawValue,
       SRT_REJ_FILTER.rawValue, SRT_REJ_GROUP.rawValue:
-      return .fatal(
-        "\(prefix) rejected the connection: incompatible settings (\(rejectText(rejectReason)))")
+      return .unsupported(
+        endpoint: endpoint,
+        reason: "the listener rejected incompatible settings (\(rejectText(rejectReason)))")
     case SRT_REJ_PEER.rawValue where hasStreamID:
       // Access-control callbacks that refuse a stream id without a code surface as a plain peer
       // rejection; retrying the same stream id would be refused again.
-      return .fatal("\(prefix) rejected the connection and the stream id with it")
+      return .publishRefused(
+        endpoint: endpoint, reason: "the listener rejected the stream id", retryable: false)
     default:
       break
     }
-    if rejectReason >= 1000 {
-      let text =
-        "\(prefix) rejected the connection (code \(rejectReason): \(rejectText(rejectReason)))"
-      switch rejectReason {
-      // Overload, a resource still held by a previous session, server trouble: worth a retry.
-      case 1402, 1409, 1423, 1500, 1502, 1503, 1507: return .retryable(text)
-      default:
-        return .fatal(hasStreamID ? "\(text); the stream id was refused" : text)
-      }
+    guard rejectReason >= 1000 else {
+      return .connect(
+        endpoint: endpoint, reason: "rejected (\(rejectText(rejectReason)))", retryable: true)
     }
-    return .retryable("\(prefix) rejected the connection (\(rejectText(rejectReason)))")
+    let text = "rejected with code \(rejectReason) (\(rejectText(rejectReason)))"
+    switch rejectReason {
+    case 1401:
+      return .authentication(endpoint: endpoint, reason: text)
+    // Overload, a resource still held by a previous session, server trouble: worth a retry.
+    case 1402, 1409, 1423, 1500, 1502, 1503, 1507:
+      return .publishRefused(endpoint: endpoint, reason: text, retryable: true)
+    default:
+      return .publishRefused(
+        endpoint: endpoint, reason: hasStreamID ? "\(text); the stream id was refused" : text,
+        retryable: false)
+    }
   }
 
   private static func rejectText(_ reason: Int32) -> String {

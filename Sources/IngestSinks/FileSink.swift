@@ -25,7 +25,7 @@ public final class FileSink: OutputSink {
 
   public func open(tracks: TrackFormats) throws(SinkError) {
     do { writer = try FileWriter(path: path, bufferCapacity: bufferCapacity) } catch {
-      throw .fatal(error.description)
+      throw SinkError(file: error)
     }
   }
 
@@ -34,7 +34,7 @@ public final class FileSink: OutputSink {
     -> SinkWriteResult
   {
     if let retry = shaper.admit(bytes: bytes.count, now: now) { return .wouldBlock(retryAt: retry) }
-    do { try writer?.write(bytes) } catch { throw .fatal(error.description) }
+    do { try writer?.write(bytes) } catch { throw SinkError(file: error) }
     return .written
   }
 
@@ -44,7 +44,7 @@ public final class FileSink: OutputSink {
   }
 
   public func finish() throws(SinkError) {
-    do { try writer?.close() } catch { throw .fatal(error.description) }
+    do { try writer?.close() } catch { throw SinkError(file: error) }
     writer = nil
   }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import IngestCore
 import Testing
+
 @testable import IngestSRT
 
 /// Real pushes to `srt-live-transmit` listeners on loopback ports, each started by its test and
@@ -115,11 +116,10 @@ struct SRTSinkTests {
     let sink = SRTSink(
       options: try SRTOptions(host: "127.0.0.1", port: port, passphrase: Self.wrongPassphrase))
     let error = try #require(throws: SinkError.self) { try sink.open(tracks: TrackFormats()) }
-    guard case .fatal(let message) = error else {
-      Issue.record("expected a fatal error, got \(error)")
-      return
-    }
-    #expect(message.contains("wrong passphrase"))
+    #expect(
+      error == .authentication(endpoint: "srt://127.0.0.1:\(port)", reason: "wrong passphrase"))
+    #expect(!error.isRetryable)
+    let message = error.description
     #expect(!message.contains(Self.wrongPassphrase) && !message.contains(Self.correctPassphrase))
     #expect(!sink.redactedDescription.contains(Self.wrongPassphrase))
     #expect(!sink.isConnected)
@@ -136,11 +136,12 @@ struct SRTSinkTests {
 
     let sink = SRTSink(options: try SRTOptions(host: "127.0.0.1", port: port))
     let error = try #require(throws: SinkError.self) { try sink.open(tracks: TrackFormats()) }
-    guard case .fatal(let message) = error else {
-      Issue.record("expected a fatal error, got \(error)")
+    guard case .authentication(let endpoint, let reason) = error else {
+      Issue.record("expected an authentication failure, got \(error)")
       return
     }
-    #expect(message.contains("requires a passphrase"))
+    #expect(endpoint == "srt://127.0.0.1:\(port)")
+    #expect(reason.contains("requires a passphrase"))
   }
 
   @Test func absentListenerIsRetryable() throws {
@@ -148,11 +149,12 @@ struct SRTSinkTests {
     let sink = SRTSink(
       options: try SRTOptions(host: "127.0.0.1", port: port), connectTimeoutMilliseconds: 1000)
     let error = try #require(throws: SinkError.self) { try sink.open(tracks: TrackFormats()) }
-    guard case .retryable(let message) = error else {
-      Issue.record("expected a retryable error, got \(error)")
+    guard case .timeout(let endpoint, "connect", _) = error else {
+      Issue.record("expected a connect timeout, got \(error)")
       return
     }
-    #expect(message.contains("127.0.0.1:\(port)"))
+    #expect(error.isRetryable)
+    #expect(endpoint == "srt://127.0.0.1:\(port)")
     #expect(sink.statistics() == nil)
     #expect(sink.congestion == 0)
   }
@@ -162,7 +164,10 @@ struct SRTSinkTests {
     let unit = OutgoingUnit(
       kind: .audioApp, pts: 0, dts: 0, isKeyframe: true, isDiscontinuity: false, prefixLength: 0)
     let bytes = [UInt8](repeating: 0x47, count: 188)
-    #expect(throws: SinkError.retryable("SRT: not connected")) {
+    #expect(
+      throws: SinkError.write(
+        endpoint: "srt://127.0.0.1:9", reason: "not connected", retryable: true)
+    ) {
       try bytes.withUnsafeBytes { try sink.write(unit, bytes: $0, now: 0) }
     }
   }

@@ -44,20 +44,6 @@ public enum SinkWriteResult: Sendable, Equatable {
   case wouldBlock(retryAt: Int64)
 }
 
-/// A failure of a sink. Messages never contain secrets (passphrases, stream keys, credentials).
-public enum SinkError: Error, Sendable, Equatable, CustomStringConvertible {
-  /// The connection broke or could not be made; the sender retries with backoff.
-  case retryable(String)
-  /// Retrying cannot help (wrong passphrase, rejected stream id, unwritable directory): the run stops.
-  case fatal(String)
-
-  public var description: String {
-    switch self {
-    case .retryable(let message), .fatal(let message): message
-    }
-  }
-}
-
 /// A destination for the pipeline's output, driven by the sender (never by the capture thread).
 ///
 /// `write` may block up to the sink's own timeout (network sinks) but must never block forever.
@@ -72,7 +58,7 @@ public protocol OutputSink: AnyObject {
   /// A one-line description safe to print (no secrets).
   var redactedDescription: String { get }
 
-  /// Connects or creates the destination. Called again after a `.retryable` failure.
+  /// Connects or creates the destination. Called again after a failure whose `isRetryable`.
   func open(tracks: TrackFormats) throws(SinkError)
   /// Hands one access unit to the sink.
   /// - Parameters:

@@ -25,7 +25,7 @@ public final class Sender {
   private var retryAt: Int64 = .min
   private var failure: SinkError?
   /// Why the last connection attempt or connection failed, for the end-of-run error.
-  private var lastRetryReason: String?
+  private var lastRetryError: SinkError?
   private var current:
     (unit: SendRing.InFlightUnit, bytes: UnsafeRawBufferPointer, outgoing: OutgoingUnit)?
   /// Receives connection events on the sender's thread.
@@ -83,13 +83,15 @@ public final class Sender {
   }
 
   /// Finishes the sink after the ring was drained.
-  /// - Throws: the fatal failure, or `.retryable` when the run ends disconnected: what the ring
-  ///   still holds never reached the output, so the run did not deliver.
+  /// - Throws: the failure that stopped the sender, or, when the run ends disconnected, the
+  ///   failure of the last attempt (what the ring still holds never reached the output, so the
+  ///   run did not deliver).
   public func finish() throws(SinkError) {
     if let failure { throw failure }
     guard connected else {
-      throw .retryable(
-        "not connected at the end of the run: \(lastRetryReason ?? "no connection was made")")
+      throw lastRetryError
+        ?? .connect(
+          endpoint: sink.redactedDescription, reason: "no connection was made", retryable: true)
     }
     try sink.finish()
   }
@@ -116,25 +118,24 @@ public final class Sender {
   }
 
   private func handle(_ error: SinkError, now: Int64, wasConnected: Bool) -> PumpResult {
-    switch error {
-    case .fatal(let message):
+    guard error.isRetryable else {
       failure = error
       sink.close()
       connected = false
-      onEvent(.failed(reason: message))
+      onEvent(.failed(reason: error.description))
       return .failed(error)
-    case .retryable(let message):
-      lastRetryReason = message
-      if wasConnected {
-        sink.close()
-        connected = false
-        onEvent(.disconnected(reason: message))
-      }
-      let delay = backoff.next()
-      retryAt = now + delay
-      onEvent(.retrying(reason: message, delayNanoseconds: delay))
-      return .blocked(until: retryAt)
     }
+    lastRetryError = error
+    let reason = error.description
+    if wasConnected {
+      sink.close()
+      connected = false
+      onEvent(.disconnected(reason: reason))
+    }
+    let delay = backoff.next()
+    retryAt = now + delay
+    onEvent(.retrying(reason: reason, delayNanoseconds: delay))
+    return .blocked(until: retryAt)
   }
 
   /// Writes the PSI/PCR prefix into the unit's headroom and stamps its packets.

@@ -34,19 +34,23 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     public var closeTimeout: Duration
     /// The socket send buffer requested (`SO_SNDBUF`; Linux doubles it). Entered in `bufferBytes`.
     public var socketSendBufferSize: Int
-    /// For rtmps: check the server certificate against the system trust store and the host name.
+    /// For rtmps: check the server certificate (against `caFile`, or the system trust store)
+    /// and the host name. Off only when asked for (`--insecure`, tests).
     public var verifyTLSPeer: Bool
+    /// For rtmps: a PEM file of the certificate authorities to trust instead of the system's.
+    public var caFile: String?
 
     public init(
       ioTimeout: Duration = .seconds(5), openTimeout: Duration = .seconds(10),
       closeTimeout: Duration = .seconds(1), socketSendBufferSize: Int = 256 * 1024,
-      verifyTLSPeer: Bool = true
+      verifyTLSPeer: Bool = true, caFile: String? = nil
     ) {
       self.ioTimeout = ioTimeout
       self.openTimeout = openTimeout
       self.closeTimeout = closeTimeout
       self.socketSendBufferSize = socketSendBufferSize
       self.verifyTLSPeer = verifyTLSPeer
+      self.caFile = caFile
     }
   }
 
@@ -89,6 +93,11 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
   /// libavformat's default AVIO buffer (IO_BUFFER_SIZE) until a connection reports its own.
   private var avioBufferSize = 32_768
   private var blockedNanoseconds: Int64 = 0
+  /// Connections in a row that broke before carrying a second of media. A publish denied by
+  /// the server's rules looks like this: nginx-rtmp (`deny publish`) answers Publish.Start and
+  /// then closes, so connecting succeeds and one of the first writes fails (the first may still
+  /// reach the socket before the close arrives).
+  private var closedBeforeMedia = 0
   private var windowStartDTS: Int64?
 
   /// - Parameters:
@@ -218,8 +227,18 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     measure(blockedSince: started, dts: unit.dts)
     guard result >= 0 else {
       broken = true
-      throw ioError(result, doing: .write)
+      let error = ioError(result, doing: .write)
+      guard unit.dts - (baseDTS ?? unit.dts) < 90_000, error.isRetryable else { throw error }
+      closedBeforeMedia += 1
+      guard closedBeforeMedia >= Self.refusalConnections else { throw error }
+      throw .publishRefused(
+        endpoint: target.redactedDescription,
+        reason:
+          "the server accepted the publish and then closed the connection before a second of "
+          + "media, \(closedBeforeMedia) times in a row (a publish denied by the server's rules, "
+          + "such as nginx-rtmp's deny publish)", retryable: false)
     }
+    if unit.dts - (baseDTS ?? unit.dts) >= 90_000 { closedBeforeMedia = 0 }
     lastDTS[Int(stream)] = dts
     return .written
   }
@@ -313,7 +332,9 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     cffmpeg_av_dict_set(&settings, "tcp_nodelay", "1", 0)
     cffmpeg_av_dict_set(&settings, "send_buffer_size", String(options.socketSendBufferSize), 0)
     if target.scheme == .rtmps {
+      // tls protocol options, passed down by the rtmp protocol when it opens its tls layer.
       cffmpeg_av_dict_set(&settings, "tls_verify", options.verifyTLSPeer ? "1" : "0", 0)
+      if let caFile = options.caFile { cffmpeg_av_dict_set(&settings, "ca_file", caFile, 0) }
     }
 
     interrupt.arm(for: nanoseconds(options.openTimeout))
@@ -351,6 +372,9 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
   }
 
   // MARK: Errors
+
+  /// Two, not one: a server restarting just as a connection begins must not end the run.
+  private static let refusalConnections = 2
 
   private var cancelledError: SinkError { .cancelled(endpoint: target.redactedDescription) }
 

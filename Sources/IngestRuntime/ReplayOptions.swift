@@ -21,6 +21,10 @@ public struct ReplayOptions: Sendable {
   public var hlsWindow = 6
   /// RTMP: which audio track FLV carries (nil: app audio, or mic when there is none).
   public var rtmpAudio: SampleKind?
+  /// RTMPS: a PEM file of certificate authorities to trust instead of the system store.
+  public var rtmpsCAFile: String?
+  /// RTMPS: whether the server certificate is verified (off only with `--insecure`).
+  public var rtmpsVerifyPeer = true
   /// Where resident memory is read (a test running in-process measures its own runner otherwise).
   public var residentProbe: any ResidentMemoryProbe = ProcResidentProbe()
 

@@ -64,7 +64,9 @@ public enum ReplaySession {
       let target: RTMPTarget
       do { target = try RTMPTarget(url: url) } catch { throw .usage("--to: \(error)") }
       let audio = options.rtmpAudio ?? (tracks.audioApp != nil ? .audioApp : .audioMic)
-      return (RTMPSink(target: target, audio: audio), true)
+      let tls = RTMPSink.Options(
+        verifyTLSPeer: options.rtmpsVerifyPeer, caFile: options.rtmpsCAFile)
+      return (RTMPSink(target: target, audio: audio, options: tls), true)
     case .hls(let directory, let playlist):
       var configuration = HLSSink.Configuration(directory: directory)
       configuration.playlistName = playlist
@@ -119,7 +121,7 @@ public enum ReplaySession {
         })
     }
     reporter.attach(sink)
-    let sender = Sender(pipeline: pipeline, sink: sink)
+    let sender = Sender(pipeline: pipeline, sink: sink, clock: clock)
     sender.onEvent = { reporter.report($0) }
     var thread: SenderThread?
     if threaded, let systemClock = clock as? SystemClock {

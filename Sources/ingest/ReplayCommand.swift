@@ -25,7 +25,8 @@ enum ReplayCommand: Command {
                                 streamid=.., maxbw=.., conntimeo=MS (connect attempt limit,
                                 default 3000), stall_timeout=S (reconnect when nothing is
                                 acknowledged for S seconds while data waits, default 5)
-      rtmp://HOST/APP/KEY       RTMP publish (rtmps:// for TLS)
+      rtmp://HOST/APP/KEY       RTMP publish (rtmps:// for TLS; the server certificate is
+                                verified against the system's CAs, or --ca-file)
       hls:DIR, DIR/NAME.m3u8    HLS segments and a live playlist in DIR
       A file or null output takes ?rate=800k (a token bucket at that bit rate) and
       ?stall=10s@5s (a 10 s outage starting 5 s in) to simulate a network, e.g.
@@ -47,6 +48,9 @@ enum ReplayCommand: Command {
       --hls-window N            HLS only: segments in the live playlist, 0 (keeps all) or at
                                 least 3, three target durations (RFC 8216 6.2.2) (default 6)
       --rtmp-audio app|mic      audio track carried over RTMP (default app, mic if no app audio)
+      --ca-file PEM             rtmps only: trust the certificate authorities in PEM instead of
+                                the system's
+      --insecure                rtmps only: do not verify the server certificate (tests)
       --min-delivered FRACTION  the run fails (exit 1, "ok": false) when the output accepted
                                 less than this share of the video frames, 0 to 1 (default 0.5)
       --json                    print the summary as JSON on standard output
@@ -61,9 +65,9 @@ enum ReplayCommand: Command {
       argv,
       valued: [
         "--to", "--speed", "--buffer", "--budget", "--overhead", "--status", "--segment",
-        "--hls-window", "--rtmp-audio", "--min-delivered",
+        "--hls-window", "--rtmp-audio", "--min-delivered", "--ca-file",
       ],
-      flags: ["--json", "--quiet"])
+      flags: ["--json", "--quiet", "--insecure"])
     guard args.positionals.count == 1 else { throw UsageError("expected one DUMP path") }
     guard let to = args["--to"] else { throw UsageError("--to OUTPUT is required") }
     let dump = args.positionals[0]
@@ -102,6 +106,18 @@ enum ReplayCommand: Command {
     case "app": options.rtmpAudio = .audioApp
     case "mic": options.rtmpAudio = .audioMic
     case let other?: throw UsageError("--rtmp-audio must be app or mic, got '\(other)'")
+    }
+    let caFile = args["--ca-file"]
+    let insecure = args.has("--insecure")
+    if caFile != nil || insecure {
+      guard case .rtmp(let url) = options.target, url.lowercased().hasPrefix("rtmps://") else {
+        throw UsageError("--ca-file and --insecure apply to rtmps:// outputs only")
+      }
+      guard caFile == nil || !insecure else {
+        throw UsageError("--ca-file and --insecure contradict each other: choose one")
+      }
+      options.rtmpsCAFile = caFile
+      options.rtmpsVerifyPeer = !insecure
     }
     if let text = args["--min-delivered"] {
       guard let fraction = Double(text), fraction >= 0, fraction <= 1 else {

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import IngestBench
 import IngestTestSupport
+import Testing
 
 /// `ingest replay --to srt://...` against srt-live-transmit listeners started per test on their
 /// own loopback ports; the checks are on the copy the listener received.
@@ -200,6 +200,42 @@ import IngestTestSupport
       "SRT at maxbw \(maxbw) B/s: pipeline drops \(dropped), libsrt too-late drops \(tooLate ?? -1), "
         + "final tier \(summary["final_tier"] ?? "?"), received \(LoopbackServers.size(of: listener.output)) "
         + "of \(summary["sent_bytes"] ?? "?") bytes")
+  }
+
+  /// No listener and a 4 s connect timeout: every attempt blocks the sender thread for 4 s.
+  /// Status keeps coming meanwhile (stats events between the retries, times never going back),
+  /// and each retry waits its announced delay after the failed attempt ended.
+  @Test func blockedConnectsKeepStatusFlowingAndBackOffFromTheirEnd() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let port = try LoopbackServers.freePort(SOCK_DGRAM)
+    let status = directory.appending(path: "status.jsonl")
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--to",
+        "srt://127.0.0.1:\(port)?conntimeo=4000", "--status", status.path,
+      ], timeout: 60)
+    #expect(result.status == 1)
+    #expect(!result.timedOut)
+    let events = JSONLines.events(in: status)
+    let times = events.compactMap { $0["t"] as? Double }
+    #expect(times.count == events.count)
+    #expect(times == times.sorted(), "status times went back: \(times)")
+    let retries = events.filter { $0["event"] as? String == "retry" }
+    #expect(retries.count >= 2, "\(events)")
+    for (failed, next) in zip(retries, retries.dropFirst()) {
+      let start = try #require(failed["t"] as? Double)
+      let end = try #require(next["t"] as? Double)
+      let delay = try #require(failed["delay_s"] as? Double)
+      // The next attempt began `delay` after this one failed and lasted the connect timeout
+      // (libsrt gives up no earlier, less a margin for its own rounding).
+      #expect(end - start >= delay + 3.8, "retry at \(start), next failure at \(end)")
+      let ticks = events.filter {
+        $0["event"] as? String == "stats" && ($0["t"] as? Double ?? 0) > start
+          && ($0["t"] as? Double ?? 0) < end
+      }
+      #expect(ticks.count >= 3, "\(ticks.count) stats events in \(end - start) s")
+    }
   }
 }
 

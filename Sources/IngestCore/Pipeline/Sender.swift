@@ -30,15 +30,27 @@ public final class Sender {
     (unit: SendRing.InFlightUnit, bytes: UnsafeRawBufferPointer, outgoing: OutgoingUnit)?
   /// Receives connection events on the sender's thread.
   public var onEvent: (SenderEvent) -> Void = { _ in }
+  /// Called on the sender's thread with `true` just before the sink is asked to connect (a call
+  /// that may block for its whole connect timeout) and with `false` once it returned.
+  public var onConnectAttempt: (Bool) -> Void = { _ in }
+  /// Reads the time a failed attempt ended: the backoff counts from there.
+  private let clock: (any PipelineClock)?
 
   /// - Parameters:
   ///   - pipeline: the source of units.
   ///   - sink: the destination; its payload format must match the pipeline's.
-  public init(pipeline: Pipeline, sink: any OutputSink, backoff: Backoff = Backoff()) {
+  ///   - backoff: the delays between attempts.
+  ///   - clock: read when an attempt fails, so that the next one waits its delay from the end of
+  ///     the failed one (a connect can block for seconds); without it the `now` given to `pump`.
+  public init(
+    pipeline: Pipeline, sink: any OutputSink, backoff: Backoff = Backoff(),
+    clock: (any PipelineClock)? = nil
+  ) {
     precondition(pipeline.payloadFormat == sink.payloadFormat)
     self.pipeline = pipeline
     self.sink = sink
     self.backoff = backoff
+    self.clock = clock
     if pipeline.payloadFormat == .transportStream {
       output = TSOutputStream(program: pipeline.tracks)
     }
@@ -97,11 +109,14 @@ public final class Sender {
   }
 
   private func connect(now: Int64) -> PumpResult? {
+    onConnectAttempt(true)
     do {
       try sink.open(tracks: pipeline.tracks)
     } catch {
+      onConnectAttempt(false)
       return handle(error, now: now, wasConnected: false)
     }
+    onConnectAttempt(false)
     connected = true
     connections += 1
     if connections > 1 {
@@ -133,7 +148,7 @@ public final class Sender {
       onEvent(.disconnected(reason: reason))
     }
     let delay = backoff.next()
-    retryAt = now + delay
+    retryAt = max(now, clock?.now() ?? now) + delay
     onEvent(.retrying(reason: reason, delayNanoseconds: delay))
     return .blocked(until: retryAt)
   }

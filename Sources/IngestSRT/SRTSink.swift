@@ -2,8 +2,10 @@ import CSRT
 import Glibc
 import IngestCore
 
-/// Sends the pipeline's MPEG-TS to an SRT listener: caller mode, live transmission type, every
-/// message exactly 7 × 188 = 1316 bytes (the last one of a run may be shorter).
+/// Sends the pipeline's MPEG-TS over SRT as a caller, a listener (waiting for its receiver to
+/// connect) or a rendezvous peer: live transmission type, every message exactly 7 × 188 = 1316
+/// bytes (the last one of a run may be shorter). In every mode a lost connection is a retryable
+/// error: the sender backs off and `open` connects, or waits for a caller, again.
 ///
 /// Sends block at most `sendTimeoutMilliseconds`; a send that times out answers `.wouldBlock`
 /// and the sink remembers how much of the unit already left, so the sender must offer the same
@@ -27,6 +29,8 @@ public final class SRTSink: OutputSink {
   private let endpoint: String
 
   private var socket: SRTSocket?
+  /// Listener mode: the socket callers connect to.
+  private var listener: SRTSocket?
   private var chunker: SRTMessageChunker
   /// Receiver latency agreed at connect (the larger of both sides' wishes), in milliseconds.
   private var agreedLatencyMilliseconds = SRTOptions.defaultLatencyMilliseconds
@@ -67,6 +71,7 @@ public final class SRTSink: OutputSink {
 
   deinit {
     socket?.close()
+    listener?.close()
   }
 
   public var payloadFormat: PayloadFormat { .transportStream }
@@ -124,23 +129,52 @@ public final class SRTSink: OutputSink {
       retransmittedPackets: Int(stats.pktRetransTotal))
   }
 
+  /// Connects (caller, rendezvous) or waits up to the connect timeout for a caller (listener).
   public func open(tracks: TrackFormats) throws(SinkError) {
     close()
-    let socket = try SRTSocket(endpoint: endpoint)
-    do throws(SinkError) {
-      try configure(socket)
-      try socket.connect(
-        host: options.host, port: options.port, hasPassphrase: options.passphrase != nil,
-        hasStreamID: options.streamID != nil)
-    } catch {
-      socket.close()
-      throw error
+    let socket: SRTSocket
+    if options.mode == .listener {
+      socket = try listening().accept(timeoutMilliseconds: connectTimeoutMilliseconds)
+    } else {
+      socket = try SRTSocket(endpoint: endpoint)
+      do throws(SinkError) {
+        try configure(socket)
+        if options.mode == .rendezvous {
+          try socket.set(SRTO_RENDEZVOUS, true, name: "rendezvous")
+          let wildcard = options.host.utf8.contains(UInt8(ascii: ":")) ? "::" : "0.0.0.0"
+          try socket.bind(host: wildcard, port: options.localPort ?? options.port)
+        }
+        try socket.connect(
+          host: options.host, port: options.port, hasPassphrase: options.passphrase != nil,
+          hasStreamID: options.streamID != nil)
+      } catch {
+        socket.close()
+        throw error
+      }
     }
     linkMeter.reset()
     self.socket = socket
     watchdog = SRTProgressWatchdog(now: Self.monotonicNanoseconds())
     agreedLatencyMilliseconds = Int(
       socket.getInt32(SRTO_PEERLATENCY) ?? Int32(options.effectiveLatencyMilliseconds))
+  }
+
+  /// The listening socket of listener mode, made on first use and kept across connections so
+  /// that a caller arriving during a backoff waits in its backlog. Accepted connections inherit
+  /// its options.
+  private func listening() throws(SinkError) -> SRTSocket {
+    if let listener, listener.isOpen { return listener }
+    let listener = try SRTSocket(endpoint: endpoint)
+    do throws(SinkError) {
+      try configure(listener)
+      try listener.bind(host: options.host, port: options.port)
+      try listener.listen()
+    } catch {
+      listener.close()
+      throw error
+    }
+    self.listener = listener
+    return listener
   }
 
   private func configure(_ socket: SRTSocket) throws(SinkError) {
@@ -262,6 +296,11 @@ public final class SRTSink: OutputSink {
   /// what it holds for its latency window once the connection ends. Bounded by a deadline of
   /// `max(3 s, 4 × latency)`.
   public func finish() throws(SinkError) {
+    // The run ends: no further caller is waited for.
+    defer {
+      listener?.close()
+      listener = nil
+    }
     guard let socket, socket.isOpen else {
       throw .write(endpoint: endpoint, reason: "not connected", retryable: true)
     }

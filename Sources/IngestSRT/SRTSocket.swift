@@ -17,6 +17,12 @@ final class SRTSocket {
   /// Where the socket connects, for messages (host and port are not secret).
   let endpoint: String
 
+  /// A connection a listener accepted.
+  private init(accepted handle: SRTSOCKET, endpoint: String) {
+    self.handle = handle
+    self.endpoint = endpoint
+  }
+
   init(endpoint: String) throws(SinkError) {
     self.endpoint = endpoint
     guard srtLibraryStarted else {
@@ -86,14 +92,15 @@ final class SRTSocket {
     throw Self.sinkError(code: srt_getlasterror(nil), during: .option(option), endpoint: endpoint)
   }
 
-  /// Resolves `host` and connects, blocking up to the connect timeout set on the socket.
-  func connect(
-    host: String, port: UInt16, hasPassphrase: Bool, hasStreamID: Bool
-  ) throws(SinkError) {
+  /// Resolves `host` and hands its first address to `body`.
+  private func withAddress<T>(
+    host: String, port: UInt16, passive: Bool = false,
+    _ body: (UnsafePointer<sockaddr>, Int32) throws(SinkError) -> T
+  ) throws(SinkError) -> T {
     var hints = addrinfo()
     hints.ai_family = AF_UNSPEC
     hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
-    hints.ai_flags = AI_NUMERICSERV
+    hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0)
     var list: UnsafeMutablePointer<addrinfo>?
     let status = getaddrinfo(host, String(port), &hints, &list)
     guard status == 0, let first = list, let address = first.pointee.ai_addr else {
@@ -102,7 +109,58 @@ final class SRTSocket {
       throw .connect(endpoint: endpoint, reason: "cannot resolve: \(reason)", retryable: true)
     }
     defer { freeaddrinfo(list) }
-    guard srt_connect(handle, address, Int32(first.pointee.ai_addrlen)) == SRT_ERROR else { return }
+    return try body(address, Int32(first.pointee.ai_addrlen))
+  }
+
+  /// Binds the local address: the listener's, or a rendezvous peer's own port (on the wildcard
+  /// address of the peer's family).
+  func bind(host: String, port: UInt16) throws(SinkError) {
+    let result = try withAddress(host: host, port: port, passive: true) { address, length in
+      srt_bind(handle, address, length)
+    }
+    guard result == SRT_ERROR else { return }
+    throw Self.sinkError(code: srt_getlasterror(nil), during: .bind(port: port), endpoint: endpoint)
+  }
+
+  /// Starts listening (one caller at a time).
+  func listen() throws(SinkError) {
+    guard srt_listen(handle, 1) == SRT_ERROR else { return }
+    throw Self.sinkError(code: srt_getlasterror(nil), during: .listen, endpoint: endpoint)
+  }
+
+  /// Waits up to `timeoutMilliseconds` for a caller and accepts it.
+  func accept(timeoutMilliseconds: Int) throws(SinkError) -> SRTSocket {
+    let poll = srt_epoll_create()
+    guard poll >= 0 else {
+      throw Self.sinkError(code: srt_getlasterror(nil), during: .accept, endpoint: endpoint)
+    }
+    defer { srt_epoll_release(poll) }
+    var events = Int32(SRT_EPOLL_IN.rawValue | SRT_EPOLL_ERR.rawValue)
+    var ready = SRT_EPOLL_EVENT()
+    guard srt_epoll_add_usock(poll, handle, &events) == 0,
+      srt_epoll_uwait(poll, &ready, 1, Int64(timeoutMilliseconds)) > 0
+    else {
+      throw Self.sinkError(code: srt_getlasterror(nil), during: .accept, endpoint: endpoint)
+    }
+    var peer = sockaddr_storage()
+    var length = Int32(MemoryLayout<sockaddr_storage>.size)
+    let accepted = withUnsafeMutablePointer(to: &peer) { pointer in
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { srt_accept(handle, $0, &length) }
+    }
+    guard accepted != SRT_INVALID_SOCK else {
+      throw Self.sinkError(code: srt_getlasterror(nil), during: .accept, endpoint: endpoint)
+    }
+    return SRTSocket(accepted: accepted, endpoint: endpoint)
+  }
+
+  /// Resolves `host` and connects, blocking up to the connect timeout set on the socket.
+  func connect(
+    host: String, port: UInt16, hasPassphrase: Bool, hasStreamID: Bool
+  ) throws(SinkError) {
+    let result = try withAddress(host: host, port: port) { address, length in
+      srt_connect(handle, address, length)
+    }
+    guard result == SRT_ERROR else { return }
     throw Self.sinkError(
       code: srt_getlasterror(nil),
       during: .connect(
@@ -157,6 +215,10 @@ final class SRTSocket {
     /// (never the secrets themselves).
     case connect(rejectReason: Int32, hasPassphrase: Bool, hasStreamID: Bool)
     case send(bytes: Int)
+    case bind(port: UInt16)
+    case listen
+    /// Waiting for a caller (listener mode) and accepting it.
+    case accept
   }
 
   /// The one mapping of libsrt errors (`srt_getlasterror` and, for connects, the reject reason)
@@ -170,6 +232,20 @@ final class SRTSocket {
         endpoint: endpoint, reason: "cannot create a socket: \(text)", retryable: true)
     case .option(let name):
       return .unsupported(endpoint: endpoint, reason: "libsrt refused option \(name): \(text)")
+    case .bind(let port):
+      // Another process holds the port: waiting will not free it.
+      return .connect(
+        endpoint: endpoint, reason: "cannot bind UDP port \(port): \(text)", retryable: false)
+    case .listen:
+      return .connect(endpoint: endpoint, reason: "cannot listen: \(text)", retryable: false)
+    case .accept:
+      if code == SRT_ETIMEOUT.rawValue {
+        return .timeout(
+          endpoint: endpoint, operation: "waiting for a caller",
+          reason: "no caller connected (conntimeo)")
+      }
+      return .connect(
+        endpoint: endpoint, reason: "cannot accept a caller: \(text)", retryable: true)
     case .send(let bytes):
       if code == SRT_ELARGEMSG.rawValue {
         return .unsupported(

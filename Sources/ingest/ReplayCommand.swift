@@ -21,10 +21,14 @@ enum ReplayCommand: Command {
     outputs (--to):
       PATH.ts, file:PATH        a transport stream file
       null:                     discard (for measurements)
-      srt://HOST:PORT?...       SRT caller: latency=MS, passphrase=.., pbkeylen=16|24|32,
+      srt://HOST:PORT?...       SRT: latency=MS, passphrase=.., pbkeylen=16|24|32,
                                 streamid=.., maxbw=.., conntimeo=MS (connect attempt limit,
                                 default 3000), stall_timeout=S (reconnect when nothing is
-                                acknowledged for S seconds while data waits, default 5)
+                                acknowledged for S seconds while data waits, default 5),
+                                mode=caller (default: connect to HOST:PORT), mode=listener
+                                (bind HOST:PORT, wait for a caller, and for the next one after
+                                it leaves), mode=rendezvous (meet a peer at HOST:PORT from the
+                                local port=N, default PORT)
       rtmp://HOST/APP/KEY       RTMP publish (rtmps:// for TLS; the server certificate is
                                 verified against the system's CAs, or --ca-file)
       hls:DIR, DIR/NAME.m3u8    HLS segments and a live playlist in DIR

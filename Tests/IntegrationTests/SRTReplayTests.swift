@@ -202,6 +202,93 @@ import Testing
         + "of \(summary["sent_bytes"] ?? "?") bytes")
   }
 
+  /// `mode=listener`: ingest binds the port and waits; srt-live-transmit calls it (as a player
+  /// or a relay would) and receives the whole stream, clean.
+  @Test func listenerModeServesACaller() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let port = try LoopbackServers.freePort(SOCK_DGRAM)
+    let status = directory.appending(path: "status.jsonl")
+    let sender = try ChildProcess(
+      CommandRunner.ingest,
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--to",
+        "srt://127.0.0.1:\(port)?mode=listener&latency=200", "--speed", "4", "--json", "--quiet",
+        "--status", status.path,
+      ], directory: directory, name: "ingest")
+    defer { sender.kill() }
+    try LoopbackServers.waitUntil("ingest to bind UDP port \(port)") {
+      guard sender.process.isRunning else {
+        throw LoopbackServers.Failure("ingest exited: \(sender.stderr)")
+      }
+      return Self.udpPortIsBound(port)
+    }
+    let received = directory.appending(path: "received.ts")
+    let caller = try ChildProcess(
+      "bash",
+      [
+        "-c",
+        "exec srt-live-transmit -a:no -q \"srt://127.0.0.1:\(port)?mode=caller\" file://con >\"$0\"",
+        received.path,
+      ],
+      directory: directory, name: "caller")
+    defer { caller.kill() }
+    #expect(sender.wait(timeout: 60))
+    #expect(sender.process.terminationStatus == 0, "\(sender.stderr)")
+    #expect(caller.wait(timeout: 10))
+    let summary = try JSONLines.summary(sender.stdout)
+    #expect(LoopbackServers.size(of: received) == summary["sent_bytes"] as? Int)
+    try Self.expectCleanStream(received.path)
+  }
+
+  /// `mode=rendezvous` with `port=` as the local port: ingest and srt-live-transmit, each bound
+  /// to its own port, connect to each other and the stream arrives clean.
+  @Test func rendezvousModeMeetsItsPeer() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let ours = try LoopbackServers.freePort(SOCK_DGRAM)
+    let theirs = try LoopbackServers.freePort(SOCK_DGRAM)
+    let received = directory.appending(path: "received.ts")
+    let peer = try ChildProcess(
+      "bash",
+      [
+        "-c",
+        "exec srt-live-transmit -a:no -q \"srt://127.0.0.1:\(ours)?mode=rendezvous&port=\(theirs)\" file://con >\"$0\"",
+        received.path,
+      ], directory: directory, name: "peer")
+    defer { peer.kill() }
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--to",
+        "srt://127.0.0.1:\(theirs)?mode=rendezvous&port=\(ours)&latency=200", "--speed", "4",
+        "--json",
+      ], timeout: 60)
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(!result.timedOut)
+    #expect(peer.wait(timeout: 10))
+    let summary = try JSONLines.summary(result.stdout)
+    #expect(LoopbackServers.size(of: received) == summary["sent_bytes"] as? Int)
+    try Self.expectCleanStream(received.path)
+  }
+
+  /// Whether a UDP socket is bound to `port` on this host (`/proc/net/udp`, `/proc/net/udp6`).
+  static func udpPortIsBound(_ port: Int) -> Bool {
+    let needle = ":" + String(port, radix: 16, uppercase: true).leftPadded(to: 4) + " "
+    return ["/proc/net/udp", "/proc/net/udp6"].contains {
+      LoopbackServers.text(of: URL(fileURLWithPath: $0)).contains(needle)
+    }
+  }
+
+  static func expectCleanStream(_ path: String) throws {
+    #expect(try CommandRunner.streams(path) == ["h264", "aac,48000,2", "aac,44100,1"])
+    #expect(try CommandRunner.decodeErrors(path) == "")
+    let check = try TransportStreamCheck(path: path)
+    let (badSync, continuityErrors) = (check.badSync, check.continuityErrors)
+    #expect(badSync == 0)
+    #expect(continuityErrors == 0)
+    #expect(check.startsCleanly(video: true))
+  }
+
   /// No listener and a 4 s connect timeout: every attempt blocks the sender thread for 4 s.
   /// Status keeps coming meanwhile (stats events between the retries, times never going back),
   /// and each retry waits its announced delay after the failed attempt ended.
@@ -360,5 +447,11 @@ enum MediaCheck {
     #expect(summary["ok"] as? Bool == true)
     let start = JSONLines.events(in: status).first { $0["event"] as? String == "start" }
     #expect(start?["speed"] as? String == "realtime")
+  }
+}
+
+extension String {
+  fileprivate func leftPadded(to width: Int) -> String {
+    String(repeating: "0", count: max(0, width - count)) + self
   }
 }

@@ -18,6 +18,9 @@ public final class FileWriter: ByteSink {
   private var buffered = 0
   /// Bytes handed to `write` so far.
   public private(set) var bytesWritten: Int64 = 0
+  /// Bytes the file took (write(2) accepted them); less than `bytesWritten` while some wait in
+  /// the buffer, or after a failed write such as a full disk.
+  public private(set) var bytesStored: Int64 = 0
 
   /// Creates or truncates `path`.
   /// - Throws: `FileError` naming the path and the system's reason.
@@ -83,6 +86,7 @@ public final class FileWriter: ByteSink {
         throw FileError(operation: "write", path: path, errno: errno)
       }
       offset += n
+      bytesStored += Int64(n)
     }
   }
 }

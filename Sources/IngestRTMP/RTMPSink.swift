@@ -5,13 +5,13 @@ import IngestFFmpeg
 
 /// Publishes access units to an RTMP or RTMPS server through libavformat's flv muxer.
 ///
-/// FLV carries one audio track: units of the other audio kind are accepted and dropped. Video units
+/// FLV carries one audio track: units of the other audio kind are answered `.discarded(.notCarried)`. Video units
 /// are AVCC; 1- and 2-byte NAL length prefixes are widened to 4 bytes, and the avcC record sent as
 /// the sequence header says so. Timestamps are 90 kHz ticks, made relative to the first unit written
 /// after `open` and rounded down to FLV's milliseconds (composition time = pts - dts).
 ///
 /// Every connection starts with a video keyframe: video before the first keyframe after `open`, and
-/// audio before it, are dropped (counted in `droppedUnits`). Each `open` sends fresh sequence headers.
+/// audio before it, are discarded as `.awaitingKeyframe` (and counted in `droppedUnits`). Each `open` sends fresh sequence headers.
 ///
 /// Threading: all calls except `cancel()` come from one thread (the sender), which is where all
 /// libavformat I/O runs. No call blocks longer than its timeout in `Options`; `cancel()` from any
@@ -156,21 +156,21 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     switch unit.kind {
     case .video: stream = videoStream
     case audioKind: stream = audioStream
-    default: return .written
+    default: return .discarded(.notCarried)
     }
-    guard stream >= 0 else { return .written }
+    guard stream >= 0 else { return .discarded(.notCarried) }
 
     if baseDTS == nil {
       guard videoStream < 0 || (unit.kind == .video && unit.isKeyframe) else {
         droppedUnits += 1
-        return .written
+        return .discarded(.awaitingKeyframe)
       }
       baseDTS = unit.dts
       windowStartDTS = unit.dts
     }
     guard let base = baseDTS, unit.dts >= base else {
       droppedUnits += 1
-      return .written
+      return .discarded(.awaitingKeyframe)
     }
     let timeBase = context.pointee.streams[Int(stream)]!.pointee.time_base
     var dts = rescale(unit.dts - base, to: timeBase)
@@ -185,7 +185,7 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     if unit.kind == .video && videoLengthSize != 4 {
       guard RTMPNALLengths.widen(bytes, lengthSize: videoLengthSize, into: &scratch) else {
         droppedUnits += 1
-        return .written
+        return .discarded(.invalid)
       }
       let result = scratch.withUnsafeBytes { widened in
         Result { () throws(SinkError) in
@@ -203,7 +203,7 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
   ) throws(SinkError) -> SinkWriteResult {
     guard let packet, let base = payload.baseAddress, payload.count <= Int(Int32.max) else {
       droppedUnits += 1
-      return .written
+      return .discarded(.invalid)
     }
     largestUnit = max(largestUnit, payload.count)
     // av_write_frame does not take ownership of non-refcounted data and does not modify it.

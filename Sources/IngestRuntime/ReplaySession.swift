@@ -49,6 +49,12 @@ public enum ReplaySession {
     return tracks
   }
 
+  /// The audio track an RTMP output carries: the one asked for, else app audio when the dump
+  /// has it, else the mic.
+  static func rtmpAudio(_ options: ReplayOptions, tracks: TrackFormats) -> SampleKind {
+    options.rtmpAudio ?? (tracks.audioApp != nil ? .audioApp : .audioMic)
+  }
+
   /// Creates the sink for a target.
   public static func makeSink(_ options: ReplayOptions, tracks: TrackFormats) throws(ReplayError)
     -> (sink: any OutputSink, threaded: Bool)
@@ -63,7 +69,7 @@ public enum ReplaySession {
     case .rtmp(let url):
       let target: RTMPTarget
       do { target = try RTMPTarget(url: url) } catch { throw .usage("--to: \(error)") }
-      let audio = options.rtmpAudio ?? (tracks.audioApp != nil ? .audioApp : .audioMic)
+      let audio = rtmpAudio(options, tracks: tracks)
       let tls = RTMPSink.Options(
         verifyTLSPeer: options.rtmpsVerifyPeer, caFile: options.rtmpsCAFile)
       return (RTMPSink(target: target, audio: audio, options: tls), true)
@@ -133,6 +139,8 @@ public enum ReplaySession {
     replayer.onProgress = onProgress
     var summary = replayer.run()
     summary.minimumDeliveredFraction = options.minimumDeliveredFraction
+    summary.acceptedBytes = sink.acceptedBytes
+    if case .rtmp = options.target { summary.rtmpAudio = rtmpAudio(options, tracks: tracks) }
     reporter.emit("summary") { object in
       summary.fill(&object)
     }

@@ -8,6 +8,7 @@ public final class FileSink: OutputSink {
   public let path: String
   private var shaper: LinkShaper
   private var writer: FileWriter?
+  private var stored: Int64 = 0
   private let bufferCapacity: Int
 
   /// - Parameters:
@@ -22,6 +23,8 @@ public final class FileSink: OutputSink {
   public var bufferBytes: Int { bufferCapacity }
   public var congestion: Double { 0 }
   public var redactedDescription: String { path }
+  /// What reached the file, so a full disk does not count buffered bytes as sent.
+  public var acceptedBytes: Int64? { stored + (writer?.bytesStored ?? 0) }
 
   public func open(tracks: TrackFormats) throws(SinkError) {
     do { writer = try FileWriter(path: path, bufferCapacity: bufferCapacity) } catch {
@@ -40,11 +43,15 @@ public final class FileSink: OutputSink {
 
   public func close() {
     try? writer?.close()
+    stored += writer?.bytesStored ?? 0
     writer = nil
   }
 
   public func finish() throws(SinkError) {
+    defer {
+      stored += writer?.bytesStored ?? 0
+      writer = nil
+    }
     do { try writer?.close() } catch { throw SinkError(file: error) }
-    writer = nil
   }
 }

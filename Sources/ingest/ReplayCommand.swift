@@ -215,7 +215,7 @@ enum ReplayCommand: Command {
       "  samples  "
         + kinds.map { "\($0) \(s.sent[Int($0.rawValue)])/\(s.appended[Int($0.rawValue)]) sent" }
         .joined(separator: ", "))
-    lines.append("  bytes    \(s.sentBytes) sent")
+    lines.append("  bytes    \(summary.sentBytes) sent")
     var dropLine = "  drops    \(s.drops.total)"
     if s.drops.total > 0 {
       var parts: [String] = []
@@ -227,9 +227,10 @@ enum ReplayCommand: Command {
       dropLine += " (" + parts.joined(separator: ", ") + ")"
     }
     lines.append(dropLine)
-    if s.inFlight > 0 {
-      lines.append("  undelivered \(s.inFlight) (the output did not take them in time)")
+    if let cause = summary.undeliveredCause {
+      lines.append("  undelivered \(s.inFlight) (\(cause))")
     }
+    if let note = summary.rtmpAudioNote { lines.append("  audio    \(note)") }
     var memory =
       "  memory   peak ledger \(format(Double(s.peakLedger) / 1e6, 1)) MB of \(format(Double(s.budget) / 1e6, 1)) MB"
     if let peak = summary.peakResidentBytes {

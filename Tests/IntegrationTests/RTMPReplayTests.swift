@@ -114,6 +114,42 @@ import Testing
     Self.expectKeySecret(result, status: status)
   }
 
+  /// screen.dump has app and mic audio; FLV carries one. The mic track is counted as dropped
+  /// (`notCarried`), not as sent; what the connection discards before its first keyframe is
+  /// dropped too; the text summary says which track went and how to pick the other.
+  @Test func summaryCountsTheAudioTrackRTMPCannotCarryAsNotSent() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let server = try NginxRTMP(
+      port: try LoopbackServers.freePort(SOCK_STREAM), directory: directory.appending(path: "nginx")
+    )
+    defer { server.kill() }
+    let status = directory.appending(path: "status.jsonl")
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--to",
+        "rtmp://127.0.0.1:\(server.port)/live/\(Self.key)", "--speed", "4", "--status",
+        status.path,
+      ], timeout: 60)
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(
+      result.stderr.contains("audioApp was sent, audioMic was not (--rtmp-audio mic"),
+      "\(result.stderr)")
+    let summary = try #require(
+      JSONLines.events(in: status).first { $0["event"] as? String == "summary" })
+    let appended = try #require(summary["appended"] as? [String: Int])
+    let sent = try #require(summary["sent"] as? [String: Int])
+    let drops = try #require(summary["drops"] as? [String: [String: Int]])
+    #expect(summary["rtmp_audio"] as? String == "audioApp")
+    #expect(sent["audioMic"] == 0)
+    #expect(drops["audioMic"]?["notCarried"] == appended["audioMic"])
+    for kind in ["video", "audioApp", "audioMic"] {
+      let dropped = drops[kind]?.values.reduce(0, +) ?? 0
+      #expect(sent[kind]! + dropped == appended[kind]!, "\(kind): \(summary)")
+    }
+    Self.expectKeySecret(result, status: status)
+  }
+
   /// nginx-rtmp's `deny publish` answers Publish.Start and then closes the connection, so the
   /// connect succeeds and only the first media write fails: after two such connections the run
   /// stops with a refused publish instead of reconnecting for ever.

@@ -39,6 +39,10 @@ public struct OutgoingUnit: Sendable, Equatable {
 public enum SinkWriteResult: Sendable, Equatable {
   /// The unit was taken whole.
   case written
+  /// The unit was consumed but not sent, for `reason`: a track the output does not carry
+  /// (`.notCarried`), a frame before the connection's first keyframe (`.awaitingKeyframe`), a
+  /// malformed unit (`.invalid`). The run counts it as dropped, not as sent.
+  case discarded(DropReason)
   /// The unit is not finished (a sink may have taken part of it): offer the same unit again at
   /// `retryAt` (nanoseconds on the pipeline clock). The unit in flight is never dropped meanwhile.
   case wouldBlock(retryAt: Int64)
@@ -81,10 +85,14 @@ public protocol OutputSink: AnyObject {
   /// The link as the output measures it now, for the rate controller; nil when the output has
   /// no link (files) or is not connected. Called from the sender's thread, a few times a second.
   func linkEstimate(now: Int64) -> LinkEstimate?
+  /// Bytes the destination itself took (a file: what reached it, not what waits in its write
+  /// buffer), when the sink knows better than the count of units it was handed; nil otherwise.
+  var acceptedBytes: Int64? { get }
 }
 
 extension OutputSink {
   public func statusFields() -> JSONObject? { nil }
   public func setStatusHandler(_ handler: @escaping @Sendable (String, JSONObject) -> Void) {}
   public func linkEstimate(now: Int64) -> LinkEstimate? { nil }
+  public var acceptedBytes: Int64? { nil }
 }

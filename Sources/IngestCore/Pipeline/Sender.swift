@@ -84,6 +84,9 @@ public final class Sender {
         case .written:
           pipeline.completeSend(unit, bytes: bytes.count)
           current = nil
+        case .discarded(let reason):
+          pipeline.discardSend(unit, reason: reason)
+          current = nil
         case .wouldBlock(let until):
           return .blocked(until: until)
         }

@@ -2,12 +2,16 @@ import CSRT
 import Glibc
 import IngestCore
 
-/// `srt_startup` runs once per process, on first use; libsrt's own logging is quieted because
-/// every failure reaches the user as a mapped `SinkError`.
-private let srtLibraryStarted: Bool = {
-  let result = srt_startup()
-  srt_setloglevel(LOG_CRIT)
-  return result >= 0
+/// libsrt is loaded (see `CSRT/shim.h`) and `srt_startup` run once per process, on first use;
+/// libsrt's own logging is quieted because every failure reaches the user as a mapped
+/// `SinkError`. Nil when ready, else why not.
+private let srtStartFailure: String? = {
+  guard csrt_load() != 0 else {
+    return "cannot load \(String(cString: csrt_soname())): install libsrt1.5-openssl"
+  }
+  let result = csrt_startup()
+  csrt_setloglevel(LOG_CRIT)
+  return result >= 0 ? nil : "libsrt failed to start"
 }()
 
 /// Owns one libsrt socket handle; every libsrt error is turned into a `SinkError` here and only
@@ -25,12 +29,12 @@ final class SRTSocket {
 
   init(endpoint: String) throws(SinkError) {
     self.endpoint = endpoint
-    guard srtLibraryStarted else {
-      throw .connect(endpoint: endpoint, reason: "libsrt failed to start", retryable: false)
+    if let srtStartFailure {
+      throw .unsupported(endpoint: endpoint, reason: srtStartFailure)
     }
-    handle = srt_create_socket()
+    handle = csrt_create_socket()
     guard handle != SRT_INVALID_SOCK else {
-      throw Self.sinkError(code: srt_getlasterror(nil), during: .create, endpoint: endpoint)
+      throw Self.sinkError(code: csrt_getlasterror(nil), during: .create, endpoint: endpoint)
     }
   }
 
@@ -42,32 +46,32 @@ final class SRTSocket {
 
   func close() {
     guard handle != SRT_INVALID_SOCK else { return }
-    srt_close(handle)
+    csrt_close(handle)
     handle = SRT_INVALID_SOCK
   }
 
   func set(_ option: SRT_SOCKOPT, _ value: Int32, name: String) throws(SinkError) {
     var value = value
     try check(
-      srt_setsockflag(handle, option, &value, Int32(MemoryLayout<Int32>.size)), option: name)
+      csrt_setsockflag(handle, option, &value, Int32(MemoryLayout<Int32>.size)), option: name)
   }
 
   func set(_ option: SRT_SOCKOPT, _ value: Int64, name: String) throws(SinkError) {
     var value = value
     try check(
-      srt_setsockflag(handle, option, &value, Int32(MemoryLayout<Int64>.size)), option: name)
+      csrt_setsockflag(handle, option, &value, Int32(MemoryLayout<Int64>.size)), option: name)
   }
 
   func set(_ option: SRT_SOCKOPT, _ value: Bool, name: String) throws(SinkError) {
     var value = value
     try check(
-      srt_setsockflag(handle, option, &value, Int32(MemoryLayout<Bool>.size)), option: name)
+      csrt_setsockflag(handle, option, &value, Int32(MemoryLayout<Bool>.size)), option: name)
   }
 
   func set(_ option: SRT_SOCKOPT, _ value: SRT_TRANSTYPE, name: String) throws(SinkError) {
     var value = value
     try check(
-      srt_setsockflag(handle, option, &value, Int32(MemoryLayout<SRT_TRANSTYPE>.size)),
+      csrt_setsockflag(handle, option, &value, Int32(MemoryLayout<SRT_TRANSTYPE>.size)),
       option: name)
   }
 
@@ -75,7 +79,7 @@ final class SRTSocket {
   func set(_ option: SRT_SOCKOPT, secret value: String, name: String) throws(SinkError) {
     var value = value
     let result = value.withUTF8 { bytes in
-      srt_setsockflag(handle, option, bytes.baseAddress, Int32(bytes.count))
+      csrt_setsockflag(handle, option, bytes.baseAddress, Int32(bytes.count))
     }
     try check(result, option: name)
   }
@@ -83,13 +87,13 @@ final class SRTSocket {
   func getInt32(_ option: SRT_SOCKOPT) -> Int32? {
     var value: Int32 = 0
     var length = Int32(MemoryLayout<Int32>.size)
-    guard srt_getsockflag(handle, option, &value, &length) == 0 else { return nil }
+    guard csrt_getsockflag(handle, option, &value, &length) == 0 else { return nil }
     return value
   }
 
   private func check(_ result: Int32, option: String) throws(SinkError) {
     guard result == SRT_ERROR else { return }
-    throw Self.sinkError(code: srt_getlasterror(nil), during: .option(option), endpoint: endpoint)
+    throw Self.sinkError(code: csrt_getlasterror(nil), during: .option(option), endpoint: endpoint)
   }
 
   /// Resolves `host` and hands its first address to `body`.
@@ -116,39 +120,40 @@ final class SRTSocket {
   /// address of the peer's family).
   func bind(host: String, port: UInt16) throws(SinkError) {
     let result = try withAddress(host: host, port: port, passive: true) { address, length in
-      srt_bind(handle, address, length)
+      csrt_bind(handle, address, length)
     }
     guard result == SRT_ERROR else { return }
-    throw Self.sinkError(code: srt_getlasterror(nil), during: .bind(port: port), endpoint: endpoint)
+    throw Self.sinkError(
+      code: csrt_getlasterror(nil), during: .bind(port: port), endpoint: endpoint)
   }
 
   /// Starts listening (one caller at a time).
   func listen() throws(SinkError) {
-    guard srt_listen(handle, 1) == SRT_ERROR else { return }
-    throw Self.sinkError(code: srt_getlasterror(nil), during: .listen, endpoint: endpoint)
+    guard csrt_listen(handle, 1) == SRT_ERROR else { return }
+    throw Self.sinkError(code: csrt_getlasterror(nil), during: .listen, endpoint: endpoint)
   }
 
   /// Waits up to `timeoutMilliseconds` for a caller and accepts it.
   func accept(timeoutMilliseconds: Int) throws(SinkError) -> SRTSocket {
-    let poll = srt_epoll_create()
+    let poll = csrt_epoll_create()
     guard poll >= 0 else {
-      throw Self.sinkError(code: srt_getlasterror(nil), during: .accept, endpoint: endpoint)
+      throw Self.sinkError(code: csrt_getlasterror(nil), during: .accept, endpoint: endpoint)
     }
-    defer { srt_epoll_release(poll) }
+    defer { csrt_epoll_release(poll) }
     var events = Int32(SRT_EPOLL_IN.rawValue | SRT_EPOLL_ERR.rawValue)
     var ready = SRT_EPOLL_EVENT()
-    guard srt_epoll_add_usock(poll, handle, &events) == 0,
-      srt_epoll_uwait(poll, &ready, 1, Int64(timeoutMilliseconds)) > 0
+    guard csrt_epoll_add_usock(poll, handle, &events) == 0,
+      csrt_epoll_uwait(poll, &ready, 1, Int64(timeoutMilliseconds)) > 0
     else {
-      throw Self.sinkError(code: srt_getlasterror(nil), during: .accept, endpoint: endpoint)
+      throw Self.sinkError(code: csrt_getlasterror(nil), during: .accept, endpoint: endpoint)
     }
     var peer = sockaddr_storage()
     var length = Int32(MemoryLayout<sockaddr_storage>.size)
     let accepted = withUnsafeMutablePointer(to: &peer) { pointer in
-      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { srt_accept(handle, $0, &length) }
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { csrt_accept(handle, $0, &length) }
     }
     guard accepted != SRT_INVALID_SOCK else {
-      throw Self.sinkError(code: srt_getlasterror(nil), during: .accept, endpoint: endpoint)
+      throw Self.sinkError(code: csrt_getlasterror(nil), during: .accept, endpoint: endpoint)
     }
     return SRTSocket(accepted: accepted, endpoint: endpoint)
   }
@@ -158,13 +163,13 @@ final class SRTSocket {
     host: String, port: UInt16, hasPassphrase: Bool, hasStreamID: Bool
   ) throws(SinkError) {
     let result = try withAddress(host: host, port: port) { address, length in
-      srt_connect(handle, address, length)
+      csrt_connect(handle, address, length)
     }
     guard result == SRT_ERROR else { return }
     throw Self.sinkError(
-      code: srt_getlasterror(nil),
+      code: csrt_getlasterror(nil),
       during: .connect(
-        rejectReason: srt_getrejectreason(handle), hasPassphrase: hasPassphrase,
+        rejectReason: csrt_getrejectreason(handle), hasPassphrase: hasPassphrase,
         hasStreamID: hasStreamID), endpoint: endpoint)
   }
 
@@ -172,10 +177,10 @@ final class SRTSocket {
   /// - Returns: `false` when the send timed out with nothing sent (the send buffer stayed full).
   func send(_ message: UnsafeRawBufferPointer) throws(SinkError) -> Bool {
     let result = message.withMemoryRebound(to: CChar.self) { chars in
-      srt_sendmsg2(handle, chars.baseAddress, Int32(chars.count), nil)
+      csrt_sendmsg2(handle, chars.baseAddress, Int32(chars.count), nil)
     }
     if result != SRT_ERROR { return true }
-    let code = srt_getlasterror(nil)
+    let code = csrt_getlasterror(nil)
     switch code {
     case SRT_EASYNCSND.rawValue, SRT_ETIMEOUT.rawValue, SRT_ECONGEST.rawValue:
       return false
@@ -188,22 +193,22 @@ final class SRTSocket {
   func unacknowledged() -> (packets: Int, bytes: Int)? {
     var blocks = 0
     var bytes = 0
-    guard srt_getsndbuffer(handle, &blocks, &bytes) == 0 else { return nil }
+    guard csrt_getsndbuffer(handle, &blocks, &bytes) == 0 else { return nil }
     return (blocks, bytes)
   }
 
   /// Counters since connect and current buffer levels.
   func statistics() -> SRT_TRACEBSTATS? {
     var stats = SRT_TRACEBSTATS()
-    guard srt_bistats(handle, &stats, 0, 1) == 0 else { return nil }
+    guard csrt_bistats(handle, &stats, 0, 1) == 0 else { return nil }
     return stats
   }
 
   /// Whether libsrt still considers the socket connected.
-  var isConnected: Bool { srt_getsockstate(handle) == SRTS_CONNECTED }
+  var isConnected: Bool { csrt_getsockstate(handle) == SRTS_CONNECTED }
 
   private static func lastErrorText() -> String {
-    guard let text = srt_getlasterror_str() else { return "unknown error" }
+    guard let text = csrt_getlasterror_str() else { return "unknown error" }
     return String(cString: text)
   }
 
@@ -336,7 +341,7 @@ final class SRTSocket {
     case 1505: return "version not supported"
     case 1507: return "no room"
     default:
-      guard let text = srt_rejectreason_str(reason) else { return "reason \(reason)" }
+      guard let text = csrt_rejectreason_str(reason) else { return "reason \(reason)" }
       return String(cString: text)
     }
   }

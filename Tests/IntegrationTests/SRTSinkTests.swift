@@ -1,5 +1,7 @@
 import Foundation
 import IngestCore
+import IngestRTMP
+import IngestTestSupport
 import Testing
 
 @testable import IngestSRT
@@ -65,6 +67,49 @@ struct SRTSinkTests {
       afterEachUnit(index)
     }
     return blocked
+  }
+
+  /// Both libsrt builds in one process: ours (OpenSSL), and the GnuTLS one libavformat depends
+  /// on, loaded here by an RTMP sink. Used by `srtAndLibavformatInOneProcessExitCleanly`, which
+  /// runs it alone in a child test process; run in the full suite it is an ordinary push.
+  @Test func pushOverSRTAfterLoadingLibavformat() throws {
+    let directory = try TestServers.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let stream = try Self.makeTransportStream(in: directory)
+    let port = try TestServers.freeUDPPort()
+    let received = directory.appending(path: "received.ts")
+    let listener = try SRTListenerProcess(port: port, output: received, passphrase: nil)
+    defer { listener.kill() }
+    // Nothing listens on port 1: opening loads libavformat (and its libsrt) and fails to connect.
+    let rtmp = RTMPSink(target: try RTMPTarget(url: "rtmp://127.0.0.1:1/live/key"))
+    let aac = try AACFormat(audioSpecificConfig: [0x11, 0x90])
+    #expect(throws: SinkError.self) { try rtmp.open(tracks: TrackFormats(audioApp: aac)) }
+    let sink = SRTSink(options: try SRTOptions(host: "127.0.0.1", port: port))
+    try sink.open(tracks: TrackFormats())
+    try Self.writeAll(stream, to: sink)
+    try sink.finish()
+    try #require(listener.waitForExit(seconds: 20))
+    #expect(LoopbackServers.size(of: received) == stream.count)
+  }
+
+  /// A process that used libsrt and loaded libavformat exits cleanly: with libsrt linked into
+  /// the executable, libsrt-gnutls's references bound to our libsrt's symbols and the process
+  /// crashed in libsrt at exit, after every test had passed.
+  @Test func srtAndLibavformatInOneProcessExitCleanly() throws {
+    let bundle = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+    for run in 1...3 {
+      let result = try CommandRunner.run(
+        bundle,
+        [
+          "--testing-library", "swift-testing", "--filter",
+          "SRTSinkTests/pushOverSRTAfterLoadingLibavformat",
+        ], timeout: 90)
+      #expect(!result.timedOut)
+      #expect(result.status == 0, "run \(run): \(result.stdout.suffix(2000)) \(result.stderr)")
+      #expect(!(result.stdout + result.stderr).contains("crashed"), "run \(run)")
+      // swift-testing reports on standard error; the filter must have matched the one test.
+      #expect(result.stderr.contains("Test run with 1 test"), "run \(run): \(result.stderr)")
+    }
   }
 
   @Test(arguments: [nil, correctPassphrase])

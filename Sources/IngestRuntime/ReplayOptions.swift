@@ -25,8 +25,9 @@ public struct ReplayOptions: Sendable {
   public var rtmpsCAFile: String?
   /// RTMPS: whether the server certificate is verified (off only with `--insecure`).
   public var rtmpsVerifyPeer = true
-  /// Where resident memory is read (a test running in-process measures its own runner otherwise).
-  public var residentProbe: any ResidentMemoryProbe = ProcResidentProbe()
+  /// Where resident memory is read (a test running in-process measures its own runner otherwise):
+  /// the dirty footprint, as iOS charges an extension, not VmRSS (see `ProcFootprintProbe`).
+  public var residentProbe: any ResidentMemoryProbe = ProcFootprintProbe()
 
   /// Below half of its video frames a stream is not watchable.
   public static let defaultMinimumDeliveredFraction = 0.5

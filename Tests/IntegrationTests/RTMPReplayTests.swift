@@ -135,12 +135,16 @@ import Testing
     #expect(
       result.stderr.contains("audioApp was sent, audioMic was not (--rtmp-audio mic"),
       "\(result.stderr)")
+    // A healthy publish stays at tier 0: the ~21 MB of clean library pages that loading
+    // libavformat maps are not memory the budget is charged.
+    #expect(!JSONLines.events(in: status).contains { $0["event"] as? String == "tier" })
     let summary = try #require(
       JSONLines.events(in: status).first { $0["event"] as? String == "summary" })
     let appended = try #require(summary["appended"] as? [String: Int])
     let sent = try #require(summary["sent"] as? [String: Int])
     let drops = try #require(summary["drops"] as? [String: [String: Int]])
     #expect(summary["rtmp_audio"] as? String == "audioApp")
+    #expect(summary["final_tier"] as? Int == 0)
     #expect(sent["audioMic"] == 0)
     #expect(drops["audioMic"]?["notCarried"] == appended["audioMic"])
     for kind in ["video", "audioApp", "audioMic"] {

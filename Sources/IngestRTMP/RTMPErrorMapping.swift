@@ -57,10 +57,11 @@ enum RTMPErrorMapping {
     return .connect(endpoint: endpoint, reason: detail, retryable: true)
   }
 
+  /// GnuTLS backend (Debian's libavformat) lines, and OpenSSL's "certificate verify failed".
   private static let certificateMessages = [
     "verify peer certificate", "Peer certificate failed verification",
-    "certificate's owner does not match hostname", "certificate verify failed",
-    "Error setting up the CA file", "Unsupported certificate type",
+    "certificate's owner does not match hostname", "Unsupported certificate type",
+    "certificate verify failed",
   ]
 
   private static let networkErrors: [Int32] = [

@@ -120,6 +120,10 @@ enum ReplayCommand: Command {
       guard caFile == nil || !insecure else {
         throw UsageError("--ca-file and --insecure contradict each other: choose one")
       }
+      // libavformat reports an unreadable CA file as a generic I/O error during the connect.
+      if let caFile, access(caFile, R_OK) != 0 {
+        throw UsageError("--ca-file: cannot read '\(caFile)'")
+      }
       options.rtmpsCAFile = caFile
       options.rtmpsVerifyPeer = !insecure
     }

@@ -261,6 +261,17 @@ import Testing
     #expect(result.stderr.contains("rtmps://"))
   }
 
+  /// libavformat would only say "Input/output error" during the connect.
+  @Test func unreadableCAFileIsAUsageError() throws {
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("video-only.dump"), "--to", "rtmps://127.0.0.1/live/k",
+        "--ca-file", "/nonexistent/ca.pem",
+      ], timeout: 30)
+    #expect(result.status == 2, "\(result.stderr)")
+    #expect(result.stderr.contains("--ca-file: cannot read '/nonexistent/ca.pem'"))
+  }
+
   @Test(arguments: [
     "rtmp://127.0.0.1/\(key)",  // no application
     "rtmp://127.0.0.1:99999/live/\(key)",  // port out of range

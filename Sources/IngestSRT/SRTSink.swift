@@ -159,9 +159,9 @@ public final class SRTSink: OutputSink {
       socket.getInt32(SRTO_PEERLATENCY) ?? Int32(options.effectiveLatencyMilliseconds))
   }
 
-  /// The listening socket of listener mode, made on first use and kept across connections so
-  /// that a caller arriving during a backoff waits in its backlog. Accepted connections inherit
-  /// its options.
+  /// The listening socket of listener mode, made on first use and kept across failed waits so
+  /// that a caller arriving during a backoff waits in its backlog; renewed after a connection
+  /// ends (see `close`). Accepted connections inherit its options.
   private func listening() throws(SinkError) -> SRTSocket {
     if let listener, listener.isOpen { return listener }
     let listener = try SRTSocket(endpoint: endpoint)
@@ -284,6 +284,10 @@ public final class SRTSink: OutputSink {
     if let socket {
       if let last = Self.statistics(of: socket) { finalStatistics = last }
       socket.close()
+      // libsrt's listener answers no new caller after its accepted connection broke, so the
+      // next one is waited for on a fresh listening socket.
+      listener?.close()
+      listener = nil
     }
     socket = nil
     chunker.reset()

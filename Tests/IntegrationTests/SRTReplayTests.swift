@@ -241,6 +241,66 @@ import Testing
     try Self.expectCleanStream(received.path)
   }
 
+  /// Listener mode keeps the caller rules: when its caller dies, ingest notices, reports the
+  /// disconnection, and serves the next caller from a keyframe with PAT and PMT.
+  @Test func listenerModeServesTheNextCallerAfterOneDies() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let port = try LoopbackServers.freePort(SOCK_DGRAM)
+    let status = directory.appending(path: "status.jsonl")
+    let sender = try ChildProcess(
+      CommandRunner.ingest,
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--to",
+        "srt://127.0.0.1:\(port)?mode=listener&latency=200", "--json", "--quiet", "--status",
+        status.path,
+      ], directory: directory, name: "ingest")
+    defer { sender.kill() }
+    try LoopbackServers.waitUntil("ingest to bind UDP port \(port)") {
+      guard sender.process.isRunning else {
+        throw LoopbackServers.Failure("ingest exited: \(sender.stderr)")
+      }
+      return Self.udpPortIsBound(port)
+    }
+    func caller(_ name: String) throws -> (IngestTestSupport.ChildProcess, URL) {
+      let received = directory.appending(path: "\(name).ts")
+      let child = try ChildProcess(
+        "bash",
+        [
+          "-c",
+          "exec srt-live-transmit -a:no -q \"srt://127.0.0.1:\(port)?mode=caller\" file://con >\"$0\"",
+          received.path,
+        ], directory: directory, name: name)
+      return (child, received)
+    }
+    let (first, firstReceived) = try caller("first")
+    defer { first.kill() }
+    try LoopbackServers.waitUntil("data at the first caller") {
+      LoopbackServers.size(of: firstReceived) > 0
+    }
+    first.kill()
+    func saw(_ event: String) -> Bool {
+      JSONLines.events(in: status).contains { $0["event"] as? String == event }
+    }
+    try LoopbackServers.waitUntil("ingest to notice the first caller is gone", timeout: 30) {
+      saw("disconnected")
+    }
+    let (second, secondReceived) = try caller("second")
+    defer { second.kill() }
+    #expect(sender.wait(timeout: 60))
+    #expect(second.wait(timeout: 10))
+    let connected = JSONLines.events(in: status).filter { $0["event"] as? String == "connected" }
+    #expect(connected.last?["attempt"] as? Int == 2)
+    // Video only: in these last seconds an audio track may have had no packet at all, which
+    // ffmpeg's audio filter setup reports although nothing is damaged.
+    let video = try CommandRunner.run(
+      "ffmpeg", ["-v", "error", "-i", secondReceived.path, "-map", "0:v", "-f", "null", "-"])
+    #expect(video.status == 0 && video.stderr.isEmpty, "\(video.stderr)")
+    let check = try TransportStreamCheck(path: secondReceived.path)
+    #expect(check.startsCleanly(video: true))
+    #expect(check.continuityErrors == 0)
+  }
+
   /// `mode=rendezvous` with `port=` as the local port: ingest and srt-live-transmit, each bound
   /// to its own port, connect to each other and the stream arrives clean.
   @Test func rendezvousModeMeetsItsPeer() throws {

@@ -142,10 +142,14 @@ final class SRTSocket {
     defer { csrt_epoll_release(poll) }
     var events = Int32(SRT_EPOLL_IN.rawValue | SRT_EPOLL_ERR.rawValue)
     var ready = SRT_EPOLL_EVENT()
-    guard csrt_epoll_add_usock(poll, handle, &events) == 0,
-      csrt_epoll_uwait(poll, &ready, 1, Int64(timeoutMilliseconds)) > 0
-    else {
+    guard csrt_epoll_add_usock(poll, handle, &events) == 0 else {
       throw Self.sinkError(code: csrt_getlasterror(nil), during: .accept, endpoint: endpoint)
+    }
+    let waited = csrt_epoll_uwait(poll, &ready, 1, Int64(timeoutMilliseconds))
+    guard waited > 0 else {
+      // 0 is a timeout that libsrt does not record as an error.
+      let code = waited == 0 ? SRT_ETIMEOUT.rawValue : csrt_getlasterror(nil)
+      throw Self.sinkError(code: code, during: .accept, endpoint: endpoint)
     }
     var peer = sockaddr_storage()
     var length = Int32(MemoryLayout<sockaddr_storage>.size)

@@ -99,11 +99,12 @@ public final class HLSSink: OutputSink {
       }
       try resume()
     } catch let error as HLSError {
-      throw .fatal(error.description)
+      if case .file(let file) = error { throw SinkError(file: file) }
+      throw .write(endpoint: directory, reason: error.description, retryable: false)
     } catch let error as FileError {
-      throw .fatal(HLSError.file(error).description)
+      throw SinkError(file: error)
     } catch {
-      throw .fatal("\(directory): \(error)")
+      throw .write(endpoint: directory, reason: "\(error)", retryable: false)
     }
   }
 
@@ -159,7 +160,7 @@ public final class HLSSink: OutputSink {
       }
       try current!.writer.write(bytes)
     } catch {
-      throw .fatal(HLSError.file(error).description)
+      throw SinkError(file: error)
     }
     if unit.kind == timingKind, var segment = current, unit.dts > segment.lastDTS {
       segment.lastDelta = unit.dts - segment.lastDTS
@@ -264,7 +265,7 @@ public final class HLSSink: OutputSink {
       try writePlaylist()
       try journal.append(HLSJournal.endLine)
     } catch {
-      throw .fatal(HLSError.file(error).description)
+      throw SinkError(file: error)
     }
     journal.close()
     self.journal = nil

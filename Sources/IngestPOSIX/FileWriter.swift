@@ -18,6 +18,9 @@ public final class FileWriter: ByteSink {
   private var buffered = 0
   /// Bytes handed to `write` so far.
   public private(set) var bytesWritten: Int64 = 0
+  /// Bytes the file took (write(2) accepted them); less than `bytesWritten` while some wait in
+  /// the buffer, or after a failed write such as a full disk.
+  public private(set) var bytesStored: Int64 = 0
 
   /// Creates or truncates `path`.
   /// - Throws: `FileError` naming the path and the system's reason.
@@ -75,8 +78,17 @@ public final class FileWriter: ByteSink {
   }
 
   private func writeFully(_ bytes: UnsafeRawBufferPointer) throws(FileError) {
-    do { try FileDescriptor(rawValue: fd).writeAll(bytes) } catch {
-      throw FileError(operation: "write", path: path, errno: error.code)
+    var offset = 0
+    while offset < bytes.count {
+      let n: Int
+      do {
+        n = try FileDescriptor(rawValue: fd).write(
+          UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+      } catch {
+        throw FileError(operation: "write", path: path, errno: error.code)
+      }
+      offset += n
+      bytesStored += Int64(n)
     }
   }
 }

@@ -5,13 +5,13 @@ import IngestFFmpeg
 
 /// Publishes access units to an RTMP or RTMPS server through libavformat's flv muxer.
 ///
-/// FLV carries one audio track: units of the other audio kind are accepted and dropped. Video units
+/// FLV carries one audio track: units of the other audio kind are answered `.discarded(.notCarried)`. Video units
 /// are AVCC; 1- and 2-byte NAL length prefixes are widened to 4 bytes, and the avcC record sent as
 /// the sequence header says so. Timestamps are 90 kHz ticks, made relative to the first unit written
 /// after `open` and rounded down to FLV's milliseconds (composition time = pts - dts).
 ///
 /// Every connection starts with a video keyframe: video before the first keyframe after `open`, and
-/// audio before it, are dropped (counted in `droppedUnits`). Each `open` sends fresh sequence headers.
+/// audio before it, are discarded as `.awaitingKeyframe` (and counted in `droppedUnits`). Each `open` sends fresh sequence headers.
 ///
 /// Threading: all calls except `cancel()` come from one thread (the sender), which is where all
 /// libavformat I/O runs. No call blocks longer than its timeout in `Options`; `cancel()` from any
@@ -34,19 +34,23 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     public var closeTimeout: Duration
     /// The socket send buffer requested (`SO_SNDBUF`; Linux doubles it). Entered in `bufferBytes`.
     public var socketSendBufferSize: Int
-    /// For rtmps: check the server certificate against the system trust store and the host name.
+    /// For rtmps: check the server certificate (against `caFile`, or the system trust store)
+    /// and the host name. Off only when asked for (`--insecure`, tests).
     public var verifyTLSPeer: Bool
+    /// For rtmps: a PEM file of the certificate authorities to trust instead of the system's.
+    public var caFile: String?
 
     public init(
       ioTimeout: Duration = .seconds(5), openTimeout: Duration = .seconds(10),
       closeTimeout: Duration = .seconds(1), socketSendBufferSize: Int = 256 * 1024,
-      verifyTLSPeer: Bool = true
+      verifyTLSPeer: Bool = true, caFile: String? = nil
     ) {
       self.ioTimeout = ioTimeout
       self.openTimeout = openTimeout
       self.closeTimeout = closeTimeout
       self.socketSendBufferSize = socketSendBufferSize
       self.verifyTLSPeer = verifyTLSPeer
+      self.caFile = caFile
     }
   }
 
@@ -89,6 +93,11 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
   /// libavformat's default AVIO buffer (IO_BUFFER_SIZE) until a connection reports its own.
   private var avioBufferSize = 32_768
   private var blockedNanoseconds: Int64 = 0
+  /// Connections in a row that broke before carrying a second of media. A publish denied by
+  /// the server's rules looks like this: nginx-rtmp (`deny publish`) answers Publish.Start and
+  /// then closes, so connecting succeeds and one of the first writes fails (the first may still
+  /// reach the socket before the close arrives).
+  private var closedBeforeMedia = 0
   private var windowStartDTS: Int64?
 
   /// - Parameters:
@@ -104,7 +113,7 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
 
   deinit { close() }
 
-  /// Makes any blocked or later call fail promptly with `.fatal("... cancelled")`. Callable from any
+  /// Makes any blocked or later call fail promptly with `.cancelled`. Callable from any
   /// thread; sticky for the life of the sink (it is how a run ends, not how a write is retried).
   public func cancel() {
     interrupt.cancelled.store(true, ordering: .relaxed)
@@ -114,11 +123,15 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
 
   public func open(tracks: TrackFormats) throws(SinkError) {
     close()
-    if let message = FFmpegLibrary.loadError { throw .fatal(message) }
+    if let message = FFmpegLibrary.loadError {
+      throw .unsupported(endpoint: target.redactedDescription, reason: message)
+    }
     guard !interrupt.cancelled.load(ordering: .relaxed) else { throw cancelledError }
     let audioFormat = audioKind == .audioApp ? tracks.audioApp : tracks.audioMic
     guard tracks.video != nil || audioFormat != nil else {
-      throw .fatal("\(target.redactedDescription): no video and no \(audioKind) track to publish")
+      throw .unsupported(
+        endpoint: target.redactedDescription,
+        reason: "no video and no \(audioKind) track to publish")
     }
     do throws(SinkError) {
       try connect(video: tracks.video, audio: audioFormat)
@@ -133,29 +146,31 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     -> SinkWriteResult
   {
     guard let context, packet != nil else {
-      throw .retryable("\(target.redactedDescription): not connected")
+      throw .write(endpoint: target.redactedDescription, reason: "not connected", retryable: true)
     }
     if interrupt.cancelled.load(ordering: .relaxed) { throw cancelledError }
-    if broken { throw .retryable("\(target.redactedDescription): connection lost") }
+    if broken {
+      throw .write(endpoint: target.redactedDescription, reason: "connection lost", retryable: true)
+    }
     let stream: Int32
     switch unit.kind {
     case .video: stream = videoStream
     case audioKind: stream = audioStream
-    default: return .written
+    default: return .discarded(.notCarried)
     }
-    guard stream >= 0 else { return .written }
+    guard stream >= 0 else { return .discarded(.notCarried) }
 
     if baseDTS == nil {
       guard videoStream < 0 || (unit.kind == .video && unit.isKeyframe) else {
         droppedUnits += 1
-        return .written
+        return .discarded(.awaitingKeyframe)
       }
       baseDTS = unit.dts
       windowStartDTS = unit.dts
     }
     guard let base = baseDTS, unit.dts >= base else {
       droppedUnits += 1
-      return .written
+      return .discarded(.awaitingKeyframe)
     }
     let timeBase = context.pointee.streams[Int(stream)]!.pointee.time_base
     var dts = rescale(unit.dts - base, to: timeBase)
@@ -170,7 +185,7 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     if unit.kind == .video && videoLengthSize != 4 {
       guard RTMPNALLengths.widen(bytes, lengthSize: videoLengthSize, into: &scratch) else {
         droppedUnits += 1
-        return .written
+        return .discarded(.invalid)
       }
       let result = scratch.withUnsafeBytes { widened in
         Result { () throws(SinkError) in
@@ -188,7 +203,7 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
   ) throws(SinkError) -> SinkWriteResult {
     guard let packet, let base = payload.baseAddress, payload.count <= Int(Int32.max) else {
       droppedUnits += 1
-      return .written
+      return .discarded(.invalid)
     }
     largestUnit = max(largestUnit, payload.count)
     // av_write_frame does not take ownership of non-refcounted data and does not modify it.
@@ -212,8 +227,18 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     measure(blockedSince: started, dts: unit.dts)
     guard result >= 0 else {
       broken = true
-      throw ioError(result, doing: "write")
+      let error = ioError(result, doing: .write)
+      guard unit.dts - (baseDTS ?? unit.dts) < 90_000, error.isRetryable else { throw error }
+      closedBeforeMedia += 1
+      guard closedBeforeMedia >= Self.refusalConnections else { throw error }
+      throw .publishRefused(
+        endpoint: target.redactedDescription,
+        reason:
+          "the server accepted the publish and then closed the connection before a second of "
+          + "media, \(closedBeforeMedia) times in a row (a publish denied by the server's rules, "
+          + "such as nginx-rtmp's deny publish)", retryable: false)
     }
+    if unit.dts - (baseDTS ?? unit.dts) >= 90_000 { closedBeforeMedia = 0 }
     lastDTS[Int(stream)] = dts
     return .written
   }
@@ -241,10 +266,14 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     guard let context else { return }
     defer { close() }
     if interrupt.cancelled.load(ordering: .relaxed) { throw cancelledError }
-    if broken { throw .retryable("\(target.redactedDescription): connection lost before finish") }
+    if broken {
+      throw .write(
+        endpoint: target.redactedDescription, reason: "connection lost before finish",
+        retryable: true)
+    }
     interrupt.arm(for: nanoseconds(options.ioTimeout))
     let result = RTMPLog.capturing(into: logCapture) { cffmpeg_av_write_trailer(context) }
-    if result < 0 { throw ioError(result, doing: "finish") }
+    if result < 0 { throw ioError(result, doing: .finish) }
   }
 
   // MARK: Connecting
@@ -253,7 +282,10 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     var allocated: UnsafeMutablePointer<AVFormatContext>?
     guard cffmpeg_avformat_alloc_output_context2(&allocated, nil, "flv", nil) >= 0,
       let context = allocated
-    else { throw .fatal("\(target.redactedDescription): libavformat has no flv muxer") }
+    else {
+      throw .unsupported(
+        endpoint: target.redactedDescription, reason: "libavformat has no flv muxer")
+    }
     self.context = context
     context.pointee.interrupt_callback = interrupt.callback
     // No automatic bitstream filters (they may buffer); push every packet to the socket at once so
@@ -286,7 +318,9 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
       }
     }
     packet = cffmpeg_av_packet_alloc()
-    guard packet != nil else { throw .fatal("\(target.redactedDescription): out of memory") }
+    guard packet != nil else {
+      throw .unsupported(endpoint: target.redactedDescription, reason: "out of memory")
+    }
 
     var settings: OpaquePointer?
     defer { cffmpeg_av_dict_free(&settings) }
@@ -298,7 +332,9 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     cffmpeg_av_dict_set(&settings, "tcp_nodelay", "1", 0)
     cffmpeg_av_dict_set(&settings, "send_buffer_size", String(options.socketSendBufferSize), 0)
     if target.scheme == .rtmps {
+      // tls protocol options, passed down by the rtmp protocol when it opens its tls layer.
       cffmpeg_av_dict_set(&settings, "tls_verify", options.verifyTLSPeer ? "1" : "0", 0)
+      if let caFile = options.caFile { cffmpeg_av_dict_set(&settings, "ca_file", caFile, 0) }
     }
 
     interrupt.arm(for: nanoseconds(options.openTimeout))
@@ -321,7 +357,7 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
   ) throws(SinkError) -> Int32 {
     guard let stream = cffmpeg_avformat_new_stream(context, nil),
       let memory = cffmpeg_av_mallocz(extradata.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))
-    else { throw .fatal("\(target.redactedDescription): out of memory") }
+    else { throw .unsupported(endpoint: target.redactedDescription, reason: "out of memory") }
     let parameters = stream.pointee.codecpar!
     // The muxer owns extradata from here on and frees it with the context.
     let bytes = memory.bindMemory(to: UInt8.self, capacity: extradata.count)
@@ -337,56 +373,30 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
 
   // MARK: Errors
 
-  private var cancelledError: SinkError { .fatal("\(target.redactedDescription): cancelled") }
+  /// Two, not one: a server restarting just as a connection begins must not end the run.
+  private static let refusalConnections = 2
 
-  /// Connecting failed. Network trouble is retryable; the server turning the publish down (closing
-  /// the connection after the RTMP handshake, or answering with an error status) is fatal, since
-  /// the same app and key will be refused again.
-  private func openError(_ code: Int32) -> SinkError {
-    if interrupt.cancelled.load(ordering: .relaxed) { return cancelledError }
-    let detail = self.detail(code)
-    let prefix = target.redactedDescription
-    if code == cffmpeg_averror_exit() || code == cffmpeg_averror(ETIMEDOUT) {
-      return .retryable("\(prefix): timed out connecting\(detail)")
-    }
-    let logged = logCapture.message ?? ""
-    if Self.networkErrors.contains(where: { cffmpeg_averror($0) == code })
-      || logged.hasPrefix("Failed to resolve") || logged.hasPrefix("Cannot read RTMP handshake")
-    {
-      return .retryable("\(prefix): cannot connect\(detail)")
-    }
-    if code == cffmpeg_averror(EINVAL) || code == cffmpeg_averror(ENOSYS) {
-      return .fatal("\(prefix): the flv muxer refused the track configuration\(detail)")
-    }
-    if code == cffmpeg_averror(EPERM) || code == cffmpeg_averror(EACCES)
-      || code == cffmpeg_averror(EIO) || code == cffmpeg_averror_eof()
-    {
-      return .fatal(
-        "\(prefix): the server refused the publish (app or stream key rejected)\(detail)")
-    }
-    return .retryable("\(prefix): cannot connect\(detail)")
+  private var cancelledError: SinkError { .cancelled(endpoint: target.redactedDescription) }
+
+  private func openError(_ code: Int32) -> SinkError { mapped(code, during: .connect) }
+
+  private func ioError(_ code: Int32, doing operation: RTMPErrorMapping.Operation) -> SinkError {
+    mapped(code, during: operation)
   }
 
-  private func ioError(_ code: Int32, doing action: String) -> SinkError {
-    if interrupt.cancelled.load(ordering: .relaxed) { return cancelledError }
-    if code == cffmpeg_averror_exit() || code == cffmpeg_averror(ETIMEDOUT) {
-      return .retryable("\(target.redactedDescription): \(action) timed out\(detail(code))")
-    }
-    return .retryable("\(target.redactedDescription): \(action) failed\(detail(code))")
+  private func mapped(_ code: Int32, during operation: RTMPErrorMapping.Operation) -> SinkError {
+    RTMPErrorMapping.sinkError(
+      code: code, during: operation, logged: logCapture.message, detail: detail(code),
+      endpoint: target.redactedDescription,
+      cancelled: interrupt.cancelled.load(ordering: .relaxed))
   }
 
-  private static let networkErrors: [Int32] = [
-    ECONNREFUSED, ECONNRESET, ECONNABORTED, ENETUNREACH, ENETDOWN, EHOSTUNREACH, EHOSTDOWN, EPIPE,
-    EAGAIN, ENOTCONN, EADDRNOTAVAIL,
-  ]
-
-  /// ": <libav error> (<first logged error>)" with the key and credentials blanked out.
+  /// "<libav error> (<first logged error>)" with the key and credentials blanked out.
   private func detail(_ code: Int32) -> String {
     var buffer = [CChar](repeating: 0, count: 128)
     cffmpeg_av_strerror(code, &buffer, buffer.count)
-    var text =
-      ": "
-      + String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    var text = String(
+      decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     if let logged = logCapture.message { text += " (\(logged))" }
     return redact(text)
   }

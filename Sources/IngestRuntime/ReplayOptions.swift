@@ -21,8 +21,6 @@ public struct ReplayOptions: Sendable {
   public var hlsWindow = 6
   /// RTMP: which audio track FLV carries (nil: app audio, or mic when there is none).
   public var rtmpAudio: SampleKind?
-  /// Where resident memory is read (a test running in-process measures its own runner otherwise).
-  public var residentProbe: any ResidentMemoryProbe = ProcResidentProbe()
   /// A live input (an encoder writing as it captures): samples are taken as they arrive, never
   /// paced by their timestamps, since the input already is.
   public var isLive = false
@@ -36,6 +34,13 @@ public struct ReplayOptions: Sendable {
   /// failure, if it failed; asked for once the replay loop has ended, before the `summary`
   /// event is written.
   public var summaryFields: (@Sendable () -> (fields: JSONObject, failure: String?))?
+  /// RTMPS: a PEM file of certificate authorities to trust instead of the system store.
+  public var rtmpsCAFile: String?
+  /// RTMPS: whether the server certificate is verified (off only with `--insecure`).
+  public var rtmpsVerifyPeer = true
+  /// Where resident memory is read (a test running in-process measures its own runner otherwise):
+  /// the dirty footprint, as iOS charges an extension, not VmRSS (see `ProcFootprintProbe`).
+  public var residentProbe: any ResidentMemoryProbe = ProcFootprintProbe()
 
   /// Below half of its video frames a stream is not watchable.
   public static let defaultMinimumDeliveredFraction = 0.5

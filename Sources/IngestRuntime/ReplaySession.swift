@@ -58,6 +58,12 @@ public enum ReplaySession {
     return tracks
   }
 
+  /// The audio track an RTMP output carries: the one asked for, else app audio when the dump
+  /// has it, else the mic.
+  static func rtmpAudio(_ options: ReplayOptions, tracks: TrackFormats) -> SampleKind {
+    options.rtmpAudio ?? (tracks.audioApp != nil ? .audioApp : .audioMic)
+  }
+
   /// Creates the sink for a target.
   public static func makeSink(_ options: ReplayOptions, tracks: TrackFormats) throws(ReplayError)
     -> (sink: any OutputSink, threaded: Bool)
@@ -72,8 +78,10 @@ public enum ReplaySession {
     case .rtmp(let url):
       let target: RTMPTarget
       do { target = try RTMPTarget(url: url) } catch { throw .usage("--to: \(error)") }
-      let audio = options.rtmpAudio ?? (tracks.audioApp != nil ? .audioApp : .audioMic)
-      return (RTMPSink(target: target, audio: audio), true)
+      let audio = rtmpAudio(options, tracks: tracks)
+      let tls = RTMPSink.Options(
+        verifyTLSPeer: options.rtmpsVerifyPeer, caFile: options.rtmpsCAFile)
+      return (RTMPSink(target: target, audio: audio, options: tls), true)
     case .hls(let directory, let playlist):
       var configuration = HLSSink.Configuration(directory: directory)
       configuration.playlistName = playlist
@@ -162,7 +170,7 @@ public enum ReplaySession {
       reporter.rateControl = RateControlLoop(configuration: configuration)
     }
     options.prepareReporter?(reporter)
-    let sender = Sender(pipeline: pipeline, sink: sink)
+    let sender = Sender(pipeline: pipeline, sink: sink, clock: clock)
     sender.onEvent = { reporter.report($0) }
     var thread: SenderThread?
     if threaded, let systemClock = clock as? SystemClock {
@@ -178,6 +186,8 @@ public enum ReplaySession {
       summary.extraFields = input.fields
       summary.inputFailure = input.failure
     }
+    summary.acceptedBytes = sink.acceptedBytes
+    if case .rtmp = options.target { summary.rtmpAudio = rtmpAudio(options, tracks: tracks) }
     reporter.emit("summary") { object in
       summary.fill(&object)
     }

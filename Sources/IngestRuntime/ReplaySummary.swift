@@ -29,6 +29,38 @@ public struct ReplaySummary: Sendable {
   public var extraFields = JSONObject()
   /// Set by the input when it failed on its own (the encoder died): the run did not succeed.
   public var inputFailure: String? = nil
+  /// What the output itself took, when it knows better than the units handed to it (a file:
+  /// what reached the disk); see `sentBytes`.
+  public var acceptedBytes: Int64? = nil
+  /// RTMP: the audio track FLV carried; the other one is counted as dropped (`notCarried`).
+  public var rtmpAudio: SampleKind? = nil
+
+  /// Bytes the output accepted.
+  public var sentBytes: Int64 { acceptedBytes ?? snapshot.sentBytes }
+
+  /// Why units were left in the ring at the end, when some were.
+  public var undeliveredCause: String? {
+    guard snapshot.inFlight > 0 else { return nil }
+    switch sinkError {
+    case .diskFull?: return "the disk is full"
+    case .connect?, .publishRefused?, .authentication?, .certificate?, .timeout?:
+      return "the connection failed"
+    case .write?, .unsupported?: return "the output failed"
+    case .cancelled?: return "the output was cancelled"
+    case nil:
+      return readError == nil
+        ? "the drain timed out before the output took them" : "reading the dump failed"
+    }
+  }
+
+  /// RTMP: which audio track went and how to choose the other, when the dump has both.
+  public var rtmpAudioNote: String? {
+    guard let rtmpAudio else { return nil }
+    let other: SampleKind = rtmpAudio == .audioApp ? .audioMic : .audioApp
+    guard snapshot.appended[Int(other.rawValue)] > 0 else { return nil }
+    return "RTMP carries one audio track: \(rtmpAudio) was sent, \(other) was not "
+      + "(--rtmp-audio \(other == .audioApp ? "app" : "mic") sends it instead)"
+  }
 
   /// Whether nothing failed and the output accepted at least `minimumDeliveredFraction` of what
   /// was appended: a run that dropped most of its stream did not deliver it, whatever it sent.
@@ -44,7 +76,7 @@ public struct ReplaySummary: Sendable {
     guard appended > 0 else { return nil }
     let sent = hasVideo ? snapshot.sent[video] : snapshot.totalSent
     let what = hasVideo ? "video frames" : "samples"
-    if snapshot.sentBytes == 0 || sent == 0 {
+    if sentBytes == 0 || sent == 0 {
       return "the output accepted nothing: 0 of \(appended) \(what) sent"
     }
     let fraction = Double(sent) / Double(appended)
@@ -73,10 +105,12 @@ extension ReplaySummary {
     object.add("elapsed_s", Double(elapsedNanoseconds) / 1e9)
     object.add("appended", appended)
     object.add("sent", sent)
-    object.add("sent_bytes", snapshot.sentBytes)
+    object.add("sent_bytes", sentBytes)
     object.add("dropped", snapshot.drops.total)
     object.add("drops", StatusReporter.dropObject(snapshot.drops))
     object.add("undelivered", snapshot.inFlight)
+    if let undeliveredCause { object.add("undelivered_cause", undeliveredCause) }
+    if let rtmpAudio { object.add("rtmp_audio", rtmpAudio.description) }
     object.add("peak_ledger", snapshot.peakLedger)
     object.add("budget", snapshot.budget)
     if let peak = peakResidentBytes { object.add("peak_resident", peak) }

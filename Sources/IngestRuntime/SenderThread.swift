@@ -11,6 +11,12 @@ import Synchronization
 ///
 /// The capture side calls `wake()` after each append; the thread sleeps on a condition variable
 /// until woken, until the sink's retry time, or for at most 100 ms (to keep status flowing).
+///
+/// A connection attempt blocks the sender thread for up to its connect timeout, so a second
+/// thread ticks the status reporter every 100 ms while an attempt is in progress: status events
+/// keep coming, stamped with the time they are made. The reporter sees the sink through a
+/// `ConnectingSinkGate`, which keeps the two threads' ticks apart and the sink out of them
+/// while it connects.
 public final class SenderThread: @unchecked Sendable {
   private let sender: Sender
   private let clock: SystemClock
@@ -18,6 +24,11 @@ public final class SenderThread: @unchecked Sendable {
   private var mutex = pthread_mutex_t()
   private var condition = pthread_cond_t()
   private var thread: pthread_t?
+  private var ticker: pthread_t?
+  /// The ticker's own condition, so that `wake()` always reaches the sender thread.
+  private var tickerCondition = pthread_cond_t()
+  private var tickerStopped = false
+  private let gate: ConnectingSinkGate
   private var pending = false
   private var stopping = false
   private var drainDeadline: Int64 = .max
@@ -28,35 +39,58 @@ public final class SenderThread: @unchecked Sendable {
     self.sender = sender
     self.clock = clock
     self.reporter = reporter
+    let gate = ConnectingSinkGate(sink: sender.sink)
+    self.gate = gate
+    reporter?.attach(gate)
+    sender.onConnectAttempt = { inProgress in gate.setConnecting(inProgress) }
     pthread_mutex_init(&mutex, nil)
     var attributes = pthread_condattr_t()
     pthread_condattr_init(&attributes)
     pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
     pthread_cond_init(&condition, &attributes)
+    pthread_cond_init(&tickerCondition, &attributes)
     pthread_condattr_destroy(&attributes)
   }
 
   deinit {
     pthread_cond_destroy(&condition)
+    pthread_cond_destroy(&tickerCondition)
     pthread_mutex_destroy(&mutex)
   }
 
   /// The fatal sink error that stopped the thread, if any.
   public var failure: SinkError? { failed.withLock { $0 } }
 
-  /// Starts the thread.
+  /// Starts the thread (and the one that ticks status while a connect blocks).
   public func start() {
     guard thread == nil else { return }
-    let box = Unmanaged.passRetained(self)
+    thread = spawn { $0.loop() }
+    if reporter != nil { ticker = spawn { $0.tickWhileConnecting() } }
+  }
+
+  private func spawn(_ body: @escaping (SenderThread) -> Void) -> pthread_t? {
+    final class Start {
+      let owner: SenderThread
+      let body: (SenderThread) -> Void
+      init(_ owner: SenderThread, _ body: @escaping (SenderThread) -> Void) {
+        self.owner = owner
+        self.body = body
+      }
+    }
+    let box = Unmanaged.passRetained(Start(self, body))
     var handle = pthread_t()
     let result = pthread_create(
       &handle, nil,
       { argument in
-        let owner = Unmanaged<SenderThread>.fromOpaque(argument!).takeRetainedValue()
-        owner.loop()
+        let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
+        start.body(start.owner)
         return nil
       }, box.toOpaque())
-    if result == 0 { thread = handle } else { box.release() }
+    guard result == 0 else {
+      box.release()
+      return nil
+    }
+    return handle
   }
 
   /// New data is in the ring.
@@ -77,14 +111,21 @@ public final class SenderThread: @unchecked Sendable {
     pthread_mutex_unlock(&mutex)
     if let thread { pthread_join(thread, nil) }
     thread = nil
+    pthread_mutex_lock(&mutex)
+    tickerStopped = true
+    pthread_cond_signal(&tickerCondition)
+    pthread_mutex_unlock(&mutex)
+    if let ticker { pthread_join(ticker, nil) }
+    ticker = nil
     return failure
   }
 
   private func loop() {
     while true {
+      let result = sender.pump(now: clock.now())
+      // The time after the pump: a connect or a send may have blocked for seconds.
       let now = clock.now()
-      let result = sender.pump(now: now)
-      reporter?.tick(now: now)
+      gate.tickLock.withLock { reporter?.tick(now: now) }
       var wakeAt = now + 100_000_000
       switch result {
       case .failed(let error):
@@ -110,5 +151,23 @@ public final class SenderThread: @unchecked Sendable {
       pending = false
       pthread_mutex_unlock(&mutex)
     }
+  }
+
+  /// The ticker thread: every 100 ms, a status tick if the sender thread is connecting.
+  private func tickWhileConnecting() {
+    pthread_mutex_lock(&mutex)
+    while !tickerStopped {
+      let wakeAt = clock.now() + 100_000_000
+      var deadline = timespec(
+        tv_sec: Int(wakeAt / 1_000_000_000), tv_nsec: Int(wakeAt % 1_000_000_000))
+      _ = pthread_cond_timedwait(&tickerCondition, &mutex, &deadline)
+      if tickerStopped { break }
+      pthread_mutex_unlock(&mutex)
+      gate.tickLock.withLock {
+        if gate.isConnecting { reporter?.tick(now: clock.now()) }
+      }
+      pthread_mutex_lock(&mutex)
+    }
+    pthread_mutex_unlock(&mutex)
   }
 }

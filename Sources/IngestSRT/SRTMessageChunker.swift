@@ -34,7 +34,11 @@ struct SRTMessageChunker: ~Copyable {
   private(set) var carryCount = 0
   private var resume: (unit: OutgoingUnit, length: Int, offset: Int)?
 
-  init() {
+  /// The connection's redacted endpoint, for errors.
+  let endpoint: String
+
+  init(endpoint: String) {
+    self.endpoint = endpoint
     carry = .allocate(byteCount: Self.messageSize, alignment: 1)
   }
 
@@ -56,14 +60,17 @@ struct SRTMessageChunker: ~Copyable {
       if resume.unit == unit && resume.length == bytes.count {
         offset = resume.offset
       } else if resume.offset > 0 {
-        throw .retryable(
-          "SRT: a different unit arrived while the previous one was partly sent; reconnecting")
+        throw .write(
+          endpoint: endpoint,
+          reason: "a different unit arrived while the previous one was partly sent; reconnecting",
+          retryable: true)
       }
       self.resume = nil
     }
     guard bytes.count % Self.packetSize == 0 else {
-      throw .fatal(
-        "SRT: a unit of \(bytes.count) bytes is not a whole number of 188-byte TS packets")
+      throw .unsupported(
+        endpoint: endpoint,
+        reason: "a unit of \(bytes.count) bytes is not a whole number of 188-byte TS packets")
     }
     while true {
       if carryCount == Self.messageSize {

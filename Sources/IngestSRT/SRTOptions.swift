@@ -2,7 +2,7 @@ import IngestCore
 
 /// Where and how an SRT sink connects, parsed from
 /// `srt://HOST:PORT?latency=MS&passphrase=..&pbkeylen=16|24|32&streamid=..&maxbw=..&conntimeo=MS`
-/// `&stall_timeout=S&mode=caller`.
+/// `&stall_timeout=S&mode=caller|listener|rendezvous&port=LOCALPORT`.
 ///
 /// Values are percent-decoded. `description` and `debugDescription` are the redacted form, so
 /// interpolating options into a log line cannot leak the passphrase or the stream id.
@@ -10,8 +10,13 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
 {
   /// Host name or address literal (IPv6 without brackets).
   public var host: String
-  /// UDP port of the listener.
+  /// UDP port of the listener (caller), the one to listen on (listener) or the peer's
+  /// (rendezvous).
   public var port: UInt16
+  /// How the connection is made.
+  public var mode: SRTMode
+  /// Rendezvous only: the local UDP port (`port=`); `nil` binds the same port as the peer's.
+  public var localPort: UInt16?
   /// Receiver latency proposed to the peer, in milliseconds; `nil` keeps libsrt's default.
   public var latencyMilliseconds: Int?
   /// AES passphrase, 10 to 79 bytes; `nil` for an unencrypted stream.
@@ -47,10 +52,13 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
   public init(
     host: String, port: UInt16, latencyMilliseconds: Int? = nil, passphrase: String? = nil,
     keyLength: Int? = nil, streamID: String? = nil, maxBandwidth: Int64? = nil,
-    connectTimeoutMilliseconds: Int? = nil, stallTimeoutMilliseconds: Int? = nil
+    connectTimeoutMilliseconds: Int? = nil, stallTimeoutMilliseconds: Int? = nil,
+    mode: SRTMode = .caller, localPort: UInt16? = nil
   ) throws(SRTOptionsError) {
     self.host = host
     self.port = port
+    self.mode = mode
+    self.localPort = localPort
     self.latencyMilliseconds = latencyMilliseconds
     self.passphrase = passphrase
     self.keyLength = keyLength
@@ -61,9 +69,8 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
     try validate()
   }
 
-  /// Parses an `srt://` URL. Only caller mode exists here: `mode=listener` or `mode=rendezvous`
-  /// is refused with a usage message. Unknown or repeated options are errors, so a typo never
-  /// silently sends an unencrypted stream.
+  /// Parses an `srt://` URL. Unknown or repeated options are errors, so a typo never silently
+  /// sends an unencrypted stream.
   public init(parsing url: String) throws(SRTOptionsError) {
     let bytes = Array(url.utf8)
     let schemeEnd = Self.find(Array("://".utf8), in: bytes)
@@ -119,6 +126,8 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
     var maxBandwidth: Int64?
     var connectTimeout: Int?
     var stallTimeout: Int?
+    var mode = SRTMode.caller
+    var localPort: UInt16?
     var seen: Set<String> = []
 
     let items = query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true)
@@ -152,18 +161,25 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
           throw .invalidValue(option: key, reason: "must be a number of seconds, 1 to 3600")
         }
         stallTimeout = Int((seconds * 1000).rounded())
+      case "port":
+        guard let number = Int(value), (1...65535).contains(number) else {
+          throw .invalidValue(option: key, reason: "must be a UDP port number, 1 to 65535")
+        }
+        localPort = UInt16(number)
       default:  // "mode"
-        guard value.lowercased() == "caller" else {
+        guard let parsed = SRTMode(rawValue: value.lowercased()) else {
           // A "?" typed for "&" makes the rest of the URL, secrets included, part of this value.
           let plain = value.utf8.count <= 16 && value.utf8.allSatisfy { Self.isSchemeByte($0) }
           throw .unsupportedMode(plain ? value : "(not shown)")
         }
+        mode = parsed
       }
     }
     try self.init(
       host: host, port: UInt16(portNumber), latencyMilliseconds: latency, passphrase: passphrase,
       keyLength: keyLength, streamID: streamID, maxBandwidth: maxBandwidth,
-      connectTimeoutMilliseconds: connectTimeout, stallTimeoutMilliseconds: stallTimeout)
+      connectTimeoutMilliseconds: connectTimeout, stallTimeoutMilliseconds: stallTimeout,
+      mode: mode, localPort: localPort)
   }
 
   /// The URL with the passphrase and the stream id replaced by `***`, safe to print.
@@ -172,6 +188,8 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
     text += host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
     text += ":\(port)"
     var items: [String] = []
+    if mode != .caller { items.append("mode=\(mode.rawValue)") }
+    if let localPort { items.append("port=\(localPort)") }
     if let latencyMilliseconds { items.append("latency=\(latencyMilliseconds)") }
     if passphrase != nil { items.append("passphrase=***") }
     if let keyLength { items.append("pbkeylen=\(keyLength)") }
@@ -242,6 +260,9 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
     {
       throw .invalidValue(option: "conntimeo", reason: "must be 100...120000 milliseconds")
     }
+    if localPort != nil, mode != .rendezvous {
+      throw .invalidValue(option: "port", reason: "is the local port of mode=rendezvous only")
+    }
     if let stallTimeoutMilliseconds, !Self.stallTimeoutRange.contains(stallTimeoutMilliseconds) {
       throw .invalidValue(option: "stall_timeout", reason: "must be a number of seconds, 1 to 3600")
     }
@@ -254,6 +275,7 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
 
   private static let knownKeys: Set<String> = [
     "latency", "passphrase", "pbkeylen", "streamid", "maxbw", "conntimeo", "stall_timeout", "mode",
+    "port",
   ]
 
   private static func integer(_ text: String, option: String) throws(SRTOptionsError) -> Int {

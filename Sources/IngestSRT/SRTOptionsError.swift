@@ -13,7 +13,7 @@ public enum SRTOptionsError: Error, Sendable, Equatable, CustomStringConvertible
   case invalidPort(String)
   /// Something other than `/` or nothing follows the port, before `?`.
   case unexpectedPath
-  /// `mode=` names a mode this sender cannot run (it only calls a listener).
+  /// `mode=` is not caller, listener or rendezvous.
   case unsupportedMode(String)
   /// A query key that is not one of the supported options.
   case unknownOption(String)
@@ -41,10 +41,11 @@ public enum SRTOptionsError: Error, Sendable, Equatable, CustomStringConvertible
     case .unexpectedPath:
       "SRT URL has a path after the port; only srt://HOST:PORT?options is accepted"
     case .unsupportedMode(let mode):
-      "SRT mode '\(mode)' is not supported: this sender connects out to a listener (mode=caller);"
-        + " run the listener on the receiving side"
+      "SRT mode '\(mode)' is not supported: use mode=caller (the default), mode=listener or"
+        + " mode=rendezvous"
     case .unknownOption(let key):
-      "unknown SRT option '\(key)'; supported: latency, passphrase, pbkeylen, streamid, maxbw, mode"
+      "unknown SRT option '\(key)'; supported: latency, passphrase, pbkeylen, streamid, maxbw,"
+        + " conntimeo, stall_timeout, mode, port"
     case .duplicateOption(let key): "SRT option '\(key)' is given more than once"
     case .missingValue(let key): "SRT option '\(key)' has no value (expected \(key)=VALUE)"
     case .invalidPercentEncoding(let key, let offset):

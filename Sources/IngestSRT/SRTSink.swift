@@ -2,15 +2,17 @@ import CSRT
 import Glibc
 import IngestCore
 
-/// Sends the pipeline's MPEG-TS to an SRT listener: caller mode, live transmission type, every
-/// message exactly 7 × 188 = 1316 bytes (the last one of a run may be shorter).
+/// Sends the pipeline's MPEG-TS over SRT as a caller, a listener (waiting for its receiver to
+/// connect) or a rendezvous peer: live transmission type, every message exactly 7 × 188 = 1316
+/// bytes (the last one of a run may be shorter). In every mode a lost connection is a retryable
+/// error: the sender backs off and `open` connects, or waits for a caller, again.
 ///
 /// Sends block at most `sendTimeoutMilliseconds`; a send that times out answers `.wouldBlock`
 /// and the sink remembers how much of the unit already left, so the sender must offer the same
 /// unit again (see `write`). One connection at a time: `open` closes any previous socket first.
 ///
 /// A connection on which nothing is acknowledged for `options.effectiveStallTimeoutMilliseconds`
-/// while data waits is given up with a `.retryable` error, so the sender reports it and
+/// while data waits is given up with a `.timeout` error, so the sender reports it and
 /// reconnects through its backoff.
 public final class SRTSink: OutputSink {
   /// Where and how to connect.
@@ -23,9 +25,13 @@ public final class SRTSink: OutputSink {
   public let sendTimeoutMilliseconds: Int
   /// Added to the time spent blocked when computing `wouldBlock(retryAt:)`.
   public let retryDelayNanoseconds: Int64
+  /// `srt://host:port`, what errors name: no query, so no secret.
+  private let endpoint: String
 
   private var socket: SRTSocket?
-  private var chunker = SRTMessageChunker()
+  /// Listener mode: the socket callers connect to.
+  private var listener: SRTSocket?
+  private var chunker: SRTMessageChunker
   /// Receiver latency agreed at connect (the larger of both sides' wishes), in milliseconds.
   private var agreedLatencyMilliseconds = SRTOptions.defaultLatencyMilliseconds
   /// Monotonic time of the last message handed to libsrt.
@@ -53,6 +59,9 @@ public final class SRTSink: OutputSink {
     sendTimeoutMilliseconds: Int = 500, retryDelayNanoseconds: Int64 = 10_000_000
   ) {
     self.options = options
+    let host = options.host.utf8.contains(UInt8(ascii: ":")) ? "[\(options.host)]" : options.host
+    endpoint = "srt://\(host):\(options.port)"
+    chunker = SRTMessageChunker(endpoint: endpoint)
     self.sendBufferBytes = max(sendBufferBytes, Self.minimumSendBufferBytes)
     self.connectTimeoutMilliseconds = max(
       connectTimeoutMilliseconds ?? options.effectiveConnectTimeoutMilliseconds, 1)
@@ -62,6 +71,7 @@ public final class SRTSink: OutputSink {
 
   deinit {
     socket?.close()
+    listener?.close()
   }
 
   public var payloadFormat: PayloadFormat { .transportStream }
@@ -119,24 +129,52 @@ public final class SRTSink: OutputSink {
       retransmittedPackets: Int(stats.pktRetransTotal))
   }
 
+  /// Connects (caller, rendezvous) or waits up to the connect timeout for a caller (listener).
   public func open(tracks: TrackFormats) throws(SinkError) {
     close()
-    let host = options.host.utf8.contains(UInt8(ascii: ":")) ? "[\(options.host)]" : options.host
-    let socket = try SRTSocket(endpoint: "\(host):\(options.port)")
-    do throws(SinkError) {
-      try configure(socket)
-      try socket.connect(
-        host: options.host, port: options.port, hasPassphrase: options.passphrase != nil,
-        hasStreamID: options.streamID != nil)
-    } catch {
-      socket.close()
-      throw error
+    let socket: SRTSocket
+    if options.mode == .listener {
+      socket = try listening().accept(timeoutMilliseconds: connectTimeoutMilliseconds)
+    } else {
+      socket = try SRTSocket(endpoint: endpoint)
+      do throws(SinkError) {
+        try configure(socket)
+        if options.mode == .rendezvous {
+          try socket.set(SRTO_RENDEZVOUS, true, name: "rendezvous")
+          let wildcard = options.host.utf8.contains(UInt8(ascii: ":")) ? "::" : "0.0.0.0"
+          try socket.bind(host: wildcard, port: options.localPort ?? options.port)
+        }
+        try socket.connect(
+          host: options.host, port: options.port, hasPassphrase: options.passphrase != nil,
+          hasStreamID: options.streamID != nil)
+      } catch {
+        socket.close()
+        throw error
+      }
     }
     linkMeter.reset()
     self.socket = socket
     watchdog = SRTProgressWatchdog(now: Self.monotonicNanoseconds())
     agreedLatencyMilliseconds = Int(
       socket.getInt32(SRTO_PEERLATENCY) ?? Int32(options.effectiveLatencyMilliseconds))
+  }
+
+  /// The listening socket of listener mode, made on first use and kept across failed waits so
+  /// that a caller arriving during a backoff waits in its backlog; renewed after a connection
+  /// ends (see `close`). Accepted connections inherit its options.
+  private func listening() throws(SinkError) -> SRTSocket {
+    if let listener, listener.isOpen { return listener }
+    let listener = try SRTSocket(endpoint: endpoint)
+    do throws(SinkError) {
+      try configure(listener)
+      try listener.bind(host: options.host, port: options.port)
+      try listener.listen()
+    } catch {
+      listener.close()
+      throw error
+    }
+    self.listener = listener
+    return listener
   }
 
   private func configure(_ socket: SRTSocket) throws(SinkError) {
@@ -173,14 +211,16 @@ public final class SRTSink: OutputSink {
   /// When libsrt's send buffer stays full for `sendTimeoutMilliseconds`, the answer is
   /// `.wouldBlock`. Part of the unit may already be on the wire: the sink records how far it got,
   /// and the sender must offer the same unit (same bytes) next; it is then completed, never sent
-  /// twice. Offering another unit after a partly sent one throws `.retryable` (a receiver would
+  /// twice. Offering another unit after a partly sent one throws a retryable `.write` (a receiver would
   /// otherwise see a torn PES), so the ring must not drop the unit at the head of a blocked write.
   ///
-  /// Throws `.retryable` when nothing was acknowledged for the stall timeout while data waited.
+  /// Throws `.timeout` when nothing was acknowledged for the stall timeout while data waited.
   public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
     throws(SinkError) -> SinkWriteResult
   {
-    guard let socket, socket.isOpen else { throw .retryable("SRT: not connected") }
+    guard let socket, socket.isOpen else {
+      throw .write(endpoint: endpoint, reason: "not connected", retryable: true)
+    }
     if let stats = socket.statistics() {
       let clock = Self.monotonicNanoseconds()
       watchdog.observe(
@@ -190,8 +230,9 @@ public final class SRTSink: OutputSink {
       let stallLimit = Int64(options.effectiveStallTimeoutMilliseconds) * 1_000_000
       if sinceProgress >= stallLimit {
         close()
-        throw .retryable(
-          "SRT: \(socket.endpoint) acknowledged nothing for "
+        throw .timeout(
+          endpoint: endpoint, operation: "acknowledgement",
+          reason: "nothing acknowledged for "
             + "\(JSONObject.fixed(Double(sinceProgress) / 1e9, decimals: 1)) s (stall_timeout)")
       }
       // Keep libsrt's own queue shorter than the latency: what waits longer there is dropped by
@@ -219,7 +260,7 @@ public final class SRTSink: OutputSink {
         try send(message, on: socket)
       }
     } catch {
-      if case .retryable = error { close() }
+      if error.isRetryable { close() }
       throw error
     }
     switch progress {
@@ -243,6 +284,10 @@ public final class SRTSink: OutputSink {
     if let socket {
       if let last = Self.statistics(of: socket) { finalStatistics = last }
       socket.close()
+      // libsrt's listener answers no new caller after its accepted connection broke, so the
+      // next one is waited for on a fresh listening socket.
+      listener?.close()
+      listener = nil
     }
     socket = nil
     chunker.reset()
@@ -255,7 +300,14 @@ public final class SRTSink: OutputSink {
   /// what it holds for its latency window once the connection ends. Bounded by a deadline of
   /// `max(3 s, 4 × latency)`.
   public func finish() throws(SinkError) {
-    guard let socket, socket.isOpen else { throw .retryable("SRT: not connected") }
+    // The run ends: no further caller is waited for.
+    defer {
+      listener?.close()
+      listener = nil
+    }
+    guard let socket, socket.isOpen else {
+      throw .write(endpoint: endpoint, reason: "not connected", retryable: true)
+    }
     let limit = Int64(max(3_000, 4 * options.effectiveLatencyMilliseconds)) * 1_000_000
     let deadline = Self.monotonicNanoseconds() + limit
     do throws(SinkError) {
@@ -265,12 +317,16 @@ public final class SRTSink: OutputSink {
         == .blocked
       {
         guard Self.monotonicNanoseconds() < deadline else {
-          throw SinkError.retryable("SRT: the last message could not be sent before the deadline")
+          throw SinkError.timeout(
+            endpoint: endpoint, operation: "finish",
+            reason: "the last message could not be sent before the deadline")
         }
       }
       while let pending = socket.unacknowledged(), pending.packets > 0 {
         guard socket.isConnected else {
-          throw SinkError.retryable("SRT: connection lost before the last data was acknowledged")
+          throw SinkError.write(
+            endpoint: endpoint, reason: "connection lost before the last data was acknowledged",
+            retryable: true)
         }
         guard Self.monotonicNanoseconds() < deadline else { break }
         Self.pause(nanoseconds: 5_000_000)

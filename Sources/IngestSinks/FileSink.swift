@@ -8,6 +8,7 @@ public final class FileSink: OutputSink {
   public let path: String
   private var shaper: LinkShaper
   private var writer: FileWriter?
+  private var stored: Int64 = 0
   private let bufferCapacity: Int
 
   /// - Parameters:
@@ -22,10 +23,12 @@ public final class FileSink: OutputSink {
   public var bufferBytes: Int { bufferCapacity }
   public var congestion: Double { 0 }
   public var redactedDescription: String { path }
+  /// What reached the file, so a full disk does not count buffered bytes as sent.
+  public var acceptedBytes: Int64? { stored + (writer?.bytesStored ?? 0) }
 
   public func open(tracks: TrackFormats) throws(SinkError) {
     do { writer = try FileWriter(path: path, bufferCapacity: bufferCapacity) } catch {
-      throw .fatal(error.description)
+      throw SinkError(file: error)
     }
   }
 
@@ -34,17 +37,21 @@ public final class FileSink: OutputSink {
     -> SinkWriteResult
   {
     if let retry = shaper.admit(bytes: bytes.count, now: now) { return .wouldBlock(retryAt: retry) }
-    do { try writer?.write(bytes) } catch { throw .fatal(error.description) }
+    do { try writer?.write(bytes) } catch { throw SinkError(file: error) }
     return .written
   }
 
   public func close() {
     try? writer?.close()
+    stored += writer?.bytesStored ?? 0
     writer = nil
   }
 
   public func finish() throws(SinkError) {
-    do { try writer?.close() } catch { throw .fatal(error.description) }
-    writer = nil
+    defer {
+      stored += writer?.bytesStored ?? 0
+      writer = nil
+    }
+    do { try writer?.close() } catch { throw SinkError(file: error) }
   }
 }

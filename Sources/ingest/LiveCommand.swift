@@ -59,7 +59,7 @@ enum LiveCommand: Command {
     let args = try Arguments(
       argv,
       valued: ReplayCommand.runOptions.union(encoderValued).union(["--rate-control", "--floor"]),
-      flags: encoderFlags.union(["--json", "--quiet"]))
+      flags: encoderFlags.union(ReplayCommand.runFlags).union(["--json", "--quiet"]))
     guard args.positionals.count == 1 else { throw UsageError("expected one SOURCE") }
     let source = args.positionals[0]
     var (options, status) = try ReplayCommand.parseRunOptions(args, input: source)

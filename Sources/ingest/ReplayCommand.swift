@@ -22,11 +22,16 @@ enum ReplayCommand: Command {
     outputs (--to):
       PATH.ts, file:PATH        a transport stream file
       null:                     discard (for measurements)
-      srt://HOST:PORT?...       SRT caller: latency=MS, passphrase=.., pbkeylen=16|24|32,
+      srt://HOST:PORT?...       SRT: latency=MS, passphrase=.., pbkeylen=16|24|32,
                                 streamid=.., maxbw=.., conntimeo=MS (connect attempt limit,
                                 default 3000), stall_timeout=S (reconnect when nothing is
-                                acknowledged for S seconds while data waits, default 5)
-      rtmp://HOST/APP/KEY       RTMP publish (rtmps:// for TLS)
+                                acknowledged for S seconds while data waits, default 5),
+                                mode=caller (default: connect to HOST:PORT), mode=listener
+                                (bind HOST:PORT, wait for a caller, and for the next one after
+                                it leaves), mode=rendezvous (meet a peer at HOST:PORT from the
+                                local port=N, default PORT)
+      rtmp://HOST/APP/KEY       RTMP publish (rtmps:// for TLS; the server certificate is
+                                verified against the system's CAs, or --ca-file)
       hls:DIR, DIR/NAME.m3u8    HLS segments and a live playlist in DIR
       A file or null output takes ?rate=800k (a token bucket at that bit rate) and
       ?stall=10s@5s (a 10 s outage starting 5 s in) to simulate a network, e.g.
@@ -48,6 +53,9 @@ enum ReplayCommand: Command {
       --hls-window N            HLS only: segments in the live playlist, 0 (keeps all) or at
                                 least 3, three target durations (RFC 8216 6.2.2) (default 6)
       --rtmp-audio app|mic      audio track carried over RTMP (default app, mic if no app audio)
+      --ca-file PEM             rtmps only: trust the certificate authorities in PEM instead of
+                                the system's
+      --insecure                rtmps only: do not verify the server certificate (tests)
       --min-delivered FRACTION  the run fails (exit 1, "ok": false) when the output accepted
                                 less than this share of the video frames, 0 to 1 (default 0.5)
       --json                    print the summary as JSON on standard output
@@ -60,12 +68,14 @@ enum ReplayCommand: Command {
   /// The options `replay` and `live` share (everything but the input and `--speed`).
   static let runOptions: Set<String> = [
     "--to", "--buffer", "--budget", "--overhead", "--status", "--segment", "--hls-window",
-    "--rtmp-audio", "--min-delivered",
+    "--rtmp-audio", "--min-delivered", "--ca-file",
   ]
+  /// The switches `replay` and `live` share.
+  static let runFlags: Set<String> = ["--insecure"]
 
   static func run(_ argv: [String]) throws -> Int32 {
     let args = try Arguments(
-      argv, valued: runOptions.union(["--speed"]), flags: ["--json", "--quiet"])
+      argv, valued: runOptions.union(["--speed"]), flags: runFlags.union(["--json", "--quiet"]))
     guard args.positionals.count == 1 else { throw UsageError("expected one DUMP path") }
     let dump = args.positionals[0]
     var (options, status) = try parseRunOptions(args, input: dump)
@@ -132,6 +142,22 @@ enum ReplayCommand: Command {
     case "app": options.rtmpAudio = .audioApp
     case "mic": options.rtmpAudio = .audioMic
     case let other?: throw UsageError("--rtmp-audio must be app or mic, got '\(other)'")
+    }
+    let caFile = args["--ca-file"]
+    let insecure = args.has("--insecure")
+    if caFile != nil || insecure {
+      guard case .rtmp(let url) = options.target, url.lowercased().hasPrefix("rtmps://") else {
+        throw UsageError("--ca-file and --insecure apply to rtmps:// outputs only")
+      }
+      guard caFile == nil || !insecure else {
+        throw UsageError("--ca-file and --insecure contradict each other: choose one")
+      }
+      // libavformat reports an unreadable CA file as a generic I/O error during the connect.
+      if let caFile, access(caFile, R_OK) != 0 {
+        throw UsageError("--ca-file: cannot read '\(caFile)'")
+      }
+      options.rtmpsCAFile = caFile
+      options.rtmpsVerifyPeer = !insecure
     }
     if let text = args["--min-delivered"] {
       guard let fraction = Double(text), fraction >= 0, fraction <= 1 else {
@@ -217,7 +243,7 @@ enum ReplayCommand: Command {
       "  samples  "
         + kinds.map { "\($0) \(s.sent[Int($0.rawValue)])/\(s.appended[Int($0.rawValue)]) sent" }
         .joined(separator: ", "))
-    lines.append("  bytes    \(s.sentBytes) sent")
+    lines.append("  bytes    \(summary.sentBytes) sent")
     var dropLine = "  drops    \(s.drops.total)"
     if s.drops.total > 0 {
       var parts: [String] = []
@@ -229,9 +255,10 @@ enum ReplayCommand: Command {
       dropLine += " (" + parts.joined(separator: ", ") + ")"
     }
     lines.append(dropLine)
-    if s.inFlight > 0 {
-      lines.append("  undelivered \(s.inFlight) (the output did not take them in time)")
+    if let cause = summary.undeliveredCause {
+      lines.append("  undelivered \(s.inFlight) (\(cause))")
     }
+    if let note = summary.rtmpAudioNote { lines.append("  audio    \(note)") }
     var memory =
       "  memory   peak ledger \(format(Double(s.peakLedger) / 1e6, 1)) MB of \(format(Double(s.budget) / 1e6, 1)) MB"
     if let peak = summary.peakResidentBytes {

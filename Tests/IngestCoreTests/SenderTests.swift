@@ -30,7 +30,9 @@ private func pid(_ bytes: [UInt8], at offset: Int = 0) -> Int {
     var events: [SenderEvent] = []
     sender.onEvent = { events.append($0) }
     appendTwoGOPs(pipeline)
-    sink.writeScript = [.written, .fail(.retryable("link down"))]
+    sink.writeScript = [
+      .written, .fail(.write(endpoint: "scripted", reason: "link down", retryable: true)),
+    ]
 
     var reference = Backoff(seed: 42)
     let delay = reference.next()
@@ -41,8 +43,8 @@ private func pid(_ bytes: [UInt8], at offset: Int = 0) -> Int {
     #expect(sink.closes == 1)
     #expect(
       events == [
-        .connected(attempt: 1), .disconnected(reason: "link down"),
-        .retrying(reason: "link down", delayNanoseconds: delay),
+        .connected(attempt: 1), .disconnected(reason: "scripted: link down"),
+        .retrying(reason: "scripted: link down", delayNanoseconds: delay),
       ])
     // The first connection started at the keyframe with PAT and PMT in front.
     #expect(sink.written.count == 1)
@@ -78,7 +80,7 @@ private func pid(_ bytes: [UInt8], at offset: Int = 0) -> Int {
     #expect(pipeline.append(CoreFixtures.video(frame: 0, key: true)))
     #expect(pipeline.append(CoreFixtures.video(frame: 1, key: false)))
     #expect(pipeline.append(CoreFixtures.audio(.audioApp, frame: 0)))
-    sink.writeScript = [.fail(.retryable("reset"))]
+    sink.writeScript = [.fail(.write(endpoint: "scripted", reason: "reset", retryable: true))]
     guard case .blocked(let retry) = sender.pump(now: second) else {
       Issue.record("expected a retry")
       return
@@ -106,7 +108,8 @@ private func pid(_ bytes: [UInt8], at offset: Int = 0) -> Int {
     sender.onEvent = { event in
       if case .retrying(_, let delay) = event { delays.append(delay) }
     }
-    sink.openScript = [.retryable("refused"), .retryable("refused"), nil]
+    let refused = SinkError.connect(endpoint: "scripted", reason: "refused", retryable: true)
+    sink.openScript = [refused, refused, nil]
     #expect(pipeline.append(CoreFixtures.video(frame: 0, key: true)))
     var now = second
     for _ in 0..<2 {
@@ -116,7 +119,9 @@ private func pid(_ bytes: [UInt8], at offset: Int = 0) -> Int {
       }
       now = until
     }
-    sink.writeScript = [.written, .fail(.retryable("dropped"))]
+    sink.writeScript = [
+      .written, .fail(.write(endpoint: "scripted", reason: "dropped", retryable: true)),
+    ]
     #expect(pipeline.append(CoreFixtures.video(frame: 1, key: false)))
     #expect(sender.pump(now: now) == .blocked(until: now + delays.last!))
     var reference = Backoff(seed: 9)
@@ -136,19 +141,22 @@ private func pid(_ bytes: [UInt8], at offset: Int = 0) -> Int {
     var events: [SenderEvent] = []
     sender.onEvent = { events.append($0) }
     appendTwoGOPs(pipeline)
-    sink.writeScript = [.written, .fail(.fatal("stream key rejected"))]
-    #expect(sender.pump(now: second) == .failed(.fatal("stream key rejected")))
-    #expect(sender.pump(now: 100 * second) == .failed(.fatal("stream key rejected")))
+    let rejected = SinkError.publishRefused(
+      endpoint: "scripted", reason: "stream key rejected", retryable: false)
+    sink.writeScript = [.written, .fail(rejected)]
+    #expect(sender.pump(now: second) == .failed(rejected))
+    #expect(sender.pump(now: 100 * second) == .failed(rejected))
     #expect(sink.offers.count == 2)
     #expect(sink.opens == 1)
-    #expect(events.last == .failed(reason: "stream key rejected"))
-    #expect(throws: SinkError.fatal("stream key rejected")) { try sender.finish() }
+    #expect(events.last == .failed(reason: rejected.description))
+    #expect(throws: rejected) { try sender.finish() }
     #expect(!sink.finished)
 
     let refusing = ScriptedSink(payloadFormat: .accessUnits)
-    refusing.openScript = [.fatal("no such directory")]
+    let missing = SinkError.write(endpoint: "out", reason: "no such directory", retryable: false)
+    refusing.openScript = [missing]
     let stopped = Sender(pipeline: pipeline, sink: refusing)
-    #expect(stopped.pump(now: second) == .failed(.fatal("no such directory")))
+    #expect(stopped.pump(now: second) == .failed(missing))
     #expect(refusing.offers.isEmpty)
   }
 

@@ -1,7 +1,7 @@
 import Foundation
 import IngestCore
-import Testing
 import IngestPOSIX
+import Testing
 
 @testable import IngestHLS
 
@@ -187,8 +187,8 @@ private func makeSink(_ directory: TemporaryDirectory, window: Int = 0) -> HLSSi
     try sink.open(tracks: videoTracks)
     Issue.record("open succeeded under a plain file")
   } catch {
-    guard case .fatal(let message) = error else {
-      Issue.record("expected a fatal error, got \(error)")
+    guard case .write(_, let message, retryable: false) = error else {
+      Issue.record("expected a write error that a retry cannot fix, got \(error)")
       return
     }
     #expect(message.contains("plain-file"))

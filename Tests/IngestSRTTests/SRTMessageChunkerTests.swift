@@ -40,7 +40,7 @@ private func makeUnits(_ packetCounts: [Int]) -> [(OutgoingUnit, [UInt8])] {
 
   @Test(arguments: [[1], [7], [8], [6, 1], [3, 3, 3, 3, 3], [1, 20, 2, 13, 7, 0, 5], [50]])
   func everyMessageIsWholeUntilFlush(packetCounts: [Int]) throws {
-    var chunker = SRTMessageChunker()
+    var chunker = SRTMessageChunker(endpoint: "srt://test")
     let link = FakeLink()
     let units = makeUnits(packetCounts)
     for (unit, bytes) in units {
@@ -62,7 +62,7 @@ private func makeUnits(_ packetCounts: [Int]) -> [(OutgoingUnit, [UInt8])] {
 
   @Test(arguments: [1, 2, 3, 4, 6])
   func resumesAfterTimeoutWithoutLossOrRepeat(timeoutOnCall: Int) throws {
-    var chunker = SRTMessageChunker()
+    var chunker = SRTMessageChunker(endpoint: "srt://test")
     let link = FakeLink()
     link.timeouts = [timeoutOnCall, timeoutOnCall + 1, timeoutOnCall + 4]
     let units = makeUnits([4, 12, 9, 1, 22, 3])
@@ -89,7 +89,7 @@ private func makeUnits(_ packetCounts: [Int]) -> [(OutgoingUnit, [UInt8])] {
   }
 
   @Test func anotherUnitAfterAPartlySentOneIsRetryable() throws {
-    var chunker = SRTMessageChunker()
+    var chunker = SRTMessageChunker(endpoint: "srt://test")
     let link = FakeLink()
     link.timeouts = [2]
     let units = makeUnits([20, 3])
@@ -110,7 +110,7 @@ private func makeUnits(_ packetCounts: [Int]) -> [(OutgoingUnit, [UInt8])] {
   }
 
   @Test func anotherUnitAfterAnUntouchedBlockedOneIsAccepted() throws {
-    var chunker = SRTMessageChunker()
+    var chunker = SRTMessageChunker(endpoint: "srt://test")
     let link = FakeLink()
     link.timeouts = [1]
     let units = makeUnits([7, 7])
@@ -129,23 +129,25 @@ private func makeUnits(_ packetCounts: [Int]) -> [(OutgoingUnit, [UInt8])] {
   }
 
   @Test func partialPacketsAreFatal() {
-    var chunker = SRTMessageChunker()
+    var chunker = SRTMessageChunker(endpoint: "srt://test")
     let unit = makeUnits([1])[0].0
     let bytes = [UInt8](repeating: 0x47, count: 200)
     #expect(
-      throws: SinkError.fatal(
-        "SRT: a unit of 200 bytes is not a whole number of 188-byte TS packets")
+      throws: SinkError.unsupported(
+        endpoint: "srt://test",
+        reason: "a unit of 200 bytes is not a whole number of 188-byte TS packets")
     ) {
       try bytes.withUnsafeBytes { raw in try chunker.push(unit, bytes: raw) { _ in true } }
     }
   }
 
   @Test func sendFailurePropagates() {
-    var chunker = SRTMessageChunker()
+    var chunker = SRTMessageChunker(endpoint: "srt://test")
     let (unit, bytes) = makeUnits([7])[0]
-    #expect(throws: SinkError.retryable("lost")) {
+    let lost = SinkError.write(endpoint: "srt://test", reason: "lost", retryable: true)
+    #expect(throws: lost) {
       try bytes.withUnsafeBytes { raw in
-        try chunker.push(unit, bytes: raw) { _ throws(SinkError) in throw .retryable("lost") }
+        try chunker.push(unit, bytes: raw) { _ throws(SinkError) in throw lost }
       }
     }
   }

@@ -55,8 +55,11 @@ import Testing
       ("srt://host:70000", .invalidPort("70000")),
       ("srt://host:9x", .invalidPort("9x")),
       ("srt://host:9000/live", .unexpectedPath),
-      ("srt://host:9000?mode=listener", .unsupportedMode("listener")),
-      ("srt://host:9000?mode=rendezvous", .unsupportedMode("rendezvous")),
+      ("srt://host:9000?mode=broadcast", .unsupportedMode("broadcast")),
+      (
+        "srt://host:9000?port=9001",
+        .invalidValue(option: "port", reason: "is the local port of mode=rendezvous only")
+      ),
       ("srt://host:9000?latncy=20", .unknownOption("latncy")),
       ("srt://host:9000?latency=20&latency=30", .duplicateOption("latency")),
       ("srt://host:9000?latency", .missingValue(option: "latency")),
@@ -95,11 +98,22 @@ import Testing
     #expect(throws: expected) { try SRTOptions(parsing: url) }
   }
 
-  @Test func listenerModeErrorExplainsUsage() {
+  @Test func modesParseAndShowInTheRedactedForm() throws {
+    let listener = try SRTOptions(parsing: "srt://0.0.0.0:9000?mode=listener")
+    #expect(listener.mode == .listener)
+    #expect(listener.redacted == "srt://0.0.0.0:9000?mode=listener")
+    let peer = try SRTOptions(parsing: "srt://203.0.113.7:9000?mode=Rendezvous&port=9001")
+    #expect(peer.mode == .rendezvous)
+    #expect(peer.localPort == 9001)
+    #expect(peer.redacted == "srt://203.0.113.7:9000?mode=rendezvous&port=9001")
+    #expect(try SRTOptions(parsing: "srt://h:1?mode=caller").mode == .caller)
+  }
+
+  @Test func unknownModeErrorNamesTheModes() {
     #expect {
-      try SRTOptions(parsing: "srt://0.0.0.0:9000?mode=listener")
+      try SRTOptions(parsing: "srt://0.0.0.0:9000?mode=push")
     } throws: { error in
-      "\(error)".contains("mode=caller")
+      "\(error)".contains("mode=listener") && "\(error)".contains("mode=rendezvous")
     }
   }
 

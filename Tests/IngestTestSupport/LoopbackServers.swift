@@ -128,7 +128,8 @@ package final class SRTListener {
 }
 
 /// A private nginx with the rtmp module on its own port: app `live` records each publish to
-/// `directory/KEY.flv`; the rtmp access log (`access.log`) gets one line per finished session.
+/// `directory/KEY.flv`; app `denied` refuses every publish by rule (`deny publish all`); the
+/// rtmp access log (`access.log`) gets one line per finished session.
 package final class NginxRTMP {
   package let port: Int
   package let directory: URL
@@ -151,6 +152,7 @@ package final class NginxRTMP {
         server {
           listen 127.0.0.1:\(port);
           application live { live on; record all; record_path \(prefix); }
+          application denied { live on; deny publish all; }
         }
       }
       """

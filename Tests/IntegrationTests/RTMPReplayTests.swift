@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import IngestBench
 import IngestTestSupport
+import Testing
 
 /// `ingest replay --to rtmp://...` against a private nginx-rtmp per test that records each
 /// publish; the checks are on nginx's recording. The stream key never shows in what ingest prints.
@@ -112,6 +112,164 @@ import IngestTestSupport
     #expect(result.stderr.contains("cannot connect"))
     #expect(JSONLines.events(in: status).contains { $0["event"] as? String == "retry" })
     Self.expectKeySecret(result, status: status)
+  }
+
+  /// screen.dump has app and mic audio; FLV carries one. The mic track is counted as dropped
+  /// (`notCarried`), not as sent; what the connection discards before its first keyframe is
+  /// dropped too; the text summary says which track went and how to pick the other.
+  @Test func summaryCountsTheAudioTrackRTMPCannotCarryAsNotSent() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let server = try NginxRTMP(
+      port: try LoopbackServers.freePort(SOCK_STREAM), directory: directory.appending(path: "nginx")
+    )
+    defer { server.kill() }
+    let status = directory.appending(path: "status.jsonl")
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--to",
+        "rtmp://127.0.0.1:\(server.port)/live/\(Self.key)", "--speed", "4", "--status",
+        status.path,
+      ], timeout: 60)
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(
+      result.stderr.contains("audioApp was sent, audioMic was not (--rtmp-audio mic"),
+      "\(result.stderr)")
+    // A healthy publish stays at tier 0: the ~21 MB of clean library pages that loading
+    // libavformat maps are not memory the budget is charged.
+    #expect(!JSONLines.events(in: status).contains { $0["event"] as? String == "tier" })
+    let summary = try #require(
+      JSONLines.events(in: status).first { $0["event"] as? String == "summary" })
+    let appended = try #require(summary["appended"] as? [String: Int])
+    let sent = try #require(summary["sent"] as? [String: Int])
+    let drops = try #require(summary["drops"] as? [String: [String: Int]])
+    #expect(summary["rtmp_audio"] as? String == "audioApp")
+    #expect(summary["final_tier"] as? Int == 0)
+    #expect(sent["audioMic"] == 0)
+    #expect(drops["audioMic"]?["notCarried"] == appended["audioMic"])
+    for kind in ["video", "audioApp", "audioMic"] {
+      let dropped = drops[kind]?.values.reduce(0, +) ?? 0
+      #expect(sent[kind]! + dropped == appended[kind]!, "\(kind): \(summary)")
+    }
+    Self.expectKeySecret(result, status: status)
+  }
+
+  /// nginx-rtmp's `deny publish` answers Publish.Start and then closes the connection, so the
+  /// connect succeeds and only the first media write fails: after two such connections the run
+  /// stops with a refused publish instead of reconnecting for ever.
+  @Test func publishDeniedByTheServerIsFatal() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let server = try NginxRTMP(
+      port: try LoopbackServers.freePort(SOCK_STREAM), directory: directory.appending(path: "nginx")
+    )
+    defer { server.kill() }
+    let status = directory.appending(path: "status.jsonl")
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--to",
+        "rtmp://127.0.0.1:\(server.port)/denied/\(Self.key)", "--speed", "4", "--json",
+        "--status", status.path,
+      ], timeout: 60)
+    #expect(result.status == 1)
+    #expect(!result.timedOut)
+    #expect(result.stderr.contains("the server refused the stream"), "\(result.stderr)")
+    let events = JSONLines.events(in: status)
+    let connected = events.filter { $0["event"] as? String == "connected" }.count
+    #expect(connected <= 2, "\(connected) connections")
+    #expect(events.contains { $0["event"] as? String == "failed" })
+    let summary = try JSONLines.summary(result.stdout)
+    #expect((summary["sink_error"] as? String)?.contains("deny publish") == true)
+    Self.expectKeySecret(result, status: status)
+  }
+
+  /// A TLS server (`openssl s_server -www`) with a certificate from the test's own CA, which
+  /// completes the TLS handshake and then waits for an HTTP request line, so never answers RTMP. Verified against the system store the
+  /// certificate fails, at once and said so; with `--ca-file` of that CA, or `--insecure`, TLS
+  /// passes and the attempt times out on the RTMP handshake instead.
+  @Test func rtmpsCertificateIsVerifiedAndCanBeTrustedOrSkipped() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let ca = directory.appending(path: "ca.pem").path
+    let caKey = directory.appending(path: "ca.key").path
+    let cert = directory.appending(path: "server.pem").path
+    let key = directory.appending(path: "server.key").path
+    let csr = directory.appending(path: "server.csr").path
+    let extensions = directory.appending(path: "san.ext")
+    try "subjectAltName=IP:127.0.0.1\n".write(to: extensions, atomically: true, encoding: .utf8)
+    for arguments in [
+      [
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", caKey, "-out", ca, "-days", "2",
+        "-subj", "/CN=ingest test CA",
+      ],
+      [
+        "req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj",
+        "/CN=127.0.0.1",
+      ],
+      [
+        "x509", "-req", "-in", csr, "-CA", ca, "-CAkey", caKey, "-CAcreateserial", "-out", cert,
+        "-days", "2", "-extfile", extensions.path,
+      ],
+    ] {
+      let made = try CommandRunner.run("openssl", arguments)
+      #expect(made.status == 0, "openssl \(arguments[0]): \(made.stderr)")
+    }
+    let port = try LoopbackServers.freePort(SOCK_STREAM)
+    let server = try ChildProcess(
+      "openssl", ["s_server", "-www", "-accept", "127.0.0.1:\(port)", "-cert", cert, "-key", key],
+      directory: directory, name: "s_server")
+    defer { server.kill() }
+    try LoopbackServers.waitUntil("openssl s_server on port \(port)") {
+      guard server.process.isRunning else {
+        throw LoopbackServers.Failure("openssl s_server exited: \(server.stderr)")
+      }
+      return server.stdout.contains("ACCEPT")
+    }
+    let url = "rtmps://127.0.0.1:\(port)/live/\(Self.key)"
+    func replay(_ extra: [String]) throws -> (CommandRunner.Result, [[String: Any]]) {
+      let status = directory.appending(path: "status-\(extra.first ?? "none").jsonl")
+      let result = try CommandRunner.ingest(
+        ["replay", CommandRunner.fixture("video-only.dump"), "--to", url, "--speed", "4"]
+          + ["--status", status.path] + extra, timeout: 60)
+      #expect(!result.timedOut)
+      #expect(result.status == 1)
+      Self.expectKeySecret(result, status: status)
+      return (result, JSONLines.events(in: status))
+    }
+
+    let (untrusted, untrustedEvents) = try replay([])
+    #expect(
+      untrusted.stderr.contains("TLS certificate verification failed"), "\(untrusted.stderr)")
+    #expect(!untrusted.stderr.contains("refused"))
+    #expect(!untrustedEvents.contains { $0["event"] as? String == "retry" })
+    for extra in [["--ca-file", ca], ["--insecure"]] {
+      let (result, events) = try replay(extra)
+      #expect(!result.stderr.contains("certificate"), "\(extra): \(result.stderr)")
+      #expect(result.stderr.contains("connect timed out"), "\(extra): \(result.stderr)")
+      #expect(!events.contains { $0["event"] as? String == "failed" })
+    }
+  }
+
+  @Test(arguments: [
+    ["--ca-file", "ca.pem"], ["--insecure"],
+  ])
+  func tlsOptionsOnPlainRTMPAreAUsageError(extra: [String]) throws {
+    let result = try CommandRunner.ingest(
+      ["replay", CommandRunner.fixture("video-only.dump"), "--to", "rtmp://127.0.0.1/live/k"]
+        + extra, timeout: 30)
+    #expect(result.status == 2, "\(result.stderr)")
+    #expect(result.stderr.contains("rtmps://"))
+  }
+
+  /// libavformat would only say "Input/output error" during the connect.
+  @Test func unreadableCAFileIsAUsageError() throws {
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("video-only.dump"), "--to", "rtmps://127.0.0.1/live/k",
+        "--ca-file", "/nonexistent/ca.pem",
+      ], timeout: 30)
+    #expect(result.status == 2, "\(result.stderr)")
+    #expect(result.stderr.contains("--ca-file: cannot read '/nonexistent/ca.pem'"))
   }
 
   @Test(arguments: [

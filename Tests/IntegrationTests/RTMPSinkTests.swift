@@ -2,8 +2,8 @@ import Foundation
 import Glibc
 import IngestCore
 import Testing
-@testable import IngestRTMP
 
+@testable import IngestRTMP
 
 /// Publishes a real H.264/AAC clip through `RTMPSink` to a private nginx-rtmp and checks what
 /// nginx recorded.
@@ -20,9 +20,9 @@ import Testing
     #expect(sink.bufferBytes > 0)
     for packet in clip.packets {
       #expect(try packet.write(to: sink) == .written)
-      // A second audio track: FLV carries only the configured one, the other is ignored.
+      // A second audio track: FLV carries only the configured one, the other is not sent.
       if packet.unit.kind == .audioApp {
-        #expect(try packet.write(to: sink, as: .audioMic) == .written)
+        #expect(try packet.write(to: sink, as: .audioMic) == .discarded(.notCarried))
       }
     }
     try sink.finish()
@@ -93,12 +93,12 @@ import Testing
       try sink.open(tracks: clip.tracks)
       Issue.record("publish to a locked app succeeded")
     } catch {
-      guard case .fatal(let message) = error else {
-        Issue.record("expected .fatal, got \(error)")
+      guard case .publishRefused(let endpoint, _, retryable: false) = error else {
+        Issue.record("expected a refused publish, got \(error)")
         return
       }
-      #expect(message.contains("refused"))
-      #expect(!message.contains(Self.key))
+      #expect(endpoint == "rtmp://127.0.0.1:\(server.rtmpPort)/locked/***")
+      #expect(!error.description.contains(Self.key))
     }
   }
 
@@ -111,11 +111,11 @@ import Testing
         try sink.open(tracks: clip.tracks)
         Issue.record("connected to a closed port")
       } catch {
-        guard case .retryable(let message) = error else {
-          Issue.record("expected .retryable, got \(error)")
+        guard case .connect(let endpoint, let message, retryable: true) = error else {
+          Issue.record("expected a retryable connect failure, got \(error)")
           continue
         }
-        #expect(message.contains("127.0.0.1:1/live/***"))
+        #expect(endpoint.hasSuffix("127.0.0.1:1/live/***"))
         #expect(!message.contains(Self.key))
       }
       // Not connected: writes fail as retryable, close and finish are harmless.
@@ -139,11 +139,11 @@ import Testing
       target: target, options: .init(ioTimeout: .milliseconds(500), openTimeout: .seconds(1)))
     // The kernel completes the TCP handshake from the backlog; nobody ever answers the RTMP one.
     let error = #expect(throws: SinkError.self) { try sink.open(tracks: clip.tracks) }
-    guard case .retryable(let message)? = error else {
-      Issue.record("expected .retryable, got \(String(describing: error))")
+    guard case .timeout(_, "connect", let message)? = error else {
+      Issue.record("expected a connect timeout, got \(String(describing: error))")
       return
     }
-    #expect(message.contains("timed out"))
+    #expect(error?.isRetryable == true)
     #expect(!message.contains(Self.key))
   }
 
@@ -172,12 +172,10 @@ import Testing
     #expect(c0c1[0] == 3)
     sink.cancel()
     #expect(outcome.wait(seconds: 20))
-    guard case .fatal(let message)? = outcome.error else {
-      Issue.record("expected .fatal(cancelled), got \(String(describing: outcome.error))")
-      return
+    #expect(outcome.error == .cancelled(endpoint: target.redactedDescription))
+    #expect(throws: SinkError.cancelled(endpoint: target.redactedDescription)) {
+      try sink.open(tracks: clip.tracks)
     }
-    #expect(message.hasSuffix("cancelled"))
-    #expect(throws: SinkError.self) { try sink.open(tracks: clip.tracks) }
   }
 
   @Test(arguments: [(320, 240, "high"), (1920, 1080, "high"), (176, 144, "baseline")])
@@ -203,8 +201,12 @@ import Testing
   @Test func opensWithoutAnyPublishableTrackIsFatal() throws {
     let sink = RTMPSink(target: try RTMPTarget(url: "rtmp://127.0.0.1:1/live/k"), audio: .audioMic)
     let clip = try RTMPClip.shared.get()
-    #expect(throws: SinkError.self) {
+    let error = #expect(throws: SinkError.self) {
       try sink.open(tracks: TrackFormats(audioApp: clip.tracks.audioApp))
+    }
+    guard case .unsupported? = error else {
+      Issue.record("expected an unsupported stream, got \(String(describing: error))")
+      return
     }
   }
 }

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import IngestBench
 import IngestTestSupport
+import Testing
 
 /// `ingest replay --to srt://...` against srt-live-transmit listeners started per test on their
 /// own loopback ports; the checks are on the copy the listener received.
@@ -201,6 +201,189 @@ import IngestTestSupport
         + "final tier \(summary["final_tier"] ?? "?"), received \(LoopbackServers.size(of: listener.output)) "
         + "of \(summary["sent_bytes"] ?? "?") bytes")
   }
+
+  /// `mode=listener`: ingest binds the port and waits; srt-live-transmit calls it (as a player
+  /// or a relay would) and receives the whole stream, clean.
+  @Test func listenerModeServesACaller() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let port = try LoopbackServers.freePort(SOCK_DGRAM)
+    let status = directory.appending(path: "status.jsonl")
+    let sender = try ChildProcess(
+      CommandRunner.ingest,
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--to",
+        "srt://127.0.0.1:\(port)?mode=listener&latency=200", "--speed", "4", "--json", "--quiet",
+        "--status", status.path,
+      ], directory: directory, name: "ingest")
+    defer { sender.kill() }
+    try LoopbackServers.waitUntil("ingest to bind UDP port \(port)") {
+      guard sender.process.isRunning else {
+        throw LoopbackServers.Failure("ingest exited: \(sender.stderr)")
+      }
+      return Self.udpPortIsBound(port)
+    }
+    let received = directory.appending(path: "received.ts")
+    let caller = try ChildProcess(
+      "bash",
+      [
+        "-c",
+        "exec srt-live-transmit -a:no -q \"srt://127.0.0.1:\(port)?mode=caller\" file://con >\"$0\"",
+        received.path,
+      ],
+      directory: directory, name: "caller")
+    defer { caller.kill() }
+    #expect(sender.wait(timeout: 60))
+    #expect(sender.process.terminationStatus == 0, "\(sender.stderr)")
+    #expect(caller.wait(timeout: 10))
+    let summary = try JSONLines.summary(sender.stdout)
+    #expect(LoopbackServers.size(of: received) == summary["sent_bytes"] as? Int)
+    try Self.expectCleanStream(received.path)
+  }
+
+  /// Listener mode keeps the caller rules: when its caller dies, ingest notices, reports the
+  /// disconnection, and serves the next caller from a keyframe with PAT and PMT.
+  @Test func listenerModeServesTheNextCallerAfterOneDies() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let port = try LoopbackServers.freePort(SOCK_DGRAM)
+    let status = directory.appending(path: "status.jsonl")
+    let sender = try ChildProcess(
+      CommandRunner.ingest,
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--to",
+        "srt://127.0.0.1:\(port)?mode=listener&latency=200", "--json", "--quiet", "--status",
+        status.path,
+      ], directory: directory, name: "ingest")
+    defer { sender.kill() }
+    try LoopbackServers.waitUntil("ingest to bind UDP port \(port)") {
+      guard sender.process.isRunning else {
+        throw LoopbackServers.Failure("ingest exited: \(sender.stderr)")
+      }
+      return Self.udpPortIsBound(port)
+    }
+    func caller(_ name: String) throws -> (IngestTestSupport.ChildProcess, URL) {
+      let received = directory.appending(path: "\(name).ts")
+      let child = try ChildProcess(
+        "bash",
+        [
+          "-c",
+          "exec srt-live-transmit -a:no -q \"srt://127.0.0.1:\(port)?mode=caller\" file://con >\"$0\"",
+          received.path,
+        ], directory: directory, name: name)
+      return (child, received)
+    }
+    let (first, firstReceived) = try caller("first")
+    defer { first.kill() }
+    try LoopbackServers.waitUntil("data at the first caller") {
+      LoopbackServers.size(of: firstReceived) > 0
+    }
+    first.kill()
+    func saw(_ event: String) -> Bool {
+      JSONLines.events(in: status).contains { $0["event"] as? String == event }
+    }
+    try LoopbackServers.waitUntil("ingest to notice the first caller is gone", timeout: 30) {
+      saw("disconnected")
+    }
+    let (second, secondReceived) = try caller("second")
+    defer { second.kill() }
+    #expect(sender.wait(timeout: 60))
+    #expect(second.wait(timeout: 10))
+    let connected = JSONLines.events(in: status).filter { $0["event"] as? String == "connected" }
+    #expect(connected.last?["attempt"] as? Int == 2)
+    // Video only: in these last seconds an audio track may have had no packet at all, which
+    // ffmpeg's audio filter setup reports although nothing is damaged.
+    let video = try CommandRunner.run(
+      "ffmpeg", ["-v", "error", "-i", secondReceived.path, "-map", "0:v", "-f", "null", "-"])
+    #expect(video.status == 0 && video.stderr.isEmpty, "\(video.stderr)")
+    let check = try TransportStreamCheck(path: secondReceived.path)
+    #expect(check.startsCleanly(video: true))
+    #expect(check.continuityErrors == 0)
+  }
+
+  /// `mode=rendezvous` with `port=` as the local port: ingest and srt-live-transmit, each bound
+  /// to its own port, connect to each other and the stream arrives clean.
+  @Test func rendezvousModeMeetsItsPeer() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let ours = try LoopbackServers.freePort(SOCK_DGRAM)
+    let theirs = try LoopbackServers.freePort(SOCK_DGRAM)
+    let received = directory.appending(path: "received.ts")
+    let peer = try ChildProcess(
+      "bash",
+      [
+        "-c",
+        "exec srt-live-transmit -a:no -q \"srt://127.0.0.1:\(ours)?mode=rendezvous&port=\(theirs)\" file://con >\"$0\"",
+        received.path,
+      ], directory: directory, name: "peer")
+    defer { peer.kill() }
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--to",
+        "srt://127.0.0.1:\(theirs)?mode=rendezvous&port=\(ours)&latency=200", "--speed", "4",
+        "--json",
+      ], timeout: 60)
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(!result.timedOut)
+    #expect(peer.wait(timeout: 10))
+    let summary = try JSONLines.summary(result.stdout)
+    #expect(LoopbackServers.size(of: received) == summary["sent_bytes"] as? Int)
+    try Self.expectCleanStream(received.path)
+  }
+
+  /// Whether a UDP socket is bound to `port` on this host (`/proc/net/udp`, `/proc/net/udp6`).
+  static func udpPortIsBound(_ port: Int) -> Bool {
+    let needle = ":" + String(port, radix: 16, uppercase: true).leftPadded(to: 4) + " "
+    return ["/proc/net/udp", "/proc/net/udp6"].contains {
+      LoopbackServers.text(of: URL(fileURLWithPath: $0)).contains(needle)
+    }
+  }
+
+  static func expectCleanStream(_ path: String) throws {
+    #expect(try CommandRunner.streams(path) == ["h264", "aac,48000,2", "aac,44100,1"])
+    #expect(try CommandRunner.decodeErrors(path) == "")
+    let check = try TransportStreamCheck(path: path)
+    let (badSync, continuityErrors) = (check.badSync, check.continuityErrors)
+    #expect(badSync == 0)
+    #expect(continuityErrors == 0)
+    #expect(check.startsCleanly(video: true))
+  }
+
+  /// No listener and a 4 s connect timeout: every attempt blocks the sender thread for 4 s.
+  /// Status keeps coming meanwhile (stats events between the retries, times never going back),
+  /// and each retry waits its announced delay after the failed attempt ended.
+  @Test func blockedConnectsKeepStatusFlowingAndBackOffFromTheirEnd() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let port = try LoopbackServers.freePort(SOCK_DGRAM)
+    let status = directory.appending(path: "status.jsonl")
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--to",
+        "srt://127.0.0.1:\(port)?conntimeo=4000", "--status", status.path,
+      ], timeout: 60)
+    #expect(result.status == 1)
+    #expect(!result.timedOut)
+    let events = JSONLines.events(in: status)
+    let times = events.compactMap { $0["t"] as? Double }
+    #expect(times.count == events.count)
+    #expect(times == times.sorted(), "status times went back: \(times)")
+    let retries = events.filter { $0["event"] as? String == "retry" }
+    #expect(retries.count >= 2, "\(events)")
+    for (failed, next) in zip(retries, retries.dropFirst()) {
+      let start = try #require(failed["t"] as? Double)
+      let end = try #require(next["t"] as? Double)
+      let delay = try #require(failed["delay_s"] as? Double)
+      // The next attempt began `delay` after this one failed and lasted the connect timeout
+      // (libsrt gives up no earlier, less a margin for its own rounding).
+      #expect(end - start >= delay + 3.8, "retry at \(start), next failure at \(end)")
+      let ticks = events.filter {
+        $0["event"] as? String == "stats" && ($0["t"] as? Double ?? 0) > start
+          && ($0["t"] as? Double ?? 0) < end
+      }
+      #expect(ticks.count >= 3, "\(ticks.count) stats events in \(end - start) s")
+    }
+  }
 }
 
 /// Reads `--json` summaries and `--status` files.
@@ -324,5 +507,11 @@ enum MediaCheck {
     #expect(summary["ok"] as? Bool == true)
     let start = JSONLines.events(in: status).first { $0["event"] as? String == "start" }
     #expect(start?["speed"] as? String == "realtime")
+  }
+}
+
+extension String {
+  fileprivate func leftPadded(to width: Int) -> String {
+    String(repeating: "0", count: max(0, width - count)) + self
   }
 }

@@ -1,6 +1,9 @@
 import Foundation
 import IngestCore
+import IngestRTMP
+import IngestTestSupport
 import Testing
+
 @testable import IngestSRT
 
 /// Real pushes to `srt-live-transmit` listeners on loopback ports, each started by its test and
@@ -66,6 +69,49 @@ struct SRTSinkTests {
     return blocked
   }
 
+  /// Both libsrt builds in one process: ours (OpenSSL), and the GnuTLS one libavformat depends
+  /// on, loaded here by an RTMP sink. Used by `srtAndLibavformatInOneProcessExitCleanly`, which
+  /// runs it alone in a child test process; run in the full suite it is an ordinary push.
+  @Test func pushOverSRTAfterLoadingLibavformat() throws {
+    let directory = try TestServers.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let stream = try Self.makeTransportStream(in: directory)
+    let port = try TestServers.freeUDPPort()
+    let received = directory.appending(path: "received.ts")
+    let listener = try SRTListenerProcess(port: port, output: received, passphrase: nil)
+    defer { listener.kill() }
+    // Nothing listens on port 1: opening loads libavformat (and its libsrt) and fails to connect.
+    let rtmp = RTMPSink(target: try RTMPTarget(url: "rtmp://127.0.0.1:1/live/key"))
+    let aac = try AACFormat(audioSpecificConfig: [0x11, 0x90])
+    #expect(throws: SinkError.self) { try rtmp.open(tracks: TrackFormats(audioApp: aac)) }
+    let sink = SRTSink(options: try SRTOptions(host: "127.0.0.1", port: port))
+    try sink.open(tracks: TrackFormats())
+    try Self.writeAll(stream, to: sink)
+    try sink.finish()
+    try #require(listener.waitForExit(seconds: 20))
+    #expect(LoopbackServers.size(of: received) == stream.count)
+  }
+
+  /// A process that used libsrt and loaded libavformat exits cleanly: with libsrt linked into
+  /// the executable, libsrt-gnutls's references bound to our libsrt's symbols and the process
+  /// crashed in libsrt at exit, after every test had passed.
+  @Test func srtAndLibavformatInOneProcessExitCleanly() throws {
+    let bundle = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+    for run in 1...3 {
+      let result = try CommandRunner.run(
+        bundle,
+        [
+          "--testing-library", "swift-testing", "--filter",
+          "SRTSinkTests/pushOverSRTAfterLoadingLibavformat",
+        ], timeout: 90)
+      #expect(!result.timedOut)
+      #expect(result.status == 0, "run \(run): \(result.stdout.suffix(2000)) \(result.stderr)")
+      #expect(!(result.stdout + result.stderr).contains("crashed"), "run \(run)")
+      // swift-testing reports on standard error; the filter must have matched the one test.
+      #expect(result.stderr.contains("Test run with 1 test"), "run \(run): \(result.stderr)")
+    }
+  }
+
   @Test(arguments: [nil, correctPassphrase])
   func pushArrivesByteForByte(passphrase: String?) throws {
     let directory = try TestServers.temporaryDirectory()
@@ -115,11 +161,10 @@ struct SRTSinkTests {
     let sink = SRTSink(
       options: try SRTOptions(host: "127.0.0.1", port: port, passphrase: Self.wrongPassphrase))
     let error = try #require(throws: SinkError.self) { try sink.open(tracks: TrackFormats()) }
-    guard case .fatal(let message) = error else {
-      Issue.record("expected a fatal error, got \(error)")
-      return
-    }
-    #expect(message.contains("wrong passphrase"))
+    #expect(
+      error == .authentication(endpoint: "srt://127.0.0.1:\(port)", reason: "wrong passphrase"))
+    #expect(!error.isRetryable)
+    let message = error.description
     #expect(!message.contains(Self.wrongPassphrase) && !message.contains(Self.correctPassphrase))
     #expect(!sink.redactedDescription.contains(Self.wrongPassphrase))
     #expect(!sink.isConnected)
@@ -136,11 +181,12 @@ struct SRTSinkTests {
 
     let sink = SRTSink(options: try SRTOptions(host: "127.0.0.1", port: port))
     let error = try #require(throws: SinkError.self) { try sink.open(tracks: TrackFormats()) }
-    guard case .fatal(let message) = error else {
-      Issue.record("expected a fatal error, got \(error)")
+    guard case .authentication(let endpoint, let reason) = error else {
+      Issue.record("expected an authentication failure, got \(error)")
       return
     }
-    #expect(message.contains("requires a passphrase"))
+    #expect(endpoint == "srt://127.0.0.1:\(port)")
+    #expect(reason.contains("requires a passphrase"))
   }
 
   @Test func absentListenerIsRetryable() throws {
@@ -148,11 +194,12 @@ struct SRTSinkTests {
     let sink = SRTSink(
       options: try SRTOptions(host: "127.0.0.1", port: port), connectTimeoutMilliseconds: 1000)
     let error = try #require(throws: SinkError.self) { try sink.open(tracks: TrackFormats()) }
-    guard case .retryable(let message) = error else {
-      Issue.record("expected a retryable error, got \(error)")
+    guard case .timeout(let endpoint, "connect", _) = error else {
+      Issue.record("expected a connect timeout, got \(error)")
       return
     }
-    #expect(message.contains("127.0.0.1:\(port)"))
+    #expect(error.isRetryable)
+    #expect(endpoint == "srt://127.0.0.1:\(port)")
     #expect(sink.statistics() == nil)
     #expect(sink.congestion == 0)
   }
@@ -162,7 +209,10 @@ struct SRTSinkTests {
     let unit = OutgoingUnit(
       kind: .audioApp, pts: 0, dts: 0, isKeyframe: true, isDiscontinuity: false, prefixLength: 0)
     let bytes = [UInt8](repeating: 0x47, count: 188)
-    #expect(throws: SinkError.retryable("SRT: not connected")) {
+    #expect(
+      throws: SinkError.write(
+        endpoint: "srt://127.0.0.1:9", reason: "not connected", retryable: true)
+    ) {
       try bytes.withUnsafeBytes { try sink.write(unit, bytes: $0, now: 0) }
     }
   }

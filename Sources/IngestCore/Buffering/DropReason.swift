@@ -22,6 +22,9 @@ public enum DropReason: Int, CaseIterable, Sendable, CustomStringConvertible {
   case ringFull
   /// Refused: the sample was malformed (bad timestamp, NAL past the end, no format yet).
   case invalid
+  /// Taken off the ring by the output without being sent: a track the output cannot carry
+  /// (RTMP's FLV has one audio track).
+  case notCarried
 
   /// The name used in status events and summaries.
   public var description: String {
@@ -37,6 +40,7 @@ public enum DropReason: Int, CaseIterable, Sendable, CustomStringConvertible {
     case .reconnect: "reconnect"
     case .ringFull: "ringFull"
     case .invalid: "invalid"
+    case .notCarried: "notCarried"
     }
   }
 

@@ -39,23 +39,13 @@ public struct OutgoingUnit: Sendable, Equatable {
 public enum SinkWriteResult: Sendable, Equatable {
   /// The unit was taken whole.
   case written
+  /// The unit was consumed but not sent, for `reason`: a track the output does not carry
+  /// (`.notCarried`), a frame before the connection's first keyframe (`.awaitingKeyframe`), a
+  /// malformed unit (`.invalid`). The run counts it as dropped, not as sent.
+  case discarded(DropReason)
   /// The unit is not finished (a sink may have taken part of it): offer the same unit again at
   /// `retryAt` (nanoseconds on the pipeline clock). The unit in flight is never dropped meanwhile.
   case wouldBlock(retryAt: Int64)
-}
-
-/// A failure of a sink. Messages never contain secrets (passphrases, stream keys, credentials).
-public enum SinkError: Error, Sendable, Equatable, CustomStringConvertible {
-  /// The connection broke or could not be made; the sender retries with backoff.
-  case retryable(String)
-  /// Retrying cannot help (wrong passphrase, rejected stream id, unwritable directory): the run stops.
-  case fatal(String)
-
-  public var description: String {
-    switch self {
-    case .retryable(let message), .fatal(let message): message
-    }
-  }
 }
 
 /// A destination for the pipeline's output, driven by the sender (never by the capture thread).
@@ -72,7 +62,7 @@ public protocol OutputSink: AnyObject {
   /// A one-line description safe to print (no secrets).
   var redactedDescription: String { get }
 
-  /// Connects or creates the destination. Called again after a `.retryable` failure.
+  /// Connects or creates the destination. Called again after a failure whose `isRetryable`.
   func open(tracks: TrackFormats) throws(SinkError)
   /// Hands one access unit to the sink.
   /// - Parameters:
@@ -95,10 +85,14 @@ public protocol OutputSink: AnyObject {
   /// The link as the output measures it now, for the rate controller; nil when the output has
   /// no link (files) or is not connected. Called from the sender's thread, a few times a second.
   func linkEstimate(now: Int64) -> LinkEstimate?
+  /// Bytes the destination itself took (a file: what reached it, not what waits in its write
+  /// buffer), when the sink knows better than the count of units it was handed; nil otherwise.
+  var acceptedBytes: Int64? { get }
 }
 
 extension OutputSink {
   public func statusFields() -> JSONObject? { nil }
   public func setStatusHandler(_ handler: @escaping @Sendable (String, JSONObject) -> Void) {}
   public func linkEstimate(now: Int64) -> LinkEstimate? { nil }
+  public var acceptedBytes: Int64? { nil }
 }

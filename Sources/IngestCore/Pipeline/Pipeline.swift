@@ -217,6 +217,17 @@ public final class Pipeline: @unchecked Sendable {
     }
   }
 
+  /// The sink took the unit from `beginSend` without sending it (see `SinkWriteResult.discarded`):
+  /// it leaves the ring and is counted as dropped for `reason`, not as sent.
+  public func discardSend(_ unit: SendRing.InFlightUnit, reason: DropReason) {
+    let now = clock.now()
+    lock.withLock {
+      ring.completeSend()
+      ring.countDrop(unit.info.kind, reason)
+      noteRingChange(now: now)
+    }
+  }
+
   /// After a reconnect: drops what is older than the newest waiting keyframe (the unit in flight
   /// included), so the new connection starts at a keyframe.
   public func skipToNewestKeyframe() {

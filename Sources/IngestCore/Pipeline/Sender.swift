@@ -25,20 +25,32 @@ public final class Sender {
   private var retryAt: Int64 = .min
   private var failure: SinkError?
   /// Why the last connection attempt or connection failed, for the end-of-run error.
-  private var lastRetryReason: String?
+  private var lastRetryError: SinkError?
   private var current:
     (unit: SendRing.InFlightUnit, bytes: UnsafeRawBufferPointer, outgoing: OutgoingUnit)?
   /// Receives connection events on the sender's thread.
   public var onEvent: (SenderEvent) -> Void = { _ in }
+  /// Called on the sender's thread with `true` just before the sink is asked to connect (a call
+  /// that may block for its whole connect timeout) and with `false` once it returned.
+  public var onConnectAttempt: (Bool) -> Void = { _ in }
+  /// Reads the time a failed attempt ended: the backoff counts from there.
+  private let clock: (any PipelineClock)?
 
   /// - Parameters:
   ///   - pipeline: the source of units.
   ///   - sink: the destination; its payload format must match the pipeline's.
-  public init(pipeline: Pipeline, sink: any OutputSink, backoff: Backoff = Backoff()) {
+  ///   - backoff: the delays between attempts.
+  ///   - clock: read when an attempt fails, so that the next one waits its delay from the end of
+  ///     the failed one (a connect can block for seconds); without it the `now` given to `pump`.
+  public init(
+    pipeline: Pipeline, sink: any OutputSink, backoff: Backoff = Backoff(),
+    clock: (any PipelineClock)? = nil
+  ) {
     precondition(pipeline.payloadFormat == sink.payloadFormat)
     self.pipeline = pipeline
     self.sink = sink
     self.backoff = backoff
+    self.clock = clock
     if pipeline.payloadFormat == .transportStream {
       output = TSOutputStream(program: pipeline.tracks)
     }
@@ -72,6 +84,9 @@ public final class Sender {
         case .written:
           pipeline.completeSend(unit, bytes: bytes.count)
           current = nil
+        case .discarded(let reason):
+          pipeline.discardSend(unit, reason: reason)
+          current = nil
         case .wouldBlock(let until):
           return .blocked(until: until)
         }
@@ -83,23 +98,28 @@ public final class Sender {
   }
 
   /// Finishes the sink after the ring was drained.
-  /// - Throws: the fatal failure, or `.retryable` when the run ends disconnected: what the ring
-  ///   still holds never reached the output, so the run did not deliver.
+  /// - Throws: the failure that stopped the sender, or, when the run ends disconnected, the
+  ///   failure of the last attempt (what the ring still holds never reached the output, so the
+  ///   run did not deliver).
   public func finish() throws(SinkError) {
     if let failure { throw failure }
     guard connected else {
-      throw .retryable(
-        "not connected at the end of the run: \(lastRetryReason ?? "no connection was made")")
+      throw lastRetryError
+        ?? .connect(
+          endpoint: sink.redactedDescription, reason: "no connection was made", retryable: true)
     }
     try sink.finish()
   }
 
   private func connect(now: Int64) -> PumpResult? {
+    onConnectAttempt(true)
     do {
       try sink.open(tracks: pipeline.tracks)
     } catch {
+      onConnectAttempt(false)
       return handle(error, now: now, wasConnected: false)
     }
+    onConnectAttempt(false)
     connected = true
     connections += 1
     if connections > 1 {
@@ -116,25 +136,24 @@ public final class Sender {
   }
 
   private func handle(_ error: SinkError, now: Int64, wasConnected: Bool) -> PumpResult {
-    switch error {
-    case .fatal(let message):
+    guard error.isRetryable else {
       failure = error
       sink.close()
       connected = false
-      onEvent(.failed(reason: message))
+      onEvent(.failed(reason: error.description))
       return .failed(error)
-    case .retryable(let message):
-      lastRetryReason = message
-      if wasConnected {
-        sink.close()
-        connected = false
-        onEvent(.disconnected(reason: message))
-      }
-      let delay = backoff.next()
-      retryAt = now + delay
-      onEvent(.retrying(reason: message, delayNanoseconds: delay))
-      return .blocked(until: retryAt)
     }
+    lastRetryError = error
+    let reason = error.description
+    if wasConnected {
+      sink.close()
+      connected = false
+      onEvent(.disconnected(reason: reason))
+    }
+    let delay = backoff.next()
+    retryAt = max(now, clock?.now() ?? now) + delay
+    onEvent(.retrying(reason: reason, delayNanoseconds: delay))
+    return .blocked(until: retryAt)
   }
 
   /// Writes the PSI/PCR prefix into the unit's headroom and stamps its packets.

@@ -76,7 +76,7 @@ let package = Package(
       name: "IntegrationTests",
       dependencies: [
         "IngestCore", "IngestPOSIX", "IngestSinks", "IngestSRT", "IngestRTMP", "IngestHLS",
-        "IngestCapture", "IngestRuntime", "IngestTestSupport",
+        "IngestCapture", "IngestRuntime", "IngestBench", "IngestTestSupport",
       ]),
   ]
 )

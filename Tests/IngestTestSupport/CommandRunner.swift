@@ -36,7 +36,8 @@ package enum CommandRunner {
   }
 
   /// Runs `executable` (a path, or a tool name looked up on PATH) to completion or `timeout`.
-  package static func run(_ executable: String, _ arguments: [String], timeout: TimeInterval = 120) throws
+  package static func run(_ executable: String, _ arguments: [String], timeout: TimeInterval = 120)
+    throws
     -> Result
   {
     let process = Process()
@@ -83,6 +84,35 @@ package enum CommandRunner {
     let result = try run(
       "ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0", "-f", "null", "-"])
     return result.stderr + (result.status == 0 ? "" : "exit \(result.status)")
+  }
+
+  /// Decodes every track of a transport stream with GStreamer (tsdemux, h264parse, avdec_h264,
+  /// aacparse, avdec_aac) at `GST_DEBUG=2`: the WARN and ERROR lines it printed, plus the exit
+  /// status when it failed (empty for a clean decode).
+  ///
+  /// - Parameter pids: the elementary PIDs present (0x100 video, 0x101 and 0x102 audio). Only
+  ///   these are linked: a branch for a PID the stream lacks never links and would stall the run.
+  ///
+  /// A `queue` in front of tsdemux makes it run in push mode, as on a network input; in pull
+  /// mode filesrc prints a WARN ("pad not activated yet") for any file, ours or not.
+  package static func gstreamerDecodeProblems(_ path: String, pids: [UInt16]) throws -> String {
+    var arguments = ["-q", "filesrc", "location=\(path)", "!", "queue", "!", "tsdemux", "name=d"]
+    for pid in pids.sorted() {
+      let pad = String(pid, radix: 16)
+      if pid == 0x100 {
+        arguments += ["d.video_0_0\(pad)", "!", "queue", "!", "h264parse", "!", "avdec_h264"]
+      } else {
+        arguments += ["d.audio_0_0\(pad)", "!", "queue", "!", "aacparse", "!", "avdec_aac"]
+      }
+      arguments += ["!", "fakesink"]
+    }
+    let result = try run(
+      "env", ["GST_DEBUG=2", "GST_DEBUG_NO_COLOR=1", "gst-launch-1.0"] + arguments, timeout: 60)
+    let problems = result.stderr.split(separator: "\n").filter {
+      $0.contains("WARN") || $0.contains("ERROR")
+    }
+    return problems.joined(separator: "\n")
+      + (result.status == 0 && !result.timedOut ? "" : "exit \(result.status)")
   }
 
   /// ffprobe's streams, one `codec[,rate,channels]` entry per stream in index order.

@@ -8,7 +8,13 @@ ingest_packages=(
   "pc:libavformat:libavformat-dev"
   "pc:libavcodec:libavcodec-dev"
   "pc:libavutil:libavutil-dev"
+  "pc:libavfilter:libavfilter-dev"
+  "pc:libavdevice:libavdevice-dev"
+  "pc:libswscale:libswscale-dev"
+  "pc:libswresample:libswresample-dev"
   "pc:srt:libsrt-openssl-dev"
+  "pc:libcurl:libcurl4-openssl-dev"
+  "cmd:openssl:openssl"
   "cmd:ffmpeg:ffmpeg"
   "cmd:ffprobe:ffmpeg"
   "cmd:srt-live-transmit:srt-tools"
@@ -24,6 +30,7 @@ ingest_packages=(
   "gst:aacparse:gstreamer1.0-plugins-good"
   "gst:avdec_h264:gstreamer1.0-libav"
   "gst:avdec_aac:gstreamer1.0-libav"
+  "cmd:Xvfb:xvfb"
 )
 
 ensure_packages() {

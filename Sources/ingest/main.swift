@@ -5,8 +5,9 @@
 #endif
 
 let commands: [any Command.Type] = [
-  ReplayCommand.self, InspectCommand.self, CaptureCommand.self, RecoverCommand.self,
-  BenchCommand.self,
+  ReplayCommand.self, LiveCommand.self, InspectCommand.self, CaptureCommand.self,
+  RecoverCommand.self,
+  BenchCommand.self, UploadCommand.self,
 ]
 
 func topLevelHelp(_ commands: [any Command.Type]) -> String {

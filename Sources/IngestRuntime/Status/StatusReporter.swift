@@ -9,8 +9,8 @@ public final class StatusReporter: @unchecked Sendable {
   private let pipeline: Pipeline
   private let clock: any PipelineClock
   private let probe: any ResidentMemoryProbe
-  private let writeLine: (@Sendable (String) -> Void)?
-  private let lock = HandOverLock()
+  /// Where lines go; behind the lock so lines from several threads never interleave.
+  private let writeLine: HandOverLock<(@Sendable (String) -> Void)?>
   private let start: Int64
   private var nextSample: Int64
   private var lastSentBytes: Int64 = 0
@@ -26,6 +26,9 @@ public final class StatusReporter: @unchecked Sendable {
   /// The output whose congestion signal (0...1) feeds the ladder once a second and whose own
   /// figures become a `sink` event; set with `attach(_:)`.
   private var sink: (any OutputSink)?
+  /// Steers the encoder from the sink's link estimates when set (a live encoder to steer); the
+  /// ladder then owns only the memory side and leaves bitrate and frame rate to it.
+  public var rateControl: RateControlLoop?
 
   /// - Parameters:
   ///   - writeLine: receives each JSON line (without newline); nil to only keep counters.
@@ -36,7 +39,7 @@ public final class StatusReporter: @unchecked Sendable {
     self.pipeline = pipeline
     self.clock = clock
     self.probe = probe
-    self.writeLine = writeLine
+    self.writeLine = HandOverLock(writeLine)
     start = clock.now()
     nextSample = start
     lastSampleTime = start
@@ -52,7 +55,8 @@ public final class StatusReporter: @unchecked Sendable {
     object.add("event", name)
     object.add("t", elapsed(now ?? clock.now()))
     fill(&object)
-    lock.withLock { writeLine?(object.rendered) }
+    let line = object.rendered
+    writeLine.withLock { $0?(line) }
   }
 
   /// Reads `sink`'s congestion and figures on each tick and forwards its own events (HLS
@@ -83,11 +87,12 @@ public final class StatusReporter: @unchecked Sendable {
   /// - Parameter force: sample and report now even if a second has not passed (end of run).
   public func tick(now: Int64, force: Bool = false) {
     while let event = pipeline.nextEvent() { report(event, now: now) }
+    if let sink, let rateControl { rateControl.tick(now: now, sink: sink, reporter: self) }
     guard now >= nextSample || force else { return }
     nextSample = now + 1_000_000_000
     pipeline.updateResident(probe.residentBytes())
     if let sink {
-      pipeline.updateSinkCongestion(sink.congestion)
+      pipeline.updateSinkCongestion(rateControl?.ladderCongestion ?? sink.congestion)
       if let statistics = sink.statusFields() {
         emit("sink", now: now) { $0.add("stats", statistics) }
       }
@@ -158,7 +163,7 @@ public final class StatusReporter: @unchecked Sendable {
       }
       encoderRequests(from: from, to: to, now: now)
     case .keyframeRequested:
-      request("keyframe", now: now) { _ in }
+      requestEncoder("keyframe", now: now) { _ in }
     case .clockReset(let kind, let dts):
       emit("clockReset", now: now) {
         $0.add("kind", kind.description)
@@ -174,29 +179,30 @@ public final class StatusReporter: @unchecked Sendable {
       let crossed = up ? (from < tier && tier <= to) : (to < tier && tier <= from)
       guard crossed else { continue }
       switch tier {
-      case .reducedBitrate:
-        request("bitrate", now: now) {
+      case .reducedBitrate where rateControl == nil:
+        requestEncoder("bitrate", now: now) {
           if up {
             $0.add("target_bps", max(200_000, self.lastBitrate * 8 / 10))
           } else {
             $0.add("restore", true)
           }
         }
-      case .reducedFrameRate:
-        request("frameRate", now: now) {
+      case .reducedFrameRate where rateControl == nil:
+        requestEncoder("frameRate", now: now) {
           $0.add("target_fps", up ? max(1, self.nominalFrameRate / 2) : self.nominalFrameRate)
         }
       case .noMic:
-        request("mic", now: now) { $0.add("enabled", !up) }
+        requestEncoder("mic", now: now) { $0.add("enabled", !up) }
       case .keyframesOnly:
-        request("keyframesOnly", now: now) { $0.add("enabled", up) }
-      case .normal:
+        requestEncoder("keyframesOnly", now: now) { $0.add("enabled", up) }
+      case .normal, .reducedBitrate, .reducedFrameRate:
         break
       }
     }
   }
 
-  private func request(_ kind: String, now: Int64, _ fill: (inout JSONObject) -> Void) {
+  /// Asks the encoder for something: to `onEncoderRequest` and as an `encoder` status event.
+  func requestEncoder(_ kind: String, now: Int64, _ fill: (inout JSONObject) -> Void) {
     var details = JSONObject()
     details.add("request", kind)
     fill(&details)

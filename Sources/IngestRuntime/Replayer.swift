@@ -53,6 +53,7 @@ public final class Replayer<Source: ByteSource> {
       do { record = try reader.next() } catch {
         if error.isRecoverable {
           invalidRecords += 1
+          if let kind = reader.refusedSampleKind { pipeline.sampleLost(kind) }
           continue
         }
         readError = error

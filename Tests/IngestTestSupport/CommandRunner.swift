@@ -107,12 +107,15 @@ package enum CommandRunner {
   /// mode filesrc prints a WARN ("pad not activated yet") for any file, ours or not.
   package static func gstreamerDecodeProblems(_ path: String, pids: [UInt16]) throws -> String {
     var arguments = ["-q", "filesrc", "location=\(path)", "!", "queue", "!", "tsdemux", "name=d"]
+    // Unbounded queues: with bounded ones, audio ahead of the first video frame fills its
+    // queue while the video sink has not prerolled, and the pipeline stalls.
+    let queue = ["queue", "max-size-buffers=0", "max-size-bytes=0", "max-size-time=0"]
     for pid in pids.sorted() {
       let pad = String(pid, radix: 16)
       if pid == 0x100 {
-        arguments += ["d.video_0_0\(pad)", "!", "queue", "!", "h264parse", "!", "avdec_h264"]
+        arguments += ["d.video_0_0\(pad)", "!"] + queue + ["!", "h264parse", "!", "avdec_h264"]
       } else {
-        arguments += ["d.audio_0_0\(pad)", "!", "queue", "!", "aacparse", "!", "avdec_aac"]
+        arguments += ["d.audio_0_0\(pad)", "!"] + queue + ["!", "aacparse", "!", "avdec_aac"]
       }
       arguments += ["!", "fakesink"]
     }

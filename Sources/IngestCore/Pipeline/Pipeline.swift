@@ -23,6 +23,8 @@ public final class Pipeline: @unchecked Sendable {
   private let packetizer: TSPacketizer?
   /// A clock reset whose sample did not enter the ring: the next unit of the track carries it.
   private var pendingDiscontinuity = [Bool](repeating: false, count: SampleKind.allCases.count)
+  /// No video keyframe arrived yet: a frame before it references nothing the output has.
+  private var awaitingFirstKeyframe: Bool
 
   // Shared, under `lock`.
   private let lock = HandOverLock()
@@ -56,6 +58,12 @@ public final class Pipeline: @unchecked Sendable {
     self.budget = budget
     self.clock = clock
     timeline = Timeline(configuration: configuration.timeline)
+    for kind in SampleKind.allCases {
+      if case .aac(let aac) = tracks.format(for: kind) {
+        timeline.setAudioFrameDuration(samples: 1024, sampleRate: aac.sampleRate, for: kind)
+      }
+    }
+    awaitingFirstKeyframe = tracks.format(for: .video) != nil
     packetizer = payloadFormat == .transportStream ? TSPacketizer(program: tracks) : nil
     ring = SendRing(
       arenaCapacity: budget.available, recordCapacity: configuration.recordCapacity,
@@ -112,6 +120,13 @@ public final class Pipeline: @unchecked Sendable {
       }
     }
     let disposable = summary?.isDisposable ?? false
+    if kind == .video && awaitingFirstKeyframe {
+      // Video that starts mid-GOP: drop until the first keyframe, and ask for one.
+      guard isKeyframe else {
+        return record(kind, .awaitingKeyframe, awaitKeyframe: true, stamp: stamp)
+      }
+      awaitingFirstKeyframe = false
+    }
     let track = Int(kind.rawValue)
     let discontinuity = stamp.isDiscontinuity || pendingDiscontinuity[track]
     pendingDiscontinuity[track] = discontinuity
@@ -170,6 +185,18 @@ public final class Pipeline: @unchecked Sendable {
     }
     if accepted { pendingDiscontinuity[track] = false }
     return accepted
+  }
+
+  /// A sample the input refused before it reached `append` (a corrupt record): a lost video
+  /// frame may be a reference, so the video after it waits for the next keyframe (counted as
+  /// `awaitingKeyframe`) and a keyframe is requested. Lost audio needs nothing.
+  public func sampleLost(_ kind: SampleKind) {
+    guard kind == .video else { return }
+    let now = clock.now()
+    lock.withLock {
+      ring.startAwaitingKeyframe()
+      noteRingChange(now: now)
+    }
   }
 
   /// Counts a sample that does not enter the ring.

@@ -56,6 +56,12 @@ public struct Timeline: Sendable {
     var irregularSteps = 0
     /// The last sample's time was corrected, so the step from it says nothing about the clock.
     var lastCorrected = false
+    /// The audio frame duration from the track's format, as samples per frame and sample rate.
+    var nominalFrame: (samples: Int64, rate: Int64)?
+    /// Where a run of clock corrections started and how many frames it placed, so each is an
+    /// exact multiple of the frame duration from there (no rounding accumulates).
+    var correctionAnchor: Int64 = .min
+    var correctedFrames: Int64 = 0
     /// The last sample's time on the track's own clock (adjustment included), before a glitch
     /// correction placed it elsewhere.
     var lastClock: Int64 = .min
@@ -79,6 +85,13 @@ public struct Timeline: Sendable {
 
   public init(configuration: Configuration = Configuration()) {
     self.configuration = configuration
+  }
+
+  /// Tells the timeline an audio track's frame duration (1024 samples for AAC), so a glitch or an
+  /// unusable clock is corrected by exactly one frame rather than by a learned or assumed step.
+  public mutating func setAudioFrameDuration(samples: Int, sampleRate: Int, for kind: SampleKind) {
+    guard kind.isAudio, samples > 0, sampleRate > 0 else { return }
+    tracks[Int(kind.rawValue)].nominalFrame = (Int64(samples), Int64(sampleRate))
   }
 
   /// Converts one sample's timestamps.
@@ -109,7 +122,9 @@ public struct Timeline: Sendable {
       // Glitches are judged against the clock's own last reading, so a run of them (a clock
       // that ticks once a second) is spread one frame apart instead of turning into a reset.
       let clockStep = stampDTS &- track.lastClock
-      let frame = track.frameStep > 0 ? track.frameStep : configuration.defaultAudioFrameStep
+      let frame =
+        track.nominalFrame.map { $0.samples * TimeConversion.ticksPerSecond / $0.rate }
+        ?? (track.frameStep > 0 ? track.frameStep : configuration.defaultAudioFrameStep)
       if step <= 0 && clockStep >= -configuration.maximumAudioFrameStep {
         clock = stampDTS
         // A repeated or slightly early timestamp: one frame on, the clock itself is kept.
@@ -122,19 +137,31 @@ public struct Timeline: Sendable {
         stampDTS = anchored
         discontinuity = true
         track.irregularSteps += 1
+        track.correctionAnchor = .min
       } else if step > configuration.maximumAudioFrameStep {
         if track.irregularSteps > 0 || track.frameStep == 0 {
           // A second gap in a row, or a gap before any frame step, is not silence but a clock
           // in the wrong unit: advance it by its frame duration, as the samples keep arriving
           // at the real frame rate.
-          track.adjustment = track.adjustment &+ (track.lastDTS + frame &- stampDTS)
-          stampDTS = track.lastDTS + frame
+          if track.correctionAnchor == .min {
+            track.correctionAnchor = track.lastDTS
+            track.correctedFrames = 0
+          }
+          track.correctedFrames += 1
+          let placed =
+            track.nominalFrame.map {
+              track.correctionAnchor
+                &+ track.correctedFrames &* $0.samples &* TimeConversion.ticksPerSecond / $0.rate
+            } ?? track.lastDTS + frame
+          track.adjustment = track.adjustment &+ (placed &- stampDTS)
+          stampDTS = placed
           corrected = true
         }
         track.irregularSteps += 1
       } else {
         if !track.lastCorrected { track.frameStep = step }
         track.irregularSteps = 0
+        track.correctionAnchor = .min
       }
       track.lastCorrected = corrected
     } else if track.started {

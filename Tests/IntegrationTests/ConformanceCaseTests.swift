@@ -1,0 +1,146 @@
+import Foundation
+import IngestCore
+import IngestTestSupport
+import Testing
+
+/// What real devices send, derived from the fixtures with the dump writer and replayed to a .ts
+/// file: each output must decode with zero ffmpeg errors and zero GStreamer warnings and keep
+/// the rules of `TransportStreamCheck.conformanceViolations`.
+@Suite struct ConformanceCaseTests {
+  /// A replayed case: the summary and the stream.
+  struct Replay {
+    var result: CommandRunner.Result
+    var check: TransportStreamCheck
+    var output: String
+
+    /// PTS of each PES on a PID.
+    func pts(_ pid: UInt16) -> [Int64] { check.units.filter { $0.pid == pid }.compactMap(\.pts) }
+  }
+
+  /// Writes `items` as a dump in `directory`, replays it to a .ts file and checks the stream.
+  static func replay(
+    _ items: [DumpItems.Item], named name: String, in directory: URL,
+    arguments: [String] = []
+  ) throws -> Replay {
+    let dump = directory.appending(path: "\(name).dump").path
+    try DumpItems.write(items, to: dump)
+    let output = directory.appending(path: "\(name).ts").path
+    let result = try CommandRunner.ingest(
+      ["replay", dump, "--to", output, "--speed", "max", "--json", "--quiet"] + arguments)
+    let check = try TransportStreamCheck(path: output)
+    let parameterSets = try TransportStreamCheck.parameterSets(ofDump: dump)
+    #expect(try CommandRunner.decodeErrors(output) == "", "\(name)")
+    #expect(
+      check.conformanceViolations(parameterSets: parameterSets).map(\.description) == [],
+      "\(name)")
+    #expect(try CommandRunner.gstreamerDecodeProblems(output, pids: check.elementaryPIDs) == "")
+    #expect(check.continuityErrors == 0)
+    return Replay(result: result, check: check, output: output)
+  }
+
+  static func screen() throws -> [DumpItems.Item] {
+    try DumpItems.read(CommandRunner.fixture("screen.dump"))
+  }
+
+  /// Indices in `items` of the samples of one kind.
+  static func indices(of kind: SampleKind, in items: [DumpItems.Item]) -> [Int] {
+    items.indices.filter { items[$0].sample?.kind == kind }
+  }
+
+  @Test func audioTimestampGlitchesLeaveNoLastingShift() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let original = try Self.screen()
+    var items = original
+    let mic = Self.indices(of: .audioMic, in: items)
+    func retime(_ position: Int, _ change: (MediaTime) -> MediaTime) {
+      guard case .sample(var sample) = items[mic[position]] else { return }
+      sample.pts = change(original[mic[position - 1]].sample!.pts)
+      items[mic[position]] = .sample(sample)
+    }
+    // Two repeated timestamps and one 3 ms before the previous frame's.
+    retime(100) { $0 }
+    retime(200) { $0 }
+    retime(150) { MediaTime(value: $0.value - 3_000_000, timescale: $0.timescale) }
+    let reference = try Self.replay(original, named: "reference", in: directory)
+    let glitched = try Self.replay(items, named: "glitched", in: directory)
+    #expect(glitched.result.status == 0)
+    #expect(glitched.result.stdout.contains("\"clock_resets\":0"))
+    let (expected, actual) = (reference.pts(0x102), glitched.pts(0x102))
+    #expect(expected.count == actual.count)
+    // Every mic frame, the glitched ones included, at its own time (within a tick).
+    #expect(zip(expected, actual).allSatisfy { abs($0 - $1) <= 1 })
+  }
+
+  @Test(arguments: ["one tick per second", "a second per frame"])
+  func unusableMicClockMovesNoOtherTrack(clock: String) throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let original = try Self.screen()
+    var items = original
+    for (frame, index) in Self.indices(of: .audioMic, in: items).enumerated() {
+      guard case .sample(var sample) = items[index] else { continue }
+      sample.pts =
+        clock == "one tick per second"
+        ? MediaTime(value: sample.pts.value / 1_000_000_000, timescale: 1)
+        : MediaTime(value: 352_417 + Int64(frame), timescale: 1)
+      items[index] = .sample(sample)
+    }
+    let reference = try Self.replay(original, named: "reference", in: directory)
+    let broken = try Self.replay(items, named: "broken", in: directory)
+    #expect(broken.result.status == 0)
+    #expect(broken.result.stdout.contains("\"clock_resets\":0"))
+    // App audio keeps its place against the video, whatever the mic's clock does.
+    func offsets(_ replay: Replay) -> [Int64] {
+      let video = replay.pts(0x100).first ?? 0
+      return replay.pts(0x101).map { $0 - video }
+    }
+    #expect(offsets(broken) == offsets(reference))
+  }
+
+  /// The status lines of a run that wrote them to `status`.
+  static func statusLines(_ status: String) throws -> [String] {
+    try String(contentsOfFile: status, encoding: .utf8).split(separator: "\n").map(String.init)
+  }
+
+  @Test func videoBeforeTheFirstKeyframeIsDroppedAndAKeyframeRequested() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var items = try Self.screen()
+    // The capture starts 25 frames into the first GOP: the first 35 frames are P-frames.
+    let video = Self.indices(of: .video, in: items)
+    items = items.indices.filter { !video.prefix(25).contains($0) }.map { items[$0] }
+    let status = directory.appending(path: "status.jsonl").path
+    let replay = try Self.replay(
+      items, named: "leading-p", in: directory, arguments: ["--status", status])
+    #expect(replay.result.status == 0)
+    #expect(replay.result.stdout.contains("\"video\":{\"awaitingKeyframe\":35}"))
+    #expect(try Self.statusLines(status).contains { $0.contains("\"request\":\"keyframe\"") })
+  }
+
+  @Test func aCorruptVideoSampleDropsTheRestOfItsGOP() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var items = try Self.screen()
+    // The 11th frame of the first GOP: its NAL length runs past the end of the sample.
+    let corrupt = Self.indices(of: .video, in: items)[10]
+    let sample = items[corrupt].sample!
+    func bytes<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+      withUnsafeBytes(of: value.littleEndian, Array.init)
+    }
+    // Sample record: kind, flags (keyframe bit clear, no DTS), PTS, DTS fields zero, payload.
+    let header =
+      [sample.kind.rawValue, 0] + bytes(sample.pts.value) + bytes(sample.pts.timescale)
+      + bytes(Int64(0)) + bytes(Int32(0))
+    items[corrupt] = .raw(type: 2, payload: header + [0, 0, 0, 0xFF, 0x41, 0x9A])
+    let status = directory.appending(path: "status.jsonl").path
+    let replay = try Self.replay(
+      items, named: "corrupt-p", in: directory, arguments: ["--status", status])
+    #expect(replay.result.status == 0)
+    #expect(replay.result.stdout.contains("\"invalid_records\":1"))
+    // Frames 12 to 60 of the GOP (2 s at 30 fps) reference the lost one.
+    #expect(replay.result.stdout.contains("\"video\":{\"awaitingKeyframe\":49}"))
+    #expect(replay.pts(0x100).count == 300 - 50)
+    #expect(try Self.statusLines(status).contains { $0.contains("\"request\":\"keyframe\"") })
+  }
+}

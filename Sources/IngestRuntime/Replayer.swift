@@ -60,6 +60,10 @@ public final class Replayer<Source: ByteSource> {
         break
       }
       guard let record else { break }
+      if case .format(let kind, let format) = record {
+        pipeline.changeFormat(format, for: kind)
+        continue
+      }
       guard case .sample(let header) = record else { continue }
       var now = clock.now()
       if case .factor = speed {

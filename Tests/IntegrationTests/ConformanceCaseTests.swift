@@ -143,4 +143,69 @@ import Testing
     #expect(replay.pts(0x100).count == 300 - 50)
     #expect(try Self.statusLines(status).contains { $0.contains("\"request\":\"keyframe\"") })
   }
+
+  /// screen.dump with its second GOP replaced by landscape.dump's (1280x720) after a new format
+  /// record, and the portrait format back at the third: a device rotating and back.
+  static func rotated() throws -> [DumpItems.Item] {
+    let screen = try Self.screen()
+    let landscape = try DumpItems.read(CommandRunner.fixture("landscape.dump"))
+    guard
+      case .format(_, let portraitFormat)? = screen.first(where: {
+        if case .format(.video, _) = $0 { true } else { false }
+      }),
+      case .format(_, let landscapeFormat)? = landscape.first(where: {
+        if case .format(.video, _) = $0 { true } else { false }
+      })
+    else { throw CocoaError(.fileReadCorruptFile) }
+    let landscapeFrames = landscape.compactMap(\.sample)
+    var items: [DumpItems.Item] = []
+    var frame = 0
+    for item in screen {
+      guard case .sample(let sample) = item, sample.kind == .video else {
+        items.append(item)
+        continue
+      }
+      if frame == 60 { items.append(.format(.video, landscapeFormat)) }
+      if frame == 120 { items.append(.format(.video, portraitFormat)) }
+      if (60..<120).contains(frame) {
+        var replaced = landscapeFrames[frame - 60]
+        (replaced.pts, replaced.dts) = (sample.pts, sample.dts)
+        items.append(.sample(replaced))
+      } else {
+        items.append(item)
+      }
+      frame += 1
+    }
+    return items
+  }
+
+  @Test func formatChangeMidStreamCarriesTheNewParameterSets() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let status = directory.appending(path: "status.jsonl").path
+    // The checker holds every IDR to the format record in force: portrait, landscape, portrait.
+    let replay = try Self.replay(
+      try Self.rotated(), named: "rotated", in: directory, arguments: ["--status", status])
+    #expect(replay.result.status == 0)
+    #expect(replay.result.stdout.contains("\"drops\":{}"))
+    let changes = try Self.statusLines(status).filter { $0.contains("\"formatChanged\"") }
+    #expect(changes.count == 2)
+    #expect(changes.allSatisfy { $0.contains("\"kind\":\"video\"") })
+  }
+
+  @Test func formatChangeMidStreamStartsAnHLSDiscontinuity() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let dump = directory.appending(path: "rotated.dump").path
+    try DumpItems.write(try Self.rotated(), to: dump)
+    let hls = directory.appending(path: "hls").path
+    let result = try CommandRunner.ingest([
+      "replay", dump, "--to", "hls:\(hls)", "--speed", "max", "--quiet", "--hls-window", "0",
+    ])
+    #expect(result.status == 0, "\(result.stderr)")
+    let playlist = try String(contentsOfFile: "\(hls)/index.m3u8", encoding: .utf8)
+    let lines = playlist.split(separator: "\n")
+    #expect(lines.filter { $0 == "#EXT-X-DISCONTINUITY" }.count == 2)
+    #expect(try CommandRunner.decodeErrors("\(hls)/index.m3u8") == "")
+  }
 }

@@ -208,4 +208,27 @@ import Testing
     #expect(lines.filter { $0 == "#EXT-X-DISCONTINUITY" }.count == 2)
     #expect(try CommandRunner.decodeErrors("\(hls)/index.m3u8") == "")
   }
+
+  @Test(arguments: ["header only", "format records only"])
+  func emptyDumpSucceedsAndWritesNoOutput(content: String) throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let formats = try Self.screen().filter {
+      if case .format = $0 { true } else { false }
+    }
+    let dump = directory.appending(path: "empty.dump").path
+    try DumpItems.write(content == "header only" ? [] : formats, to: dump)
+    for target in ["out.ts", "null:", "hls:hls"] {
+      let output = target.hasSuffix(".ts") ? directory.appending(path: target).path : target
+      let path = target.hasPrefix("hls:") ? "hls:" + directory.appending(path: "hls").path : output
+      let result = try CommandRunner.ingest([
+        "replay", dump, "--to", path, "--speed", "max", "--json", "--quiet",
+      ])
+      #expect(result.status == 0, "\(target): \(result.stderr)")
+      #expect(result.stderr.contains("holds no samples"), "\(target)")
+      #expect(result.stdout.contains("\"empty\":true"), "\(target)")
+    }
+    #expect(!FileManager.default.fileExists(atPath: directory.appending(path: "out.ts").path))
+    #expect(!FileManager.default.fileExists(atPath: directory.appending(path: "hls").path))
+  }
 }

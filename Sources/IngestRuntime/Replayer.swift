@@ -41,6 +41,7 @@ public final class Replayer<Source: ByteSource> {
     var readError: DumpError?
     var sinkError: SinkError?
     var invalidRecords = 0
+    var refusedFormats: [RefusedFormat] = []
     var stopSignal: String?
     senderThread?.start()
     reading: while true {
@@ -54,6 +55,11 @@ public final class Replayer<Source: ByteSource> {
         if error.isRecoverable {
           invalidRecords += 1
           if let kind = reader.refusedSampleKind { pipeline.sampleLost(kind) }
+          if let kind = reader.refusedFormatKind {
+            let refused = RefusedFormat(kind: kind, error: error)
+            refusedFormats.append(refused)
+            reporter.emit("formatRefused") { $0.merge(refused.json) }
+          }
           continue
         }
         readError = error
@@ -108,7 +114,7 @@ public final class Replayer<Source: ByteSource> {
     reporter.tick(now: end, force: true)
     return ReplaySummary(
       snapshot: pipeline.snapshot(), skippedRecords: reader.skippedRecords,
-      invalidRecords: invalidRecords, readError: readError,
+      invalidRecords: invalidRecords, refusedFormats: refusedFormats, readError: readError,
       sinkError: sinkError, elapsedNanoseconds: end - start,
       peakResidentBytes: ProcResidentProbe().peakResidentBytes(), tierChanges: reporter.tierChanges,
       stopSignal: stopSignal)

@@ -254,6 +254,12 @@ enum ReplayCommand: Command {
     if summary.skippedRecords > 0 {
       lines.append("  skipped  \(summary.skippedRecords) dump records")
     }
+    for refused in summary.refusedFormats {
+      let place = refused.offset.map { " at byte \($0)" } ?? ""
+      lines.append(
+        "  refused  \(refused.kind) format record\(place): \(refused.reason); its samples are dropped"
+      )
+    }
     if summary.invalidRecords > 0 {
       lines.append("  invalid  \(summary.invalidRecords) dump records refused by the reader")
     }

@@ -12,6 +12,20 @@ package enum DumpItems {
     /// A record written as it is: a format the writer itself would refuse, for instance.
     case raw(type: UInt8, payload: [UInt8])
 
+    /// A sample record written byte by byte, without the writer's checks (a sample whose format
+    /// record the writer would refuse, or a corrupt payload).
+    package static func rawSample(_ sample: MediaSample) -> Item {
+      func bytes<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+        withUnsafeBytes(of: value.littleEndian, Array.init)
+      }
+      let flags: UInt8 = (sample.isKeyframe ? 1 : 0) | (sample.dts == nil ? 0 : 2)
+      let dts = sample.dts ?? MediaTime(value: 0, timescale: 0)
+      let header =
+        [sample.kind.rawValue, flags] + bytes(sample.pts.value) + bytes(sample.pts.timescale)
+        + bytes(dts.value) + bytes(dts.timescale)
+      return .raw(type: 2, payload: header + sample.payload)
+    }
+
     /// The sample, if the item is one.
     package var sample: MediaSample? {
       if case .sample(let sample) = self { sample } else { nil }

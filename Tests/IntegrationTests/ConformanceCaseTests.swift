@@ -124,15 +124,9 @@ import Testing
     var items = try Self.screen()
     // The 11th frame of the first GOP: its NAL length runs past the end of the sample.
     let corrupt = Self.indices(of: .video, in: items)[10]
-    let sample = items[corrupt].sample!
-    func bytes<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
-      withUnsafeBytes(of: value.littleEndian, Array.init)
-    }
-    // Sample record: kind, flags (keyframe bit clear, no DTS), PTS, DTS fields zero, payload.
-    let header =
-      [sample.kind.rawValue, 0] + bytes(sample.pts.value) + bytes(sample.pts.timescale)
-      + bytes(Int64(0)) + bytes(Int32(0))
-    items[corrupt] = .raw(type: 2, payload: header + [0, 0, 0, 0xFF, 0x41, 0x9A])
+    var sample = items[corrupt].sample!
+    sample.payload = [0, 0, 0, 0xFF, 0x41, 0x9A]
+    items[corrupt] = .rawSample(sample)
     let status = directory.appending(path: "status.jsonl").path
     let replay = try Self.replay(
       items, named: "corrupt-p", in: directory, arguments: ["--status", status])
@@ -230,5 +224,49 @@ import Testing
     }
     #expect(!FileManager.default.fileExists(atPath: directory.appending(path: "out.ts").path))
     #expect(!FileManager.default.fileExists(atPath: directory.appending(path: "hls").path))
+  }
+
+  static let badFormats: [(String, SampleKind, [UInt8], String)] = [
+    ("AAC object type 5", .audioApp, [0x29, 0x90], "AAC object type 5 cannot be carried in ADTS"),
+    ("channel configuration 0", .audioApp, [0x11, 0x80], "AAC channel configuration 0"),
+    ("sampling index 13", .audioMic, [0x16, 0x88], "AAC sampling frequency 13"),
+    ("NAL length size 3", .video, [], "NAL length size 3"),
+  ]
+
+  @Test(arguments: badFormats)
+  func aFormatTheWriterCannotCarryIsReported(
+    name: String, kind: SampleKind, config: [UInt8], reason: String
+  ) throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let items = try Self.screen().map { item -> DumpItems.Item in
+      // The writer refuses samples of a track without a format: they go as raw records.
+      if let sample = item.sample, sample.kind == kind { return .rawSample(sample) }
+      guard case .format(kind, let format) = item else { return item }
+      var bytes = config
+      if case .h264(let h264) = format {
+        bytes = h264.avcC
+        bytes[4] = 0xFC | 2
+      }
+      return .raw(type: 1, payload: [kind.rawValue, kind == .video ? 1 : 2] + bytes)
+    }
+    let status = directory.appending(path: "status.jsonl").path
+    let replay = try Self.replay(
+      items, named: "bad", in: directory, arguments: ["--status", status])
+    #expect(replay.result.status == 0)
+    #expect(replay.result.stdout.contains("\"refused_formats\":[{\"kind\":\"\(kind)\""), "\(name)")
+    #expect(replay.result.stdout.contains(reason), "\(name)")
+    #expect(!replay.check.elementaryPIDs.contains(0x100 + UInt16(kind.rawValue)))
+    let events = try Self.statusLines(status).filter { $0.contains("\"formatRefused\"") }
+    #expect(events.count == 1 && events[0].contains(reason), "\(name)")
+    // The text summary and inspect (text and --json) give the same reason.
+    let dump = directory.appending(path: "bad.dump").path
+    let text = try CommandRunner.ingest([
+      "replay", dump, "--to", "null:", "--speed", "max", "--quiet",
+    ])
+    #expect(text.stderr.contains("refused  \(kind) format record at byte"), "\(name)")
+    #expect(text.stderr.contains(reason), "\(name)")
+    #expect(try CommandRunner.ingest(["inspect", dump]).stdout.contains(reason))
+    #expect(try CommandRunner.ingest(["inspect", dump, "--json"]).stdout.contains(reason))
   }
 }

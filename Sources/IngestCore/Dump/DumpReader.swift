@@ -54,6 +54,9 @@ public struct DumpReader<Source: ByteSource> {
   /// the record got as far as naming one: a lost video frame means the frames after it wait for
   /// a keyframe.
   public private(set) var refusedSampleKind: SampleKind?
+  /// The kind of the format record that the last `next()` refused with a recoverable error: a
+  /// configuration the writer cannot carry, so that track has no format.
+  public private(set) var refusedFormatKind: SampleKind?
 
   /// The format record most recently read for `kind`.
   public func format(for kind: SampleKind) -> FormatDescription? { formats[Int(kind.rawValue)] }
@@ -67,6 +70,7 @@ public struct DumpReader<Source: ByteSource> {
     if let failure { throw failure }
     current = nil
     refusedSampleKind = nil
+    refusedFormatKind = nil
     head += consumed
     consumed = 0
     do {
@@ -165,6 +169,7 @@ public struct DumpReader<Source: ByteSource> {
     guard let kind = SampleKind(rawValue: buffer[base]) else {
       throw .unknownKind(offset: recordOffset, kind: buffer[base])
     }
+    refusedFormatKind = kind
     guard let codec = DumpFormat.Codec(rawValue: buffer[base + 1]) else {
       throw .unknownCodec(offset: recordOffset, codec: buffer[base + 1])
     }
@@ -182,6 +187,7 @@ public struct DumpReader<Source: ByteSource> {
     } catch {
       throw .format(offset: recordOffset, error)
     }
+    refusedFormatKind = nil
     formats[Int(kind.rawValue)] = format
     return .format(kind, format)
   }

@@ -106,6 +106,9 @@ enum CaptureCommand: Command {
     var line =
       "\(output): " + parts.joined(separator: ", ") + ", \(seconds) s, \(writer.offset) bytes"
     if capture.droppedPackets > 0 { line += ", \(capture.droppedPackets) packets skipped" }
+    if capture.corruptPackets > 0 {
+      line += ", \(capture.corruptPackets) corrupt packets skipped"
+    }
     Console.out(line + "\n")
     return 0
   }

@@ -14,6 +14,7 @@ import Testing
     ("static-screen.dump", ["h264", "aac,48000,2"]),
     ("video-only.dump", ["h264"]),
     ("audio-only.dump", ["aac,48000,2", "aac,44100,1"]),
+    ("landscape.dump", ["h264"]),
   ]
 
   @Test(arguments: expectations)

@@ -17,8 +17,16 @@ public final class MediaFileCapture {
   public let selection: [SampleKind: Int]
   /// Samples delivered per kind.
   public private(set) var sampleCounts: [SampleKind: Int] = [:]
-  /// Packets skipped: no timestamp, or video before its first SPS/PPS.
+  /// Packets skipped: no timestamp, video before its first SPS/PPS, or video after a corrupt
+  /// packet until the next keyframe.
   public private(set) var droppedPackets = 0
+  /// Packets skipped because their bytes could not be converted (a corrupt NAL or ADTS frame);
+  /// the capture goes on with the next packet.
+  public private(set) var corruptPackets = 0
+  /// Video packets at the start of a stream held until two decode times are known, so those
+  /// without one (Matroska gives none for the first packets of a stream with B-frames) can be
+  /// given theirs; past this many the presentation time stands in.
+  public static let maximumHeldPackets = 16
   /// Input-time span of the delivered samples, in nanoseconds (first decode time to last
   /// presentation time).
   public var durationNanoseconds: Int64 {
@@ -41,6 +49,12 @@ public final class MediaFileCapture {
     var packets = 0
     var firstKey: Int64?
     var jumped = false
+    /// Leading packets waiting for their decode time, and the decode times seen so far there.
+    var held: [(packet: DemuxedPacket, number: Int)] = []
+    var knownDTS: [Int64] = []
+    var derivingDTS = true
+    /// A corrupt video packet was skipped: the frames after it wait for the next keyframe.
+    var awaitingKeyframe = false
 
     var isEmpty: Bool { head == queue.count }
   }
@@ -128,10 +142,11 @@ public final class MediaFileCapture {
         return nil
       }
       guard let packet = try demuxer.nextPacket() else {
+        for index in tracks.indices { try releaseHeld(track: index) }
         inputEnded = true
         continue
       }
-      if let index = trackOfStream[packet.streamIndex] { try accept(packet, track: index) }
+      if let index = trackOfStream[packet.streamIndex] { try hold(packet, track: index) }
     }
   }
 
@@ -155,24 +170,77 @@ public final class MediaFileCapture {
     return item
   }
 
-  private func accept(_ packet: DemuxedPacket, track index: Int) throws(CaptureError) {
+  /// Holds the leading video packets of a track until its decode times are known: a packet
+  /// without a DTS gets the first known DTS minus one DTS step per packet it precedes (the step
+  /// between the first two known ones), so the first GOP keeps its decode order.
+  private func hold(_ packet: DemuxedPacket, track index: Int) throws(CaptureError) {
     let number = tracks[index].packets
     tracks[index].packets += 1
+    guard tracks[index].kind == .video, tracks[index].derivingDTS else {
+      return try accept(packet, number: number, track: index)
+    }
+    if let dts = packet.dts { tracks[index].knownDTS.append(dts) }
+    if tracks[index].held.isEmpty && packet.dts != nil {
+      // Decode times from the first packet: nothing to derive.
+      tracks[index].derivingDTS = false
+      return try accept(packet, number: number, track: index)
+    }
+    tracks[index].held.append((packet, number))
+    if tracks[index].knownDTS.count >= 2 || tracks[index].held.count >= Self.maximumHeldPackets {
+      try releaseHeld(track: index)
+    }
+  }
+
+  /// Gives the held packets their derived decode times and accepts them in order.
+  private func releaseHeld(track index: Int) throws(CaptureError) {
+    let held = tracks[index].held
+    guard !held.isEmpty else { return }
+    tracks[index].held = []
+    tracks[index].derivingDTS = false
+    let known = tracks[index].knownDTS
+    let firstKnown = held.firstIndex { $0.packet.dts != nil }
+    for (position, entry) in held.enumerated() {
+      var packet = entry.packet
+      if packet.dts == nil, let firstKnown, known.count >= 2, position < firstKnown {
+        let step = known[1] - known[0]
+        let derived = known[0] - Int64(firstKnown - position) * step
+        packet.dts = packet.pts.map { min($0, derived) } ?? derived
+      }
+      try accept(packet, number: entry.number, track: index)
+    }
+  }
+
+  private func accept(_ packet: DemuxedPacket, number: Int, track index: Int) throws(CaptureError) {
     guard let decode = packet.dts ?? packet.pts, let presentation = packet.pts ?? packet.dts else {
       droppedPackets += 1
       return
     }
-    let result: (payload: [UInt8]?, formatChanged: Bool)
-    let format: FormatDescription?
-    switch tracks[index].converter {
-    case .h264(var converter):
-      result = try converter.convert(packet.data, packet: number)
-      format = converter.format.map { .h264($0) }
-      tracks[index].converter = .h264(converter)
-    case .aac(var converter):
-      result = try converter.convert(packet.data, packet: number)
-      format = converter.format.map { .aac($0) }
-      tracks[index].converter = .aac(converter)
+    var result: (payload: [UInt8]?, formatChanged: Bool) = (nil, false)
+    var format: FormatDescription?
+    do {
+      switch tracks[index].converter {
+      case .h264(var converter):
+        result = try converter.convert(packet.data, packet: number)
+        format = converter.format.map { .h264($0) }
+        tracks[index].converter = .h264(converter)
+      case .aac(var converter):
+        result = try converter.convert(packet.data, packet: number)
+        format = converter.format.map { .aac($0) }
+        tracks[index].converter = .aac(converter)
+      }
+    } catch {
+      // One bad packet is not the end of the input: skip it and count it. A lost video frame
+      // may be a reference, so the video after it waits for a keyframe.
+      corruptPackets += 1
+      if tracks[index].kind == .video { tracks[index].awaitingKeyframe = true }
+      return
+    }
+    if tracks[index].awaitingKeyframe {
+      guard packet.isKeyframe else {
+        droppedPackets += 1
+        return
+      }
+      tracks[index].awaitingKeyframe = false
     }
     guard let payload = result.payload else { return }
     guard let format else {

@@ -9,6 +9,9 @@ public enum ReplayError: Error, Sendable, CustomStringConvertible {
   case dump(path: String, DumpError)
   /// The dump announces no track near its start.
   case noTracks(path: String)
+  /// The dump holds no sample (only its header, or only format records): a valid, empty input.
+  /// Nothing is opened or written; the run succeeds.
+  case empty(path: String)
   /// The buffers of this configuration do not fit in the memory budget.
   case budget(BudgetError)
   /// The output cannot be used with these tracks or this build.
@@ -23,6 +26,7 @@ public enum ReplayError: Error, Sendable, CustomStringConvertible {
     case .open(let error): error.description
     case .dump(let path, let error): "\(path): \(error)"
     case .noTracks(let path): "\(path): no format record near the start: nothing to replay"
+    case .empty(let path): "\(path) holds no samples: nothing to replay, no output written"
     case .budget(let error): "memory budget: \(error)"
     case .output(let message), .usage(let message): message
     case .encoder(let message): "encoder: \(message)"

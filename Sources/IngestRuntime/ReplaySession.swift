@@ -20,7 +20,10 @@ public enum ReplaySession {
   /// The track formats a dump announces near its start.
   ///
   /// A capture writes each track's format record just before that track's first sample, so the
-  /// scan goes on past samples, until every kind has a format or `scanLimit` records were read.
+  /// scan goes on past samples, until every kind has a format and a sample was seen, or
+  /// `scanLimit` records were read.
+  /// - Throws: `.empty` for a dump that ends without a sample, `.noTracks` for one without a
+  ///   usable format record.
   /// The transport stream's PMT is built from this, so a track first announced later is refused.
   public static func trackFormats(dumpPath: String, scanLimit: Int = 2000) throws(ReplayError)
     -> TrackFormats
@@ -36,22 +39,30 @@ public enum ReplaySession {
   ) throws(ReplayError) -> TrackFormats {
     var tracks = TrackFormats()
     var records = 0
-    while records < scanLimit && !SampleKind.allCases.allSatisfy(tracks.contains) {
+    var sawSample = false
+    var reachedEnd = false
+    // Also on to the first sample: a dump of format records alone is empty.
+    while records < scanLimit && !(sawSample && SampleKind.allCases.allSatisfy(tracks.contains)) {
       let record: DumpRecord?
       do { record = try reader.next() } catch {
         if error.isRecoverable { continue }
         if records > 0 { break }
         throw .dump(path: name, error)
       }
-      guard let record else { break }
+      guard let record else {
+        reachedEnd = true
+        break
+      }
       records += 1
       switch record {
       case .format(.video, .h264(let format)): tracks.video = tracks.video ?? format
       case .format(.audioApp, .aac(let format)): tracks.audioApp = tracks.audioApp ?? format
       case .format(.audioMic, .aac(let format)): tracks.audioMic = tracks.audioMic ?? format
-      case .format, .event, .sample: continue
+      case .sample: sawSample = true
+      case .format, .event: continue
       }
     }
+    if reachedEnd && !sawSample { throw .empty(path: name) }
     guard tracks.video != nil || tracks.audioApp != nil || tracks.audioMic != nil else {
       throw .noTracks(path: name)
     }

@@ -9,6 +9,8 @@ public struct ReplaySummary: Sendable {
   /// Dump records refused by the reader (invalid content, intact framing: skipped, reading went
   /// on); samples among them never reached the pipeline, so they are not in its counters.
   public var invalidRecords: Int
+  /// Format records refused by the reader: tracks that went without samples, and why.
+  public var refusedFormats: [RefusedFormat] = []
   /// The error that stopped reading early, if any.
   public var readError: DumpError?
   /// The sink failure that stopped the run, if any.
@@ -119,6 +121,7 @@ extension ReplaySummary {
     object.add("clock_resets", snapshot.discontinuities)
     object.add("skipped_records", skippedRecords)
     object.add("invalid_records", invalidRecords)
+    if !refusedFormats.isEmpty { object.add("refused_formats", refusedFormats.map(\.json)) }
     if let readError { object.add("read_error", readError.description) }
     if let sinkError { object.add("sink_error", sinkError.description) }
     object.merge(extraFields)

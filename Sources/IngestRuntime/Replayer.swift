@@ -41,6 +41,7 @@ public final class Replayer<Source: ByteSource> {
     var readError: DumpError?
     var sinkError: SinkError?
     var invalidRecords = 0
+    var refusedFormats: [RefusedFormat] = []
     var stopSignal: String?
     senderThread?.start()
     reading: while true {
@@ -53,12 +54,22 @@ public final class Replayer<Source: ByteSource> {
       do { record = try reader.next() } catch {
         if error.isRecoverable {
           invalidRecords += 1
+          if let kind = reader.refusedSampleKind { pipeline.sampleLost(kind) }
+          if let kind = reader.refusedFormatKind {
+            let refused = RefusedFormat(kind: kind, error: error)
+            refusedFormats.append(refused)
+            reporter.emit("formatRefused") { $0.merge(refused.json) }
+          }
           continue
         }
         readError = error
         break
       }
       guard let record else { break }
+      if case .format(let kind, let format) = record {
+        pipeline.changeFormat(format, for: kind)
+        continue
+      }
       guard case .sample(let header) = record else { continue }
       var now = clock.now()
       if case .factor = speed {
@@ -103,7 +114,7 @@ public final class Replayer<Source: ByteSource> {
     reporter.tick(now: end, force: true)
     return ReplaySummary(
       snapshot: pipeline.snapshot(), skippedRecords: reader.skippedRecords,
-      invalidRecords: invalidRecords, readError: readError,
+      invalidRecords: invalidRecords, refusedFormats: refusedFormats, readError: readError,
       sinkError: sinkError, elapsedNanoseconds: end - start,
       peakResidentBytes: ProcResidentProbe().peakResidentBytes(), tierChanges: reporter.tierChanges,
       stopSignal: stopSignal)

@@ -2,6 +2,7 @@ import IngestCLI
 import IngestCapture
 import IngestCore
 import IngestPOSIX
+import IngestRuntime
 
 /// `ingest capture`: turns a media file into a captured-sample dump.
 enum CaptureCommand: Command {
@@ -86,12 +87,25 @@ enum CaptureCommand: Command {
     }
     let sink = try FileWriter(path: output)
     var writer = try DumpWriter(sink: sink)
-    while let item = try capture.next() {
-      switch item {
-      case .format(let kind, let format): try writer.writeFormat(format, for: kind)
-      case .sample(let sample): try writer.writeSample(sample)
-      case .event(let event): try writer.writeEvent(event)
+    StopSignal.install()
+    var stopSignal: String?
+    do {
+      while let item = try capture.next() {
+        switch item {
+        case .format(let kind, let format): try writer.writeFormat(format, for: kind)
+        case .sample(let sample): try writer.writeSample(sample)
+        case .event(let event): try writer.writeEvent(event)
+        }
+        // SIGINT/SIGTERM end the capture between records, so the dump ends on a whole one.
+        stopSignal = StopSignal.requested
+        if stopSignal != nil { break }
       }
+    } catch {
+      // The input failed between records: the writer's buffer holds whole records only, so
+      // flushing it ends the aborted capture on a record boundary instead of a torn record. (A
+      // failed write may have left part of a record in it: that is not flushed.)
+      if error is CaptureError { try? sink.close() }
+      throw error
     }
     try sink.close()
 
@@ -107,6 +121,10 @@ enum CaptureCommand: Command {
     var line =
       "\(output): " + parts.joined(separator: ", ") + ", \(seconds) s, \(writer.offset) bytes"
     if capture.droppedPackets > 0 { line += ", \(capture.droppedPackets) packets skipped" }
+    if capture.corruptPackets > 0 {
+      line += ", \(capture.corruptPackets) corrupt packets skipped"
+    }
+    if let stopSignal { line += ", stopped by \(stopSignal)" }
     Console.out(line + "\n")
     return 0
   }

@@ -164,6 +164,14 @@ enum InspectCommand: Command {
     object.add("tracks", tracks)
     object.add("events", inspection.events.count)
     object.add("invalid_records", inspection.invalidRecords)
+    // The same reasons as the text's anomalies.
+    object.add(
+      "invalid",
+      inspection.invalidExamples.prefix(5).map { error in
+        var item = JSONObject()
+        item.add("reason", error.description)
+        return item
+      })
     object.add("skipped_records", inspection.skippedRecords)
     if let error = inspection.fatalError { object.add("error", error.description) }
     return object

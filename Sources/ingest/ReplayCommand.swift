@@ -62,7 +62,9 @@ enum ReplayCommand: Command {
       --quiet                   no progress line
       -h, --help                show this help
 
-    exit status: 0 ok, 1 runtime error (bad dump, failed output, too little delivered), 2 usage
+    exit status: 0 ok, 1 runtime error (bad dump, failed output, too little delivered), 2 usage.
+    A dump without samples (only its header, or only format records) is valid and empty: the
+    run says so, opens no output, writes nothing and exits 0 (--json: "empty": true).
     """
 
   /// The options `replay` and `live` share (everything but the input and `--speed`).
@@ -101,7 +103,17 @@ enum ReplayCommand: Command {
     } catch {
       if case .usage(let message) = error { throw UsageError(message) }
       Console.error("ingest replay: \(error)")
-      return 1
+      guard case .empty = error else { return 1 }
+      // A valid dump without samples: nothing went wrong, and no output was touched.
+      if args.has("--json") {
+        var object = JSONObject()
+        object.add("command", "replay")
+        object.add("input", dump)
+        object.add("ok", true)
+        object.add("empty", true)
+        Console.out(object.rendered + "\n")
+      }
+      return 0
     }
     if showProgress { Console.progress("") }
     return report(
@@ -269,6 +281,12 @@ enum ReplayCommand: Command {
     if s.discontinuities > 0 { lines.append("  clock    \(s.discontinuities) reset(s) handled") }
     if summary.skippedRecords > 0 {
       lines.append("  skipped  \(summary.skippedRecords) dump records")
+    }
+    for refused in summary.refusedFormats {
+      let place = refused.offset.map { " at byte \($0)" } ?? ""
+      lines.append(
+        "  refused  \(refused.kind) format record\(place): \(refused.reason); its samples are dropped"
+      )
     }
     if summary.invalidRecords > 0 {
       lines.append("  invalid  \(summary.invalidRecords) dump records refused by the reader")

@@ -1,7 +1,7 @@
 import Foundation
 import IngestCore
-import Testing
 import IngestPOSIX
+import Testing
 
 @testable import IngestCapture
 
@@ -14,6 +14,7 @@ enum CaptureMedia {
     var mkv: String { directory + "/av.mkv" }
     var flv: String { directory + "/av.flv" }
     var bframes: String { directory + "/bframes.mp4" }
+    var bframesMKV: String { directory + "/bframes.mkv" }
   }
 
   static let files: Files = {
@@ -40,6 +41,7 @@ enum CaptureMedia {
         "-f", "lavfi", "-i", "testsrc2=size=160x288:rate=30", "-t", "1", "-c:v", "libx264",
         "-preset", "veryfast", "-profile:v", "high", "-bf", "3", "-threads", "1", files.bframes,
       ])
+    ffmpeg(common + ["-i", files.bframes, "-c", "copy", files.bframesMKV])
     return files
   }()
 
@@ -149,6 +151,19 @@ enum CaptureMedia {
     let decode = video.map(\.decodeTime.value)
     #expect(decode == decode.sorted())
     #expect(video.map(\.pts.value) != video.map(\.pts.value).sorted())
+  }
+
+  @Test func matroskaWithoutLeadingDTSGetsDerivedDecodeTimes() throws {
+    // libavformat's Matroska demuxer gives the first packets of a B-frame stream no DTS.
+    let (items, capture) = try CaptureMedia.capture(CaptureMedia.files.bframesMKV)
+    let video = CaptureMedia.samples(items, .video)
+    #expect(video.count == 30)
+    #expect(capture.droppedPackets == 0)
+    let decode = video.map(\.decodeTime.value)
+    #expect(zip(decode, decode.dropFirst()).allSatisfy { $0 < $1 })
+    #expect(video.allSatisfy { $0.decodeTime.value <= $0.pts.value })
+    // The keyframe is decoded first and shown after the frames that precede it in decode order.
+    #expect(video[0].isKeyframe && video[0].decodeTime.value < video[0].pts.value)
   }
 
   @Test func zeroClockUsesTheStreamTimeBase() throws {

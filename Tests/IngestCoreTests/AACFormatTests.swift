@@ -25,4 +25,15 @@ import Testing
       try AACFormat(audioSpecificConfig: [0x11, 0x80])
     }
   }
+
+  @Test func explicitRateIsAcceptedOnlyWhenADTSHasItsIndex() throws {
+    // Frequency index 15 with an explicit 48000: carried in ADTS as index 3.
+    let format = try AACFormat(audioSpecificConfig: [0x17, 0x80, 0x5D, 0xC0, 0x10])
+    #expect(format.sampleRate == 48000)
+    #expect(format.sampleRateIndex == 3)
+    #expect(format.audioSpecificConfig == [0x11, 0x90])
+    #expect(throws: FormatError.aacSampleRate(47999)) {
+      try AACFormat(audioSpecificConfig: [0x17, 0x80, 0x5D, 0xBF, 0x90])
+    }
+  }
 }

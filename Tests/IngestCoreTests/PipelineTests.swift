@@ -218,4 +218,31 @@ private func relax(_ pipeline: Pipeline, _ clock: VirtualClock, to tier: Tier) {
     #expect(final.drops.total > final.drops.total(.invalid))
     #expect(final.totalSent > 100)
   }
+
+  @Test func audioFormatChangeGivesNewADTSFieldsADiscontinuityAndAnEvent() throws {
+    let (pipeline, _) = try makePipeline(format: .transportStream)
+    #expect(pipeline.append(CoreFixtures.audio(.audioApp, frame: 1)))
+    let mono = try AACFormat(objectType: 2, sampleRate: 44100, channels: 1)
+    #expect(pipeline.changeFormat(.aac(mono), for: .audioApp))
+    // The same format again changes nothing.
+    #expect(pipeline.changeFormat(.aac(mono), for: .audioApp))
+    #expect(pipeline.append(CoreFixtures.audio(.audioApp, frame: 2)))
+    #expect(events(pipeline) == [.formatChanged(kind: .audioApp, format: .aac(mono))])
+    var units: [(discontinuity: Bool, adts: [UInt8])] = []
+    while let unit = pipeline.beginSend() {
+      let packet = Array(unit.slot[unit.headroom..<(unit.headroom + 188)])
+      // The ADTS header follows the adaptation field and the 14-byte PES header.
+      let adts = Array(packet.dropFirst(5 + Int(packet[4]) + 14).prefix(4))
+      units.append((unit.info.isDiscontinuity, adts))
+      pipeline.completeSend(unit, bytes: unit.slot.count)
+    }
+    #expect(units.map(\.discontinuity) == [false, true])
+    // sampling_frequency_index 3 (48 kHz) then 4 (44.1 kHz); channel configuration 2 then 1.
+    #expect(units.map { $0.adts[2] >> 2 & 0x0F } == [3, 4])
+    #expect(units.map { ($0.adts[2] & 1) << 2 | $0.adts[3] >> 6 } == [2, 1])
+    // A track the program does not have cannot appear mid-stream.
+    let (videoOnly, _) = try makePipeline(
+      format: .transportStream, tracks: TrackFormats(video: CoreFixtures.h264))
+    #expect(!videoOnly.changeFormat(.aac(mono), for: .audioApp))
+  }
 }

@@ -224,8 +224,8 @@ struct TSSender {
     var sender = TSSender(Self.full)
     #expect(try sender.sendNew(.video, dts: 200_000, isKeyframe: true).unit[0].pcr == 137_000)
     // A unit decoded earlier than the last one (B-frame style DTS order is the ring's job, but
-    // the PCR must not step back whatever arrives).
-    #expect(try sender.sendNew(.video, dts: 190_000).unit[0].pcr == 137_000)
+    // the PCR must not step back or repeat whatever arrives).
+    #expect(try sender.sendNew(.video, dts: 190_000).unit[0].pcr == 137_001)
     // An explicit clock reset on the PCR PID lets it restart lower.
     #expect(try sender.sendNew(.video, dts: 100_000, discontinuity: true).unit[0].pcr == 37_000)
   }
@@ -239,15 +239,63 @@ struct TSSender {
 
   @Test func prefixIsBoundedAndStateIsSmall() throws {
     var sender = TSSender(Self.full)
-    sender.stream.forcePSI()
-    // PSI and a PCR-only packet together: the largest prefix.
-    let (prefix, _) = try sender.sendNew(.audioMic, dts: 126_000)
-    #expect(prefix.count * 188 == TSOutputStream.maximumPrefixSize)
-    #expect(prefix.map(\.pid) == [0, 0x1000, 0x100])
-    // Before any video payload the PCR-only packet repeats counter 15 (the one before 0), and
+    // Before any video payload a PCR-only packet repeats counter 15 (the one before 0), and
     // stays adaptation-only.
-    #expect(prefix[2].control == 2)
-    #expect(prefix[2].counter == 15)
+    let (first, _) = try sender.sendNew(.audioMic, dts: 126_000)
+    #expect(first.map(\.pid) == [0, 0x1000, 0x100])
+    #expect(first[2].control == 2)
+    #expect(first[2].counter == 15)
+    // PSI and the longest bridged gap together: the largest prefix.
+    sender.stream.forcePSI()
+    let (prefix, _) = try sender.sendNew(
+      .audioMic, dts: 126_000 + TSOutputStream.maximumBridgedGap)
+    #expect(prefix.count * 188 == TSOutputStream.maximumPrefixSize)
+    #expect(
+      prefix.map(\.pid) == [0, 0x1000]
+        + Array(repeating: 0x100, count: TSOutputStream.maximumBridgePackets + 1))
     #expect(sender.stream.residentByteCount == 2 * 188)
+  }
+
+  @Test func pcrNeverRepeatsAfterAPCROnlyPacket() throws {
+    var sender = TSSender(Self.full)
+    try sender.sendNew(.video, dts: 126_000, isKeyframe: true)
+    // App audio ahead of the video brings a PCR-only packet; the next video unit, decoded
+    // earlier, must not carry the same PCR again.
+    let (prefix, _) = try sender.sendNew(.audioApp, dts: 129_000)
+    #expect(prefix.compactMap(\.pcr) == [66_000])
+    #expect(try sender.sendNew(.video, dts: 128_000).unit[0].pcr == 66_001)
+    let pcrs = TSReader.packets(sender.output).compactMap(\.pcr)
+    #expect(Set(pcrs).count == pcrs.count)
+  }
+
+  @Test func gapsLeftByDropsAreBridgedEvery40ms() throws {
+    var sender = TSSender(Self.full)
+    try sender.sendNew(.video, dts: 126_000, isKeyframe: true)
+    // The ring dropped 150 ms of video and audio: the next unit comes with bridging PCRs.
+    let (prefix, unit) = try sender.sendNew(.video, dts: 126_000 + 13_500)
+    #expect(prefix.filter { $0.pid == 0x100 }.count == 3)
+    let pcrs = TSReader.packets(sender.output).compactMap(\.pcr)
+    #expect(pcrs.first == 63_000)
+    #expect(pcrs.last == 76_500)
+    #expect(zip(pcrs.dropFirst(), pcrs).allSatisfy { $0 - $1 > 0 && $0 - $1 <= 3_600 })
+    #expect(!unit.contains { $0.flags & 0x80 != 0 })
+    #expect(TSReader.continuityErrors(TSReader.packets(sender.output)).isEmpty)
+  }
+
+  @Test func aLargerJumpIsATimeBaseDiscontinuity() throws {
+    var sender = TSSender(Self.full)
+    try sender.sendNew(.video, dts: 126_000, isKeyframe: true)
+    try sender.sendNew(.audioApp, dts: 127_000)
+    // A 3 s outage: the mic unit after it brings PSI and a PCR-only packet that says so.
+    let (prefix, mic) = try sender.sendNew(.audioMic, dts: 126_000 + 270_000)
+    #expect(Self.isPSI(prefix))
+    #expect(prefix.count == 3)
+    #expect(prefix[2].pcr == 333_000)
+    #expect(prefix[2].flags & 0x80 != 0)
+    #expect(mic[0].flags & 0x80 != 0)
+    // The first unit of every other PID after the jump carries the indicator too, once.
+    #expect(try sender.sendNew(.video, dts: 396_100).unit[0].flags & 0x80 != 0)
+    #expect(try sender.sendNew(.audioApp, dts: 396_200).unit[0].flags & 0x80 != 0)
+    #expect(try sender.sendNew(.audioApp, dts: 398_000).unit[0].flags & 0x80 == 0)
   }
 }

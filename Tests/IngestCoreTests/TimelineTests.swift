@@ -263,4 +263,61 @@ private let origin: Int64 = 900_000
       }
     }
   }
+
+  @Test func repeatedAndSlightlyEarlyAudioTimestampsLeaveNoLastingShift() throws {
+    var timeline = Timeline()
+    // Mic at 44.1 kHz: frame 100 and 200 repeat the previous timestamp, frame 150 is 3 ms
+    // before the previous one.
+    func value(_ frame: Int64) -> Int64 {
+      switch frame {
+      case 100, 200: (frame - 1) * 1024
+      case 150: 149 * 1024 - 132
+      default: frame * 1024
+      }
+    }
+    var last: Int64 = .min
+    for frame: Int64 in 0..<300 {
+      let stamp = try timeline.stamp(kind: .audioMic, pts: time(value(frame), 44100), dts: nil)
+      #expect(!stamp.isDiscontinuity)
+      #expect(stamp.dts > last)
+      // Each frame at its own time; a glitched one lands one frame on, within a tick.
+      #expect(abs(stamp.dts - (origin + frame * 1024 * 90_000 / 44100)) <= 1, "frame \(frame)")
+      last = stamp.dts
+    }
+    #expect(timeline.discontinuities == 0)
+    #expect(timeline.corrections == 3)
+  }
+
+  @Test func micClockOnOneTickPerSecondIsSpreadAndMovesNoOtherTrack() throws {
+    var timeline = Timeline()
+    var lastMic: Int64 = .min
+    for frame: Int64 in 0..<500 {
+      let app = try timeline.stamp(kind: .audioApp, pts: time(frame * 1024, 48000), dts: nil)
+      #expect(app.dts == origin + frame * 1920)
+      #expect(!app.isDiscontinuity)
+      // A timescale of 1: about 43 frames land on each whole second.
+      let mic = try timeline.stamp(kind: .audioMic, pts: time(frame * 1024 / 44100, 1), dts: nil)
+      #expect(mic.dts > lastMic)
+      #expect(abs(mic.dts - app.dts) <= TimeConversion.ticksPerSecond, "frame \(frame)")
+      lastMic = mic.dts
+    }
+    #expect(timeline.discontinuities == 0)
+  }
+
+  @Test func micClockOneSecondPerFrameIsCorrectedAndMovesNoOtherTrack() throws {
+    var timeline = Timeline()
+    var lastMic: Int64 = .min
+    for frame: Int64 in 0..<500 {
+      let app = try timeline.stamp(kind: .audioApp, pts: time(frame * 1024, 48000), dts: nil)
+      #expect(app.dts == origin + frame * 1920)
+      #expect(!app.isDiscontinuity)
+      // Each mic frame stamped a whole second after the previous one.
+      let mic = try timeline.stamp(kind: .audioMic, pts: time(frame, 1), dts: nil)
+      #expect(mic.dts > lastMic)
+      // Corrected from its first step on: one frame after the other, next to the app audio.
+      #expect(abs(mic.dts - app.dts) <= 200 * 90, "frame \(frame)")
+      lastMic = mic.dts
+    }
+    #expect(timeline.discontinuities == 0)
+  }
 }

@@ -96,6 +96,38 @@ package enum CommandRunner {
     return result.stderr + (result.status == 0 ? "" : "exit \(result.status)")
   }
 
+  /// Decodes every track of a transport stream with GStreamer (tsdemux, h264parse, avdec_h264,
+  /// aacparse, avdec_aac) at `GST_DEBUG=2`: the WARN and ERROR lines it printed, plus the exit
+  /// status when it failed (empty for a clean decode).
+  ///
+  /// - Parameter pids: the elementary PIDs present (0x100 video, 0x101 and 0x102 audio). Only
+  ///   these are linked: a branch for a PID the stream lacks never links and would stall the run.
+  ///
+  /// A `queue` in front of tsdemux makes it run in push mode, as on a network input; in pull
+  /// mode filesrc prints a WARN ("pad not activated yet") for any file, ours or not.
+  package static func gstreamerDecodeProblems(_ path: String, pids: [UInt16]) throws -> String {
+    var arguments = ["-q", "filesrc", "location=\(path)", "!", "queue", "!", "tsdemux", "name=d"]
+    // Unbounded queues: with bounded ones, audio ahead of the first video frame fills its
+    // queue while the video sink has not prerolled, and the pipeline stalls.
+    let queue = ["queue", "max-size-buffers=0", "max-size-bytes=0", "max-size-time=0"]
+    for pid in pids.sorted() {
+      let pad = String(pid, radix: 16)
+      if pid == 0x100 {
+        arguments += ["d.video_0_0\(pad)", "!"] + queue + ["!", "h264parse", "!", "avdec_h264"]
+      } else {
+        arguments += ["d.audio_0_0\(pad)", "!"] + queue + ["!", "aacparse", "!", "avdec_aac"]
+      }
+      arguments += ["!", "fakesink"]
+    }
+    let result = try run(
+      "env", ["GST_DEBUG=2", "GST_DEBUG_NO_COLOR=1", "gst-launch-1.0"] + arguments, timeout: 60)
+    let problems = result.stderr.split(separator: "\n").filter {
+      $0.contains("WARN") || $0.contains("ERROR")
+    }
+    return problems.joined(separator: "\n")
+      + (result.status == 0 && !result.timedOut ? "" : "exit \(result.status)")
+  }
+
   /// ffprobe's streams, one `codec[,rate,channels]` entry per stream in index order.
   package static func streams(_ path: String) throws -> [String] {
     let result = try run(

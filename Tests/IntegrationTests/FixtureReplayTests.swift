@@ -1,10 +1,11 @@
 import Foundation
-import Testing
 import IngestTestSupport
+import Testing
 
-/// Every bundled fixture replayed to a .ts file: ffprobe lists the expected streams, ffmpeg decodes
-/// it with zero errors, and the stream has no continuity errors and starts with PAT, PMT and a
-/// keyframe.
+/// Every bundled fixture replayed to a .ts file: ffprobe lists the expected streams, ffmpeg and
+/// GStreamer decode it with zero errors and warnings, and the stream has no continuity errors,
+/// starts with PAT, PMT and a keyframe, and keeps the PCR, DTS and parameter-set rules of
+/// `TransportStreamCheck.conformanceViolations`.
 @Suite struct FixtureReplayTests {
   static let expectations: [(String, [String])] = [
     ("screen.dump", ["h264", "aac,48000,2", "aac,44100,1"]),
@@ -13,6 +14,7 @@ import IngestTestSupport
     ("static-screen.dump", ["h264", "aac,48000,2"]),
     ("video-only.dump", ["h264"]),
     ("audio-only.dump", ["aac,48000,2", "aac,44100,1"]),
+    ("landscape.dump", ["h264"]),
   ]
 
   @Test(arguments: expectations)
@@ -33,6 +35,10 @@ import IngestTestSupport
     #expect(badSync == 0)
     #expect(continuityErrors == 0)
     #expect(startsCleanly)
+    let parameterSets = try TransportStreamCheck.parameterSets(
+      ofDump: CommandRunner.fixture(fixture))
+    #expect(check.conformanceViolations(parameterSets: parameterSets).map(\.description) == [])
+    #expect(try CommandRunner.gstreamerDecodeProblems(output, pids: check.elementaryPIDs) == "")
   }
 
   @Test func clockResetIsReportedNotBackwards() throws {

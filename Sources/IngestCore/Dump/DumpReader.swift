@@ -50,6 +50,14 @@ public struct DumpReader<Source: ByteSource> {
     self.source = source
   }
 
+  /// The kind of the sample record that the last `next()` refused with a recoverable error, when
+  /// the record got as far as naming one: a lost video frame means the frames after it wait for
+  /// a keyframe.
+  public private(set) var refusedSampleKind: SampleKind?
+  /// The kind of the format record that the last `next()` refused with a recoverable error: a
+  /// configuration the writer cannot carry, so that track has no format.
+  public private(set) var refusedFormatKind: SampleKind?
+
   /// The format record most recently read for `kind`.
   public func format(for kind: SampleKind) -> FormatDescription? { formats[Int(kind.rawValue)] }
 
@@ -61,6 +69,8 @@ public struct DumpReader<Source: ByteSource> {
   public mutating func next() throws(DumpError) -> DumpRecord? {
     if let failure { throw failure }
     current = nil
+    refusedSampleKind = nil
+    refusedFormatKind = nil
     head += consumed
     consumed = 0
     do {
@@ -159,6 +169,7 @@ public struct DumpReader<Source: ByteSource> {
     guard let kind = SampleKind(rawValue: buffer[base]) else {
       throw .unknownKind(offset: recordOffset, kind: buffer[base])
     }
+    refusedFormatKind = kind
     guard let codec = DumpFormat.Codec(rawValue: buffer[base + 1]) else {
       throw .unknownCodec(offset: recordOffset, codec: buffer[base + 1])
     }
@@ -176,6 +187,7 @@ public struct DumpReader<Source: ByteSource> {
     } catch {
       throw .format(offset: recordOffset, error)
     }
+    refusedFormatKind = nil
     formats[Int(kind.rawValue)] = format
     return .format(kind, format)
   }
@@ -192,6 +204,8 @@ public struct DumpReader<Source: ByteSource> {
     guard let kind = SampleKind(rawValue: buffer[base]) else {
       throw .unknownKind(offset: recordOffset, kind: buffer[base])
     }
+    // Until the record is accepted, a throw below refuses a sample of this kind.
+    refusedSampleKind = kind
     let flags = buffer[base + 1]
     let pts = MediaTime(
       value: load(Int64.self, at: base + 2), timescale: load(Int32.self, at: base + 10))
@@ -226,6 +240,7 @@ public struct DumpReader<Source: ByteSource> {
     let header = DumpSampleHeader(
       kind: kind, pts: pts, dts: dts, isKeyframe: flags & DumpFormat.keyframeFlag != 0,
       payloadSize: payloadSize, nalUnits: nalUnits)
+    refusedSampleKind = nil
     current = header
     return .sample(header)
   }

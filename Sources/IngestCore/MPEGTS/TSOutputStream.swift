@@ -4,10 +4,14 @@
 ///
 /// - PAT and PMT go out first, in front of every video keyframe, after `forcePSI()` or a
 ///   `discontinuity`, and whenever 90 ms of DTS passed since the last ones.
-/// - PCR = max(last PCR, DTS - 700 ms), like ffmpeg's mux delay. Units on the PCR PID get it in
-///   the slot their first packet reserves, every time; a unit on another PID is preceded by a
-///   PCR-only packet on the PCR PID once 20 ms of PCR time passed, so the clock keeps flowing
-///   while the screen (and so the video) is still.
+/// - PCR = max(last PCR + 1, DTS - 700 ms), like ffmpeg's mux delay, so it never repeats or
+///   goes back. Units on the PCR PID get it in the slot their first packet reserves, every time;
+///   a unit on another PID is preceded by a PCR-only packet on the PCR PID once 20 ms of PCR time
+///   passed, so the clock keeps flowing while the screen (and so the video) is still.
+/// - PCRs are at most 40 ms apart: a gap of up to `maximumBridgedGap` (drops, a slow link) is
+///   bridged with PCR-only packets evenly spaced in front of the unit. A larger jump of the
+///   clock (an outage, a stall) is a time base discontinuity: the PCR carries the
+///   discontinuity_indicator, the next unit of every PID does too, and PAT and PMT go first.
 /// - Continuity counters are stamped per PID on every packet with payload, so the receiver sees
 ///   no CC error whatever the ring dropped.
 /// - discontinuity_indicator is set on a unit flagged as a clock reset, and on the next unit of
@@ -16,8 +20,16 @@
 /// Prefix packets are written into a caller buffer of `maximumPrefixSize` bytes; nothing is
 /// allocated per unit.
 public struct TSOutputStream: Sendable {
-  /// The largest prefix `prepare` writes: PAT, PMT and a PCR-only packet.
-  public static let maximumPrefixSize = 3 * TSPacket.size
+  /// The most PCR time between two PCRs (40 ms, the DVB rule; MPEG-2 allows 100 ms).
+  public static let maximumPCRInterval: Int64 = 3_600
+  /// PCR-only packets that bridge a gap in front of one unit, besides its own PCR: enough for
+  /// the gaps that drops leave on a congested link (measured up to 364 ms), few enough that the
+  /// headroom each unit reserves in the ring stays small (13 packets, 2444 bytes).
+  public static let maximumBridgePackets = 10
+  /// The largest PCR gap bridged (440 ms); beyond it the clock jumped.
+  public static let maximumBridgedGap = maximumPCRInterval * Int64(maximumBridgePackets + 1)
+  /// The largest prefix `prepare` writes: PAT, PMT, the bridging and the final PCR-only packets.
+  public static let maximumPrefixSize = (3 + maximumBridgePackets) * TSPacket.size
   /// The mux delay subtracted from DTS to get the PCR (700 ms).
   public static let pcrDelay: Int64 = 63_000
   /// PCR time after which a unit on a non-PCR PID is preceded by a PCR-only packet (20 ms).
@@ -83,6 +95,12 @@ public struct TSOutputStream: Sendable {
       // A clock reset on the PCR PID is a time base discontinuity: the PCR may go back.
       if onPCRPID { lastPCR = nil }
     }
+    let pcr = max(lastPCR.map { $0 + 1 } ?? .min, dts - Self.pcrDelay)
+    let jumped = lastPCR.map { pcr - $0 > Self.maximumBridgedGap } ?? false
+    if jumped {
+      for index in pendingDiscontinuity.indices { pendingDiscontinuity[index] = true }
+      psiForced = true
+    }
 
     if psiForced || (kind == .video && isKeyframe)
       || lastPSIDTS.map({ dts < $0 || dts - $0 >= Self.psiInterval }) ?? true
@@ -97,9 +115,19 @@ public struct TSOutputStream: Sendable {
       lastPSIDTS = dts
     }
 
-    let pcr = max(lastPCR ?? .min, dts - Self.pcrDelay)
     let markDiscontinuity = discontinuity || pendingDiscontinuity[Int(kind.rawValue)]
     pendingDiscontinuity[Int(kind.rawValue)] = false
+    if let pcrKind = program.pcrKind, let last = lastPCR, !jumped,
+      pcr - last > Self.maximumPCRInterval
+    {
+      // Intermediate PCRs so that no two are more than 40 ms apart.
+      let steps = (pcr - last + Self.maximumPCRInterval - 1) / Self.maximumPCRInterval
+      for step in 1..<steps {
+        written += writePCROnly(
+          into: prefix, at: written, kind: pcrKind, pcr: last + (pcr - last) * step / steps,
+          flags: 0)
+      }
+    }
     let hasField = unit.count >= TSPacket.size && unit[3] & TSPacket.adaptationOnly != 0
     if onPCRPID, hasField, unit[4] >= UInt8(TSPacket.pcrAdaptationFieldSize - 1) {
       unit[5] |= TSPacket.pcrFlag
@@ -108,17 +136,10 @@ public struct TSOutputStream: Sendable {
     } else if let pcrKind = program.pcrKind,
       onPCRPID || lastPCR.map({ pcr - $0 >= Self.pcrInterval }) ?? true
     {
-      // A PCR-only packet carries no payload, so its continuity counter does not advance.
-      let start = written
-      TSPacket.writeHeader(
-        prefix, at: start, pid: TSPacket.pid(for: pcrKind), unitStart: false,
-        adaptationFieldControl: TSPacket.adaptationOnly)
-      prefix[start + 3] |= (counters[2 + Int(pcrKind.rawValue)] &- 1) & 0x0F
-      TSPacket.writeAdaptationField(
-        UnsafeMutableRawBufferPointer(rebasing: prefix[start...]), at: TSPacket.headerSize,
-        size: TSPacket.maximumPayloadSize, flags: TSPacket.pcrFlag)
-      TSPacket.writePCR(prefix, at: start + 6, base: pcr)
-      written += TSPacket.size
+      // The first PCR of a new time base says so in its own packet.
+      written += writePCROnly(
+        into: prefix, at: written, kind: pcrKind, pcr: pcr,
+        flags: jumped ? TSPacket.discontinuityFlag : 0)
       lastPCR = pcr
     }
 
@@ -135,6 +156,23 @@ public struct TSOutputStream: Sendable {
       offset += TSPacket.size
     }
     return written
+  }
+
+  /// Writes a PCR-only packet on the PCR PID and returns its size. It carries no payload, so its
+  /// continuity counter repeats the last one and does not advance.
+  private func writePCROnly(
+    into prefix: UnsafeMutableRawBufferPointer, at start: Int, kind: SampleKind, pcr: Int64,
+    flags: UInt8
+  ) -> Int {
+    TSPacket.writeHeader(
+      prefix, at: start, pid: TSPacket.pid(for: kind), unitStart: false,
+      adaptationFieldControl: TSPacket.adaptationOnly)
+    prefix[start + 3] |= (counters[2 + Int(kind.rawValue)] &- 1) & 0x0F
+    TSPacket.writeAdaptationField(
+      UnsafeMutableRawBufferPointer(rebasing: prefix[start...]), at: TSPacket.headerSize,
+      size: TSPacket.maximumPayloadSize, flags: TSPacket.pcrFlag | flags)
+    TSPacket.writePCR(prefix, at: start + 6, base: pcr)
+    return TSPacket.size
   }
 
   /// The counter slot of a PID, or nil for a PID we do not send.

@@ -14,15 +14,25 @@
 /// the ring, and `write` lays out the packets there and copies the elementary stream straight
 /// into their payloads. Nothing is allocated per unit.
 public struct TSPacketizer: Sendable {
-  /// The tracks being packetized.
-  public let program: TSProgram
+  /// The tracks being packetized, with the formats in force.
+  public private(set) var program: TSProgram
   /// The video format's NAL length size and parameter-set bytes, kept apart so that measuring a
   /// unit copies no format (its arrays would be reference counted per unit).
-  private let videoLengthSize: Int?
-  private let videoParameterSetsSize: Int
+  private var videoLengthSize: Int?
+  private var videoParameterSetsSize: Int
 
   public init(program: TSProgram) {
     self.program = program
+    videoLengthSize = program.video?.nalLengthSize
+    videoParameterSetsSize = program.video.map(AnnexB.parameterSetsSize) ?? 0
+  }
+
+  /// Takes a new format for a track of the program, so the next IDR carries the new SPS/PPS and
+  /// the next audio frame the new ADTS fields. A kind absent from the program stays absent: the
+  /// PMT cannot grow mid-stream.
+  public mutating func update(_ format: FormatDescription, for kind: SampleKind) {
+    guard program.contains(kind) else { return }
+    program.set(format, for: kind)
     videoLengthSize = program.video?.nalLengthSize
     videoParameterSetsSize = program.video.map(AnnexB.parameterSetsSize) ?? 0
   }

@@ -20,9 +20,13 @@ public final class Pipeline: @unchecked Sendable {
 
   // Capture thread only.
   private var timeline: Timeline
-  private let packetizer: TSPacketizer?
+  private var packetizer: TSPacketizer?
+  /// The formats in force: `tracks` as announced, updated by `changeFormat`.
+  private var formats: TrackFormats
   /// A clock reset whose sample did not enter the ring: the next unit of the track carries it.
   private var pendingDiscontinuity = [Bool](repeating: false, count: SampleKind.allCases.count)
+  /// No video keyframe arrived yet: a frame before it references nothing the output has.
+  private var awaitingFirstKeyframe: Bool
 
   // Shared, under `lock`.
   private let lock = HandOverLock()
@@ -52,10 +56,17 @@ public final class Pipeline: @unchecked Sendable {
     }
     self.configuration = configuration
     self.tracks = tracks
+    formats = tracks
     self.payloadFormat = payloadFormat
     self.budget = budget
     self.clock = clock
     timeline = Timeline(configuration: configuration.timeline)
+    for kind in SampleKind.allCases {
+      if case .aac(let aac) = tracks.format(for: kind) {
+        timeline.setAudioFrameDuration(samples: 1024, sampleRate: aac.sampleRate, for: kind)
+      }
+    }
+    awaitingFirstKeyframe = tracks.format(for: .video) != nil
     packetizer = payloadFormat == .transportStream ? TSPacketizer(program: tracks) : nil
     ring = SendRing(
       arenaCapacity: budget.available, recordCapacity: configuration.recordCapacity,
@@ -91,7 +102,7 @@ public final class Pipeline: @unchecked Sendable {
     payload: UnsafeRawBufferPointer, nalUnits: AVCCSummary? = nil
   ) -> Bool {
     let now = clock.now()
-    guard let format = tracks.format(for: kind) else { return record(kind, .invalid) }
+    guard let format = formats.format(for: kind) else { return record(kind, .invalid) }
     // A refused video frame may be a reference: the frames after it must wait for a keyframe.
     let lost = kind == .video
     guard payload.count > 0, payload.count <= configuration.maximumSampleBytes else {
@@ -112,6 +123,13 @@ public final class Pipeline: @unchecked Sendable {
       }
     }
     let disposable = summary?.isDisposable ?? false
+    if kind == .video && awaitingFirstKeyframe {
+      // Video that starts mid-GOP: drop until the first keyframe, and ask for one.
+      guard isKeyframe else {
+        return record(kind, .awaitingKeyframe, awaitKeyframe: true, stamp: stamp)
+      }
+      awaitingFirstKeyframe = false
+    }
     let track = Int(kind.rawValue)
     let discontinuity = stamp.isDiscontinuity || pendingDiscontinuity[track]
     pendingDiscontinuity[track] = discontinuity
@@ -170,6 +188,40 @@ public final class Pipeline: @unchecked Sendable {
     }
     if accepted { pendingDiscontinuity[track] = false }
     return accepted
+  }
+
+  /// A new format record for a track of the program, at a keyframe: the device rotated
+  /// (720x1280 to 1280x720) or the encoder was reconfigured. Every IDR after it carries the new
+  /// SPS/PPS, audio frames the new ADTS fields; the next unit of the track is marked as a
+  /// discontinuity (PAT/PMT, discontinuity_indicator, an HLS discontinuity and new segment), video
+  /// waits for its next keyframe, and a `formatChanged` event is queued. The same format again
+  /// changes nothing.
+  /// - Returns: false for a track the program does not have (the PMT cannot grow mid-stream).
+  @discardableResult
+  public func changeFormat(_ format: FormatDescription, for kind: SampleKind) -> Bool {
+    guard let current = formats.format(for: kind) else { return false }
+    guard current != format else { return true }
+    formats.set(format, for: kind)
+    packetizer?.update(format, for: kind)
+    if case .aac(let aac) = format {
+      timeline.setAudioFrameDuration(samples: 1024, sampleRate: aac.sampleRate, for: kind)
+    }
+    pendingDiscontinuity[Int(kind.rawValue)] = true
+    if kind == .video { awaitingFirstKeyframe = true }
+    lock.withLock { events.push(.formatChanged(kind: kind, format: format)) }
+    return true
+  }
+
+  /// A sample the input refused before it reached `append` (a corrupt record): a lost video
+  /// frame may be a reference, so the video after it waits for the next keyframe (counted as
+  /// `awaitingKeyframe`) and a keyframe is requested. Lost audio needs nothing.
+  public func sampleLost(_ kind: SampleKind) {
+    guard kind == .video else { return }
+    let now = clock.now()
+    lock.withLock {
+      ring.startAwaitingKeyframe()
+      noteRingChange(now: now)
+    }
   }
 
   /// Counts a sample that does not enter the ring.

@@ -21,4 +21,6 @@ public enum PipelineEvent: Sendable, Equatable {
   case keyframeRequested
   /// A track's clock was re-anchored (e.g. the mic clock after an interruption).
   case clockReset(kind: SampleKind, dts: Int64)
+  /// A track's format changed mid-stream (the device rotated, the encoder was reconfigured).
+  case formatChanged(kind: SampleKind, format: FormatDescription)
 }

@@ -26,6 +26,17 @@ public struct TrackFormats: Hashable, Sendable {
     }
   }
 
+  /// Replaces the configuration of `kind` with `format`; a format of the other codec (H.264 for
+  /// audio, AAC for video) is ignored.
+  public mutating func set(_ format: FormatDescription, for kind: SampleKind) {
+    switch (kind, format) {
+    case (.video, .h264(let h264)): video = h264
+    case (.audioApp, .aac(let aac)): audioApp = aac
+    case (.audioMic, .aac(let aac)): audioMic = aac
+    default: break
+    }
+  }
+
   /// The present tracks in PID order.
   public var kinds: [SampleKind] { SampleKind.allCases.filter { contains($0) } }
 }

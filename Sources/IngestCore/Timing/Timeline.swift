@@ -2,10 +2,19 @@
 ///
 /// - The base is the earliest timestamp of the first sample seen (its DTS when it has one).
 ///   Every track is measured from that one base; no track is rebased on its own.
-/// - Decode times are strictly increasing per track. A clock that jumps (backwards, or away from
-///   the shared "now" by more than `jumpThreshold`) is re-anchored onto the shared timeline and the
+/// - Decode times are strictly increasing per track. A clock that jumps (an audio clock backwards
+///   by more than `maximumAudioFrameStep`, a video clock backwards by at least `jumpThreshold`,
+///   any clock forwards by more than `jumpThreshold`) is re-anchored onto the shared timeline and the
 ///   sample is marked as a discontinuity, never emitted with a backwards DTS. That is what an
 ///   audio clock does after an interruption such as a phone call.
+/// - A glitch is not a reset: an audio timestamp that repeats or steps back by at most
+///   `maximumAudioFrameStep` is placed one frame on from the previous one, and the track's later samples keep
+///   their own times (no lasting shift). A video DTS that does so is nudged one tick on.
+/// - A track only ever re-anchors on evidence from its own clock, so an unusable clock (every
+///   frame on the same tick, or each frame a second apart) is corrected on its own and never
+///   moves another track: repeated ticks are spread one frame apart, and an audio clock whose
+///   steps are gaps twice in a row (or from its first step) is taken as wrong and advanced one
+///   frame per sample.
 /// - Results are unwrapped 64-bit tick counts; writers reduce them modulo 2^33.
 ///
 /// All arithmetic is integer: each timestamp is converted from its own rational value (never by
@@ -28,6 +37,12 @@ public struct Timeline: Sendable {
     /// A clock more than this far from the shared "now" counts as reset (default 1 s). Video may
     /// legitimately pause for longer (a still screen), so only backwards video jumps reset it.
     public var jumpThreshold: Int64 = TimeConversion.ticksPerSecond
+    /// The longest step between two audio frames that is a frame duration rather than a gap
+    /// (250 ms: an AAC frame lasts at most 2048 samples at 8 kHz); also the longest step back of
+    /// an audio clock that is a glitch rather than a reset.
+    public var maximumAudioFrameStep: Int64 = 22_500
+    /// The frame step assumed for an audio track before it showed one (1024 samples at 48 kHz).
+    public var defaultAudioFrameStep: Int64 = 1_920
 
     public init() {}
   }
@@ -35,6 +50,21 @@ public struct Timeline: Sendable {
   private struct Track: Sendable {
     var lastDTS: Int64 = .min
     var lastDelta: Int64 = 0
+    /// The last step of an audio track that was a frame duration, not a gap.
+    var frameStep: Int64 = 0
+    /// Audio steps in a row that were gaps or resets.
+    var irregularSteps = 0
+    /// The last sample's time was corrected, so the step from it says nothing about the clock.
+    var lastCorrected = false
+    /// The audio frame duration from the track's format, as samples per frame and sample rate.
+    var nominalFrame: (samples: Int64, rate: Int64)?
+    /// Where a run of clock corrections started and how many frames it placed, so each is an
+    /// exact multiple of the frame duration from there (no rounding accumulates).
+    var correctionAnchor: Int64 = .min
+    var correctedFrames: Int64 = 0
+    /// The last sample's time on the track's own clock (adjustment included), before a glitch
+    /// correction placed it elsewhere.
+    var lastClock: Int64 = .min
     var adjustment: Int64 = 0
     var started: Bool { lastDTS != .min }
   }
@@ -49,9 +79,19 @@ public struct Timeline: Sendable {
   private var now: Int64 = .min
   /// Number of re-anchored clocks so far.
   public private(set) var discontinuities = 0
+  /// Number of samples whose time was corrected without a reset: repeated or slightly backwards
+  /// timestamps, and samples of a clock whose steps are unusable.
+  public private(set) var corrections = 0
 
   public init(configuration: Configuration = Configuration()) {
     self.configuration = configuration
+  }
+
+  /// Tells the timeline an audio track's frame duration (1024 samples for AAC), so a glitch or an
+  /// unusable clock is corrected by exactly one frame rather than by a learned or assumed step.
+  public mutating func setAudioFrameDuration(samples: Int, sampleRate: Int, for kind: SampleKind) {
+    guard kind.isAudio, samples > 0, sampleRate > 0 else { return }
+    tracks[Int(kind.rawValue)].nominalFrame = (Int64(samples), Int64(sampleRate))
   }
 
   /// Converts one sample's timestamps.
@@ -75,12 +115,58 @@ public struct Timeline: Sendable {
     var track = tracks[Int(kind.rawValue)]
     var stampDTS = rawDTS &+ track.adjustment
     var discontinuity = false
-    if track.started {
-      let backwards = stampDTS <= track.lastDTS
-      let farFromNow =
-        kind.isAudio && (stampDTS &- max(now, track.lastDTS)).magnitude > UInt64(threshold)
-      if backwards || farFromNow {
-        if !kind.isAudio && track.lastDTS &- stampDTS < threshold {
+    var corrected = false
+    var clock: Int64? = nil
+    if track.started && kind.isAudio {
+      let step = stampDTS &- track.lastDTS
+      // Glitches are judged against the clock's own last reading, so a run of them (a clock
+      // that ticks once a second) is spread one frame apart instead of turning into a reset.
+      let clockStep = stampDTS &- track.lastClock
+      let frame =
+        track.nominalFrame.map { $0.samples * TimeConversion.ticksPerSecond / $0.rate }
+        ?? (track.frameStep > 0 ? track.frameStep : configuration.defaultAudioFrameStep)
+      if step <= 0 && clockStep >= -configuration.maximumAudioFrameStep {
+        clock = stampDTS
+        // A repeated or slightly early timestamp: one frame on, the clock itself is kept.
+        stampDTS = track.lastDTS + frame
+        corrected = true
+      } else if step <= 0 || step > threshold {
+        // One frame on, or at the shared "now" when other tracks went on meanwhile.
+        let anchored = max(track.lastDTS + frame, now)
+        track.adjustment = track.adjustment &+ (anchored &- stampDTS)
+        stampDTS = anchored
+        discontinuity = true
+        track.irregularSteps += 1
+        track.correctionAnchor = .min
+      } else if step > configuration.maximumAudioFrameStep {
+        if track.irregularSteps > 0 || track.frameStep == 0 {
+          // A second gap in a row, or a gap before any frame step, is not silence but a clock
+          // in the wrong unit: advance it by its frame duration, as the samples keep arriving
+          // at the real frame rate.
+          if track.correctionAnchor == .min {
+            track.correctionAnchor = track.lastDTS
+            track.correctedFrames = 0
+          }
+          track.correctedFrames += 1
+          let placed =
+            track.nominalFrame.map {
+              track.correctionAnchor
+                &+ track.correctedFrames &* $0.samples &* TimeConversion.ticksPerSecond / $0.rate
+            } ?? track.lastDTS + frame
+          track.adjustment = track.adjustment &+ (placed &- stampDTS)
+          stampDTS = placed
+          corrected = true
+        }
+        track.irregularSteps += 1
+      } else {
+        if !track.lastCorrected { track.frameStep = step }
+        track.irregularSteps = 0
+        track.correctionAnchor = .min
+      }
+      track.lastCorrected = corrected
+    } else if track.started {
+      if stampDTS <= track.lastDTS {
+        if track.lastDTS &- stampDTS < threshold {
           // A video DTS that repeats or steps back a little: nudge it forward, no reset.
           stampDTS = track.lastDTS + 1
         } else {
@@ -106,8 +192,10 @@ public struct Timeline: Sendable {
     }
     if track.started && !discontinuity { track.lastDelta = stampDTS - track.lastDTS }
     if discontinuity { discontinuities += 1 }
+    if corrected { corrections += 1 }
     self.base = base
     track.lastDTS = stampDTS
+    track.lastClock = clock ?? stampDTS
     tracks[Int(kind.rawValue)] = track
     now = max(now, stampDTS)
     return Stamp(pts: stampPTS, dts: stampDTS, isDiscontinuity: discontinuity)

@@ -59,8 +59,11 @@ public enum LiveSession {
       if case .dump = error, !exit.succeeded {
         throw .encoder("\(exit)" + (last.isEmpty ? "" : ": \(last)"))
       }
-      if case .noTracks = error, !exit.succeeded {
-        throw .encoder("\(exit)" + (last.isEmpty ? "" : ": \(last)"))
+      switch error {
+      case .noTracks, .empty:
+        // An encoder that died before its first sample explains the empty stream.
+        if !exit.succeeded { throw .encoder("\(exit)" + (last.isEmpty ? "" : ": \(last)")) }
+      default: break
       }
       throw error
     }

@@ -164,6 +164,20 @@ public final class StatusReporter: @unchecked Sendable {
       encoderRequests(from: from, to: to, now: now)
     case .keyframeRequested:
       requestEncoder("keyframe", now: now) { _ in }
+    case .formatChanged(let kind, let format):
+      emit("formatChanged", now: now) {
+        $0.add("kind", kind.description)
+        switch format {
+        case .h264(let h264):
+          $0.add("codec", "h264")
+          $0.add("profile", Int(h264.profile))
+          $0.add("level", Int(h264.level))
+        case .aac(let aac):
+          $0.add("codec", "aac")
+          $0.add("sample_rate", aac.sampleRate)
+          $0.add("channels", aac.channels)
+        }
+      }
     case .clockReset(let kind, let dts):
       emit("clockReset", now: now) {
         $0.add("kind", kind.description)

@@ -1,0 +1,272 @@
+import Foundation
+import IngestCore
+import IngestTestSupport
+import Testing
+
+/// What real devices send, derived from the fixtures with the dump writer and replayed to a .ts
+/// file: each output must decode with zero ffmpeg errors and zero GStreamer warnings and keep
+/// the rules of `TransportStreamCheck.conformanceViolations`.
+@Suite struct ConformanceCaseTests {
+  /// A replayed case: the summary and the stream.
+  struct Replay {
+    var result: CommandRunner.Result
+    var check: TransportStreamCheck
+    var output: String
+
+    /// PTS of each PES on a PID.
+    func pts(_ pid: UInt16) -> [Int64] { check.units.filter { $0.pid == pid }.compactMap(\.pts) }
+  }
+
+  /// Writes `items` as a dump in `directory`, replays it to a .ts file and checks the stream.
+  static func replay(
+    _ items: [DumpItems.Item], named name: String, in directory: URL,
+    arguments: [String] = []
+  ) throws -> Replay {
+    let dump = directory.appending(path: "\(name).dump").path
+    try DumpItems.write(items, to: dump)
+    let output = directory.appending(path: "\(name).ts").path
+    let result = try CommandRunner.ingest(
+      ["replay", dump, "--to", output, "--speed", "max", "--json", "--quiet"] + arguments)
+    let check = try TransportStreamCheck(path: output)
+    let parameterSets = try TransportStreamCheck.parameterSets(ofDump: dump)
+    #expect(try CommandRunner.decodeErrors(output) == "", "\(name)")
+    #expect(
+      check.conformanceViolations(parameterSets: parameterSets).map(\.description) == [],
+      "\(name)")
+    #expect(try CommandRunner.gstreamerDecodeProblems(output, pids: check.elementaryPIDs) == "")
+    #expect(check.continuityErrors == 0)
+    return Replay(result: result, check: check, output: output)
+  }
+
+  static func screen() throws -> [DumpItems.Item] {
+    try DumpItems.read(CommandRunner.fixture("screen.dump"))
+  }
+
+  /// Indices in `items` of the samples of one kind.
+  static func indices(of kind: SampleKind, in items: [DumpItems.Item]) -> [Int] {
+    items.indices.filter { items[$0].sample?.kind == kind }
+  }
+
+  @Test func audioTimestampGlitchesLeaveNoLastingShift() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let original = try Self.screen()
+    var items = original
+    let mic = Self.indices(of: .audioMic, in: items)
+    func retime(_ position: Int, _ change: (MediaTime) -> MediaTime) {
+      guard case .sample(var sample) = items[mic[position]] else { return }
+      sample.pts = change(original[mic[position - 1]].sample!.pts)
+      items[mic[position]] = .sample(sample)
+    }
+    // Two repeated timestamps and one 3 ms before the previous frame's.
+    retime(100) { $0 }
+    retime(200) { $0 }
+    retime(150) { MediaTime(value: $0.value - 3_000_000, timescale: $0.timescale) }
+    let reference = try Self.replay(original, named: "reference", in: directory)
+    let glitched = try Self.replay(items, named: "glitched", in: directory)
+    #expect(glitched.result.status == 0)
+    #expect(glitched.result.stdout.contains("\"clock_resets\":0"))
+    let (expected, actual) = (reference.pts(0x102), glitched.pts(0x102))
+    #expect(expected.count == actual.count)
+    // Every mic frame, the glitched ones included, at its own time (within a tick).
+    #expect(zip(expected, actual).allSatisfy { abs($0 - $1) <= 1 })
+  }
+
+  @Test(arguments: ["one tick per second", "a second per frame"])
+  func unusableMicClockMovesNoOtherTrack(clock: String) throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let original = try Self.screen()
+    var items = original
+    for (frame, index) in Self.indices(of: .audioMic, in: items).enumerated() {
+      guard case .sample(var sample) = items[index] else { continue }
+      sample.pts =
+        clock == "one tick per second"
+        ? MediaTime(value: sample.pts.value / 1_000_000_000, timescale: 1)
+        : MediaTime(value: 352_417 + Int64(frame), timescale: 1)
+      items[index] = .sample(sample)
+    }
+    let reference = try Self.replay(original, named: "reference", in: directory)
+    let broken = try Self.replay(items, named: "broken", in: directory)
+    #expect(broken.result.status == 0)
+    #expect(broken.result.stdout.contains("\"clock_resets\":0"))
+    // App audio keeps its place against the video, whatever the mic's clock does.
+    func offsets(_ replay: Replay) -> [Int64] {
+      let video = replay.pts(0x100).first ?? 0
+      return replay.pts(0x101).map { $0 - video }
+    }
+    #expect(offsets(broken) == offsets(reference))
+  }
+
+  /// The status lines of a run that wrote them to `status`.
+  static func statusLines(_ status: String) throws -> [String] {
+    try String(contentsOfFile: status, encoding: .utf8).split(separator: "\n").map(String.init)
+  }
+
+  @Test func videoBeforeTheFirstKeyframeIsDroppedAndAKeyframeRequested() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var items = try Self.screen()
+    // The capture starts 25 frames into the first GOP: the first 35 frames are P-frames.
+    let video = Self.indices(of: .video, in: items)
+    items = items.indices.filter { !video.prefix(25).contains($0) }.map { items[$0] }
+    let status = directory.appending(path: "status.jsonl").path
+    let replay = try Self.replay(
+      items, named: "leading-p", in: directory, arguments: ["--status", status])
+    #expect(replay.result.status == 0)
+    #expect(replay.result.stdout.contains("\"video\":{\"awaitingKeyframe\":35}"))
+    #expect(try Self.statusLines(status).contains { $0.contains("\"request\":\"keyframe\"") })
+  }
+
+  @Test func aCorruptVideoSampleDropsTheRestOfItsGOP() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var items = try Self.screen()
+    // The 11th frame of the first GOP: its NAL length runs past the end of the sample.
+    let corrupt = Self.indices(of: .video, in: items)[10]
+    var sample = items[corrupt].sample!
+    sample.payload = [0, 0, 0, 0xFF, 0x41, 0x9A]
+    items[corrupt] = .rawSample(sample)
+    let status = directory.appending(path: "status.jsonl").path
+    let replay = try Self.replay(
+      items, named: "corrupt-p", in: directory, arguments: ["--status", status])
+    #expect(replay.result.status == 0)
+    #expect(replay.result.stdout.contains("\"invalid_records\":1"))
+    // Frames 12 to 60 of the GOP (2 s at 30 fps) reference the lost one.
+    #expect(replay.result.stdout.contains("\"video\":{\"awaitingKeyframe\":49}"))
+    #expect(replay.pts(0x100).count == 300 - 50)
+    #expect(try Self.statusLines(status).contains { $0.contains("\"request\":\"keyframe\"") })
+  }
+
+  /// screen.dump with its second GOP replaced by landscape.dump's (1280x720) after a new format
+  /// record, and the portrait format back at the third: a device rotating and back.
+  static func rotated() throws -> [DumpItems.Item] {
+    let screen = try Self.screen()
+    let landscape = try DumpItems.read(CommandRunner.fixture("landscape.dump"))
+    guard
+      case .format(_, let portraitFormat)? = screen.first(where: {
+        if case .format(.video, _) = $0 { true } else { false }
+      }),
+      case .format(_, let landscapeFormat)? = landscape.first(where: {
+        if case .format(.video, _) = $0 { true } else { false }
+      })
+    else { throw CocoaError(.fileReadCorruptFile) }
+    let landscapeFrames = landscape.compactMap(\.sample)
+    var items: [DumpItems.Item] = []
+    var frame = 0
+    for item in screen {
+      guard case .sample(let sample) = item, sample.kind == .video else {
+        items.append(item)
+        continue
+      }
+      if frame == 60 { items.append(.format(.video, landscapeFormat)) }
+      if frame == 120 { items.append(.format(.video, portraitFormat)) }
+      if (60..<120).contains(frame) {
+        var replaced = landscapeFrames[frame - 60]
+        (replaced.pts, replaced.dts) = (sample.pts, sample.dts)
+        items.append(.sample(replaced))
+      } else {
+        items.append(item)
+      }
+      frame += 1
+    }
+    return items
+  }
+
+  @Test func formatChangeMidStreamCarriesTheNewParameterSets() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let status = directory.appending(path: "status.jsonl").path
+    // The checker holds every IDR to the format record in force: portrait, landscape, portrait.
+    let replay = try Self.replay(
+      try Self.rotated(), named: "rotated", in: directory, arguments: ["--status", status])
+    #expect(replay.result.status == 0)
+    #expect(replay.result.stdout.contains("\"drops\":{}"))
+    let changes = try Self.statusLines(status).filter { $0.contains("\"formatChanged\"") }
+    #expect(changes.count == 2)
+    #expect(changes.allSatisfy { $0.contains("\"kind\":\"video\"") })
+  }
+
+  @Test func formatChangeMidStreamStartsAnHLSDiscontinuity() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let dump = directory.appending(path: "rotated.dump").path
+    try DumpItems.write(try Self.rotated(), to: dump)
+    let hls = directory.appending(path: "hls").path
+    let result = try CommandRunner.ingest([
+      "replay", dump, "--to", "hls:\(hls)", "--speed", "max", "--quiet", "--hls-window", "0",
+    ])
+    #expect(result.status == 0, "\(result.stderr)")
+    let playlist = try String(contentsOfFile: "\(hls)/index.m3u8", encoding: .utf8)
+    let lines = playlist.split(separator: "\n")
+    #expect(lines.filter { $0 == "#EXT-X-DISCONTINUITY" }.count == 2)
+    #expect(try CommandRunner.decodeErrors("\(hls)/index.m3u8") == "")
+  }
+
+  @Test(arguments: ["header only", "format records only"])
+  func emptyDumpSucceedsAndWritesNoOutput(content: String) throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let formats = try Self.screen().filter {
+      if case .format = $0 { true } else { false }
+    }
+    let dump = directory.appending(path: "empty.dump").path
+    try DumpItems.write(content == "header only" ? [] : formats, to: dump)
+    for target in ["out.ts", "null:", "hls:hls"] {
+      let output = target.hasSuffix(".ts") ? directory.appending(path: target).path : target
+      let path = target.hasPrefix("hls:") ? "hls:" + directory.appending(path: "hls").path : output
+      let result = try CommandRunner.ingest([
+        "replay", dump, "--to", path, "--speed", "max", "--json", "--quiet",
+      ])
+      #expect(result.status == 0, "\(target): \(result.stderr)")
+      #expect(result.stderr.contains("holds no samples"), "\(target)")
+      #expect(result.stdout.contains("\"empty\":true"), "\(target)")
+    }
+    #expect(!FileManager.default.fileExists(atPath: directory.appending(path: "out.ts").path))
+    #expect(!FileManager.default.fileExists(atPath: directory.appending(path: "hls").path))
+  }
+
+  static let badFormats: [(String, SampleKind, [UInt8], String)] = [
+    ("AAC object type 5", .audioApp, [0x29, 0x90], "AAC object type 5 cannot be carried in ADTS"),
+    ("channel configuration 0", .audioApp, [0x11, 0x80], "AAC channel configuration 0"),
+    ("sampling index 13", .audioMic, [0x16, 0x88], "AAC sampling frequency 13"),
+    ("NAL length size 3", .video, [], "NAL length size 3"),
+  ]
+
+  @Test(arguments: badFormats)
+  func aFormatTheWriterCannotCarryIsReported(
+    name: String, kind: SampleKind, config: [UInt8], reason: String
+  ) throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let items = try Self.screen().map { item -> DumpItems.Item in
+      // The writer refuses samples of a track without a format: they go as raw records.
+      if let sample = item.sample, sample.kind == kind { return .rawSample(sample) }
+      guard case .format(kind, let format) = item else { return item }
+      var bytes = config
+      if case .h264(let h264) = format {
+        bytes = h264.avcC
+        bytes[4] = 0xFC | 2
+      }
+      return .raw(type: 1, payload: [kind.rawValue, kind == .video ? 1 : 2] + bytes)
+    }
+    let status = directory.appending(path: "status.jsonl").path
+    let replay = try Self.replay(
+      items, named: "bad", in: directory, arguments: ["--status", status])
+    #expect(replay.result.status == 0)
+    #expect(replay.result.stdout.contains("\"refused_formats\":[{\"kind\":\"\(kind)\""), "\(name)")
+    #expect(replay.result.stdout.contains(reason), "\(name)")
+    #expect(!replay.check.elementaryPIDs.contains(0x100 + UInt16(kind.rawValue)))
+    let events = try Self.statusLines(status).filter { $0.contains("\"formatRefused\"") }
+    #expect(events.count == 1 && events[0].contains(reason), "\(name)")
+    // The text summary and inspect (text and --json) give the same reason.
+    let dump = directory.appending(path: "bad.dump").path
+    let text = try CommandRunner.ingest([
+      "replay", dump, "--to", "null:", "--speed", "max", "--quiet",
+    ])
+    #expect(text.stderr.contains("refused  \(kind) format record at byte"), "\(name)")
+    #expect(text.stderr.contains(reason), "\(name)")
+    #expect(try CommandRunner.ingest(["inspect", dump]).stdout.contains(reason))
+    #expect(try CommandRunner.ingest(["inspect", dump, "--json"]).stdout.contains(reason))
+  }
+}

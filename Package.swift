@@ -9,7 +9,9 @@ import PackageDescription
 //               <- IngestCapture (media file -> samples)
 //               <- IngestRuntime (builds a run: pipeline, sender threads, pacing, status, summary)
 //               <- IngestBench (the benchmark harness, linked by the CLI only)
+//               <- IngestUpload (the host-app uploader: HLS directory -> HTTP PUT, libcurl)
 //               <- ingest (the CLI)
+//               <- IngestEncoder <- ingest-encode (the live encoder process; links libav*)
 let package = Package(
   name: "BroadcastIngest",
   // Synchronization's Mutex and Atomic (IngestCore) and Int128 need these releases.
@@ -18,6 +20,7 @@ let package = Package(
     .library(name: "IngestCore", targets: ["IngestCore"]),
     .library(name: "IngestRuntime", targets: ["IngestRuntime"]),
     .executable(name: "ingest", targets: ["ingest"]),
+    .executable(name: "ingest-encode", targets: ["ingest-encode"]),
   ],
   targets: [
     // Portable core: standard library and Synchronization only.
@@ -34,6 +37,16 @@ let package = Package(
       pkgConfig: "srt",
       providers: [.apt(["libsrt-openssl-dev"])]
     ),
+    // Linked, for the encoder process only (never the `ingest` binary, see CFFmpeg above).
+    .systemLibrary(
+      name: "CFFmpegEncoder",
+      providers: [
+        .apt([
+          "libavdevice-dev", "libavfilter-dev", "libavformat-dev", "libavcodec-dev",
+          "libswscale-dev", "libswresample-dev", "libavutil-dev",
+        ])
+      ]
+    ),
     .target(name: "IngestPOSIX", dependencies: ["IngestCore"]),
     .target(name: "IngestFFmpeg", dependencies: ["CFFmpeg"]),
     .target(name: "IngestSinks", dependencies: ["IngestCore", "IngestPOSIX"]),
@@ -49,6 +62,12 @@ let package = Package(
       dependencies: [
         "IngestCore", "IngestPOSIX", "IngestSinks", "IngestSRT", "IngestRTMP", "IngestHLS",
       ]),
+    .systemLibrary(
+      name: "CCurl",
+      pkgConfig: "libcurl",
+      providers: [.apt(["libcurl4-openssl-dev"])]
+    ),
+    .target(name: "IngestUpload", dependencies: ["IngestCore", "IngestPOSIX", "IngestHLS", "CCurl"]),
     .target(
       name: "IngestBench",
       dependencies: ["IngestCore", "IngestPOSIX", "IngestSinks", "IngestSRT", "IngestRuntime"]),
@@ -56,8 +75,11 @@ let package = Package(
       name: "ingest",
       dependencies: [
         "IngestCore", "IngestPOSIX", "IngestSinks", "IngestHLS", "IngestCapture", "IngestRuntime",
-        "IngestBench",
+        "IngestBench", "IngestUpload",
       ]),
+    .target(
+      name: "IngestEncoder", dependencies: ["IngestCore", "IngestPOSIX", "CFFmpegEncoder"]),
+    .executableTarget(name: "ingest-encode", dependencies: ["IngestEncoder", "IngestPOSIX"]),
     .target(
       name: "IngestTestSupport", dependencies: ["IngestCore", "IngestPOSIX"],
       path: "Tests/IngestTestSupport"),
@@ -71,12 +93,15 @@ let package = Package(
     .testTarget(
       name: "IngestRuntimeTests", dependencies: ["IngestRuntime", "IngestTestSupport"]),
     .testTarget(name: "IngestBenchTests", dependencies: ["IngestBench", "IngestTestSupport"]),
+    .testTarget(name: "IngestUploadTests", dependencies: ["IngestUpload", "IngestTestSupport"]),
     .testTarget(name: "ingestTests", dependencies: ["ingest"]),
+    .testTarget(
+      name: "IngestEncoderTests", dependencies: ["IngestEncoder", "IngestCore", "IngestTestSupport"]),
     .testTarget(
       name: "IntegrationTests",
       dependencies: [
         "IngestCore", "IngestPOSIX", "IngestSinks", "IngestSRT", "IngestRTMP", "IngestHLS",
-        "IngestCapture", "IngestRuntime", "IngestTestSupport",
+        "IngestCapture", "IngestRuntime", "IngestBench", "IngestTestSupport",
       ]),
   ]
 )

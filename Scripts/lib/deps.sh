@@ -7,7 +7,13 @@ ingest_packages=(
   "pc:libavformat:libavformat-dev"
   "pc:libavcodec:libavcodec-dev"
   "pc:libavutil:libavutil-dev"
+  "pc:libavfilter:libavfilter-dev"
+  "pc:libavdevice:libavdevice-dev"
+  "pc:libswscale:libswscale-dev"
+  "pc:libswresample:libswresample-dev"
   "pc:srt:libsrt-openssl-dev"
+  "pc:libcurl:libcurl4-openssl-dev"
+  "cmd:openssl:openssl"
   "cmd:ffmpeg:ffmpeg"
   "cmd:ffprobe:ffmpeg"
   "cmd:srt-live-transmit:srt-tools"
@@ -16,6 +22,7 @@ ingest_packages=(
   "cmd:tsinfo:tstools"
   "file:/usr/bin/time:time"
   "cmd:ip:iproute2"
+  "cmd:Xvfb:xvfb"
 )
 
 ensure_packages() {

@@ -31,6 +31,7 @@ public final class SRTSink: OutputSink {
   /// Monotonic time of the last message handed to libsrt.
   private var lastSendNanoseconds: Int64 = 0
   private var watchdog = SRTProgressWatchdog(now: 0)
+  private var linkMeter = SRTLinkMeter()
 
   /// The figures of the last connection as it closed (after `finish` or `close`), for an
   /// end-of-run summary; `nil` before the first connection ends.
@@ -89,6 +90,12 @@ public final class SRTSink: OutputSink {
     return Self.statistics(of: socket)
   }
 
+  /// The link from libsrt's statistics of the open connection.
+  public func linkEstimate(now: Int64) -> LinkEstimate? {
+    guard let socket, socket.isConnected, let stats = socket.statistics() else { return nil }
+    return linkMeter.estimate(stats, now: now, latencyMilliseconds: agreedLatencyMilliseconds)
+  }
+
   /// The `stats` of the periodic `sink` status event.
   public func statusFields() -> JSONObject? {
     guard let stats = statistics() else { return nil }
@@ -125,6 +132,7 @@ public final class SRTSink: OutputSink {
       socket.close()
       throw error
     }
+    linkMeter.reset()
     self.socket = socket
     watchdog = SRTProgressWatchdog(now: Self.monotonicNanoseconds())
     agreedLatencyMilliseconds = Int(

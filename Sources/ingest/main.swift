@@ -6,7 +6,7 @@
 
 let commands: [any Command.Type] = [
   ReplayCommand.self, InspectCommand.self, CaptureCommand.self, RecoverCommand.self,
-  BenchCommand.self,
+  BenchCommand.self, UploadCommand.self,
 ]
 
 func topLevelHelp(_ commands: [any Command.Type]) -> String {

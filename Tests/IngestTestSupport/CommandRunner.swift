@@ -15,6 +15,16 @@ package enum CommandRunner {
     return bundle.deletingLastPathComponent().appending(path: "ingest").path
   }()
 
+  /// The `ingest-encode` binary built with these tests: `INGEST_ENCODE_BIN` when set, else the
+  /// one beside the running test bundle, as for `ingest`.
+  package static let encoder: String = {
+    if let path = ProcessInfo.processInfo.environment["INGEST_ENCODE_BIN"], !path.isEmpty {
+      return path
+    }
+    let bundle = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    return bundle.deletingLastPathComponent().appending(path: "ingest-encode").path
+  }()
+
   /// A bundled fixture.
   package static func fixture(_ name: String) -> String {
     packageRoot.appending(path: "Fixtures/\(name)").path
@@ -36,7 +46,8 @@ package enum CommandRunner {
   }
 
   /// Runs `executable` (a path, or a tool name looked up on PATH) to completion or `timeout`.
-  package static func run(_ executable: String, _ arguments: [String], timeout: TimeInterval = 120) throws
+  package static func run(_ executable: String, _ arguments: [String], timeout: TimeInterval = 120)
+    throws
     -> Result
   {
     let process = Process()

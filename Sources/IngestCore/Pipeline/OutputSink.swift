@@ -92,9 +92,13 @@ public protocol OutputSink: AnyObject {
   /// Where the sink sends events of its own (HLS: `segment`, `hlsRecovered`), as a name and the
   /// event's fields. Set by the run builder before `open`; a sink without events ignores it.
   func setStatusHandler(_ handler: @escaping @Sendable (String, JSONObject) -> Void)
+  /// The link as the output measures it now, for the rate controller; nil when the output has
+  /// no link (files) or is not connected. Called from the sender's thread, a few times a second.
+  func linkEstimate(now: Int64) -> LinkEstimate?
 }
 
 extension OutputSink {
   public func statusFields() -> JSONObject? { nil }
   public func setStatusHandler(_ handler: @escaping @Sendable (String, JSONObject) -> Void) {}
+  public func linkEstimate(now: Int64) -> LinkEstimate? { nil }
 }

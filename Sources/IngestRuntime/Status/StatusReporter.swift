@@ -26,6 +26,9 @@ public final class StatusReporter: @unchecked Sendable {
   /// The output whose congestion signal (0...1) feeds the ladder once a second and whose own
   /// figures become a `sink` event; set with `attach(_:)`.
   private var sink: (any OutputSink)?
+  /// Steers the encoder from the sink's link estimates when set (a live encoder to steer); the
+  /// ladder then owns only the memory side and leaves bitrate and frame rate to it.
+  public var rateControl: RateControlLoop?
 
   /// - Parameters:
   ///   - writeLine: receives each JSON line (without newline); nil to only keep counters.
@@ -83,11 +86,12 @@ public final class StatusReporter: @unchecked Sendable {
   /// - Parameter force: sample and report now even if a second has not passed (end of run).
   public func tick(now: Int64, force: Bool = false) {
     while let event = pipeline.nextEvent() { report(event, now: now) }
+    if let sink, let rateControl { rateControl.tick(now: now, sink: sink, reporter: self) }
     guard now >= nextSample || force else { return }
     nextSample = now + 1_000_000_000
     pipeline.updateResident(probe.residentBytes())
     if let sink {
-      pipeline.updateSinkCongestion(sink.congestion)
+      pipeline.updateSinkCongestion(rateControl?.ladderCongestion ?? sink.congestion)
       if let statistics = sink.statusFields() {
         emit("sink", now: now) { $0.add("stats", statistics) }
       }
@@ -158,7 +162,7 @@ public final class StatusReporter: @unchecked Sendable {
       }
       encoderRequests(from: from, to: to, now: now)
     case .keyframeRequested:
-      request("keyframe", now: now) { _ in }
+      requestEncoder("keyframe", now: now) { _ in }
     case .clockReset(let kind, let dts):
       emit("clockReset", now: now) {
         $0.add("kind", kind.description)
@@ -174,29 +178,30 @@ public final class StatusReporter: @unchecked Sendable {
       let crossed = up ? (from < tier && tier <= to) : (to < tier && tier <= from)
       guard crossed else { continue }
       switch tier {
-      case .reducedBitrate:
-        request("bitrate", now: now) {
+      case .reducedBitrate where rateControl == nil:
+        requestEncoder("bitrate", now: now) {
           if up {
             $0.add("target_bps", max(200_000, self.lastBitrate * 8 / 10))
           } else {
             $0.add("restore", true)
           }
         }
-      case .reducedFrameRate:
-        request("frameRate", now: now) {
+      case .reducedFrameRate where rateControl == nil:
+        requestEncoder("frameRate", now: now) {
           $0.add("target_fps", up ? max(1, self.nominalFrameRate / 2) : self.nominalFrameRate)
         }
       case .noMic:
-        request("mic", now: now) { $0.add("enabled", !up) }
+        requestEncoder("mic", now: now) { $0.add("enabled", !up) }
       case .keyframesOnly:
-        request("keyframesOnly", now: now) { $0.add("enabled", up) }
-      case .normal:
+        requestEncoder("keyframesOnly", now: now) { $0.add("enabled", up) }
+      case .normal, .reducedBitrate, .reducedFrameRate:
         break
       }
     }
   }
 
-  private func request(_ kind: String, now: Int64, _ fill: (inout JSONObject) -> Void) {
+  /// Asks the encoder for something: to `onEncoderRequest` and as an `encoder` status event.
+  func requestEncoder(_ kind: String, now: Int64, _ fill: (inout JSONObject) -> Void) {
     var details = JSONObject()
     details.add("request", kind)
     fill(&details)

@@ -1,0 +1,79 @@
+import IngestPOSIX
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The few file operations the uploader needs, with errors naming the path.
+enum UploadFiles {
+  /// `directory/name`.
+  static func join(_ directory: String, _ name: String) -> String {
+    directory.hasSuffix("/") ? directory + name : directory + "/" + name
+  }
+
+  /// Size and modification time: what tells that a file changed.
+  struct Stamp: Equatable {
+    var size: Int64
+    var modified: Int64
+  }
+
+  /// The stamp of a regular file, or nil when there is none.
+  static func stamp(of path: String) -> Stamp? {
+    var stats = stat()
+    guard stat(path, &stats) == 0, stats.st_mode & S_IFMT == S_IFREG else { return nil }
+    return Stamp(
+      size: Int64(stats.st_size),
+      modified: Int64(stats.st_mtim.tv_sec) * 1_000_000_000 + Int64(stats.st_mtim.tv_nsec))
+  }
+
+  /// The whole file as bytes, or nil when it does not exist.
+  static func read(_ path: String) throws(UploadError) -> [UInt8]? {
+    let fd: FileDescriptor
+    do { fd = try FileDescriptor.open(path, O_RDONLY) } catch {
+      if error.code == ENOENT { return nil }
+      throw .file(FileError(operation: "open", path: path, errno: error.code))
+    }
+    defer { fd.close() }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 64 << 10)
+    while true {
+      let result = chunk.withUnsafeMutableBytes { buffer in
+        FileDescriptor.retryingOnInterrupt(
+          { systemRead(fd.rawValue, buffer.baseAddress, buffer.count) }, failed: { $0 < 0 })
+      }
+      let n: Int
+      switch result {
+      case .success(let count): n = count
+      case .failure(let error):
+        throw .file(FileError(operation: "read", path: path, errno: error.code))
+      }
+      if n == 0 { return bytes }
+      bytes += chunk[..<n]
+    }
+  }
+
+  /// Removes a file; one that is already gone is fine.
+  static func remove(_ path: String) throws(UploadError) {
+    guard unlink(path) == 0 || errno == ENOENT else {
+      throw .file(FileError(operation: "remove", path: path, errno: errno))
+    }
+  }
+
+  /// Syncs a directory, so that a file created in it survives a crash.
+  static func syncDirectory(_ path: String) throws(UploadError) {
+    let fd: FileDescriptor
+    do {
+      fd = try FileDescriptor.open(path, O_RDONLY | O_DIRECTORY)
+      defer { fd.close() }
+      try fd.sync()
+    } catch {
+      throw .file(FileError(operation: "sync", path: path, errno: error.code))
+    }
+  }
+}
+
+private func systemRead(_ fd: Int32, _ base: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+  read(fd, base, count)
+}

@@ -1,0 +1,254 @@
+import IngestCore
+import IngestHLS
+import IngestPOSIX
+
+/// Uploads an HLS recording directory with HTTP PUT: every complete segment in journal order,
+/// then the playlist once every segment it names is on the server.
+///
+/// What is complete comes from the recording's journal only (`HLSJournal`), never from file
+/// sizes or directory listings, so a `.part` file or a segment still being renamed is never sent.
+/// Progress survives kills through the upload journal (`UploadJournal`): a segment is sent again
+/// only when a HEAD shows that the server no longer has it with its size (see docs/upload.md).
+public final class Uploader {
+  private let options: UploadOptions
+  private let clock: any PacingClock
+  private var seed: UInt64
+  private let onEvent: (UploadEvent) -> Void
+  private var summary = UploadSummary()
+  /// Segments dealt with by this process: uploaded, found on the server, or skipped as missing.
+  private var settled: Set<String> = []
+  /// The playlist bytes last confirmed by the server in this process.
+  private var lastPlaylist: [UInt8]?
+  /// Segments an earlier run confirmed that neither the server nor the directory still has.
+  private var lost: [String] = []
+
+  /// - Parameters:
+  ///   - clock: waits between attempts and polls (injected so tests need not wait).
+  ///   - seed: seeds the retry jitter (differs between processes by default, so that uploaders
+  ///     that lost the same server do not return in step).
+  ///   - onEvent: called on the calling thread for each file and each retry.
+  public init(
+    options: UploadOptions, clock: any PacingClock = SystemClock(),
+    seed: UInt64 = UInt64.random(in: 1...UInt64.max),
+    onEvent: @escaping (UploadEvent) -> Void = { _ in }
+  ) {
+    self.options = options
+    self.clock = clock
+    self.seed = seed
+    self.onEvent = onEvent
+  }
+
+  /// Uploads until everything is on the server (or, without `follow`, everything complete so
+  /// far), or until a failure that waiting cannot fix.
+  /// - Returns: the figures; `failure` says why the run stopped early.
+  public func run() -> UploadSummary {
+    let start = clock.now()
+    do { try upload() } catch { summary.failure = error }
+    summary.seconds = Double(clock.now() - start) / 1e9
+    return summary
+  }
+
+  private var journalPath: String { UploadFiles.join(options.directory, HLSJournal.fileName) }
+
+  private func upload() throws(UploadError) {
+    let client = try HTTPClient(options.http)
+    let journal = try UploadJournalFile(
+      directory: options.directory, destination: options.destination.base)
+    var playlistPath: String?
+    while true {
+      // Taken before reading, so that a change made while this round runs is never missed.
+      let stamps = Stamps(journal: journalPath, playlist: playlistPath)
+      guard let text = try UploadFiles.read(journalPath) else {
+        throw .recording("no HLS journal in \(options.directory) (record with --to hls:DIR)")
+      }
+      let recording = HLSJournal.parse(String(decoding: text, as: UTF8.self))
+      playlistPath = recording.playlistName.map { UploadFiles.join(options.directory, $0) }
+      let settledBefore = settled.count
+      let blocked = try uploadSegments(of: recording, client: client, journal: journal)
+      var playlistCurrent = false
+      if !blocked, let playlist = recording.playlistName {
+        playlistCurrent = try uploadPlaylist(
+          playlist, finished: recording.isFinished, client: client, journal: journal)
+      }
+      summary.recordingFinished = recording.isFinished
+      if recording.isFinished && !blocked && playlistCurrent {
+        if options.deleteAfterUpload, let playlist = recording.playlistName,
+          UploadFiles.stamp(of: UploadFiles.join(options.directory, playlist)) != nil
+        {
+          try delete(playlist)
+        }
+        break
+      }
+      // Without follow, one more round only when this one moved and the playlist named a
+      // segment that was recorded after the journal was read.
+      if !options.follow && (playlistCurrent || blocked || settled.count == settledBefore) {
+        break
+      }
+      if options.follow { waitForChange(since: stamps, playlist: playlistPath, pollOnce: blocked) }
+    }
+    if !lost.isEmpty { throw .lostOnServer(lost) }
+  }
+
+  /// Sends the segments not settled yet, in order.
+  /// - Returns: true when a segment the journal lists is not in place yet (its rename follows
+  ///   the journal line), so that later ones wait and the order holds.
+  private func uploadSegments(
+    of recording: HLSJournal, client: HTTPClient, journal: UploadJournalFile
+  ) throws(UploadError) -> Bool {
+    for segment in recording.segments where !settled.contains(segment.name) {
+      let name = segment.name
+      let path = UploadFiles.join(options.directory, name)
+      let localSize = UploadFiles.stamp(of: path)?.size
+      let confirmedBefore = journal.journal.confirmed[name] == segment.bytes
+      if confirmedBefore || journal.journal.started.contains(name) {
+        let onServer = try serverHas(name, bytes: segment.bytes, client: client)
+        // A server that cannot answer HEAD is trusted for what it confirmed.
+        if onServer == true || (onServer == nil && confirmedBefore) {
+          if !confirmedBefore { try journal.confirmed(name, bytes: segment.bytes) }
+          settled.insert(name)
+          summary.segmentsAlreadyOnServer += 1
+          onEvent(.alreadyOnServer(name: name))
+          if options.deleteAfterUpload && localSize != nil { try delete(name) }
+          continue
+        }
+        if confirmedBefore && localSize != segment.bytes {
+          lost.append(name)
+          settled.insert(name)
+          continue
+        }
+      }
+      guard localSize == segment.bytes else {
+        // Listed but not in place: still being renamed while recording, lost once it ended.
+        guard recording.isFinished else { return true }
+        settled.insert(name)
+        summary.segmentsMissing += 1
+        onEvent(.missing(name: name))
+        continue
+      }
+      try journal.started(name, bytes: segment.bytes)
+      let url = options.destination.url(for: name)
+      let response = try send(name) { () throws(UploadError) in
+        try client.put(file: path, bytes: segment.bytes, to: url)
+      }
+      try journal.confirmed(name, bytes: segment.bytes)
+      settled.insert(name)
+      summary.segmentsUploaded += 1
+      if confirmedBefore { summary.segmentsResent += 1 }
+      summary.bytes += segment.bytes
+      onEvent(
+        .uploaded(
+          name: name, bytes: segment.bytes, status: response.status, resent: confirmedBefore))
+      if options.deleteAfterUpload { try delete(name) }
+    }
+    return false
+  }
+
+  /// Sends the playlist if it changed and names only segments already on the server.
+  /// - Returns: whether the server holds the playlist as it is now.
+  private func uploadPlaylist(
+    _ name: String, finished: Bool, client: HTTPClient, journal: UploadJournalFile
+  ) throws(UploadError) -> Bool {
+    guard let data = try UploadFiles.read(UploadFiles.join(options.directory, name)) else {
+      // Removed by an earlier run with deleteAfterUpload, after the server confirmed it.
+      if finished && journal.journal.confirmed[name] != nil { return true }
+      if finished { throw .recording("the recording ended but its playlist \(name) is missing") }
+      return false
+    }
+    if data == lastPlaylist { return true }
+    let references = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
+      .filter { !$0.hasPrefix("#") }
+    guard references.allSatisfy({ settled.contains(String($0)) }) else { return false }
+    let url = options.destination.url(for: name)
+    let response = try send(name) { () throws(UploadError) in try client.put(data, to: url) }
+    try journal.confirmed(name, bytes: Int64(data.count))
+    lastPlaylist = data
+    summary.playlistUploads += 1
+    summary.bytes += Int64(data.count)
+    onEvent(.uploaded(name: name, bytes: Int64(data.count), status: response.status, resent: false))
+    return true
+  }
+
+  /// HEAD: true when the server has the file with `bytes` bytes, false when it has not (404,
+  /// 410, another size), nil when it cannot say (another 4xx, e.g. a URL signed for PUT only).
+  private func serverHas(_ name: String, bytes: Int64, client: HTTPClient) throws(UploadError)
+    -> Bool?
+  {
+    let url = options.destination.url(for: name)
+    let response = try send(name, refuse: false) { () throws(UploadError) in
+      try client.head(url)
+    }
+    switch response.status {
+    case 200..<300: return response.contentLength.map { $0 == bytes }
+    case 404, 410: return false
+    default: return nil
+    }
+  }
+
+  /// Makes one request, repeating it with backoff while it fails in a way that can pass.
+  /// - Parameter refuse: throw on a final status (PUT); otherwise return it (HEAD).
+  private func send(
+    _ name: String, refuse: Bool = true,
+    _ attempt: () throws(UploadError) -> HTTPClient.Response
+  ) throws(UploadError) -> HTTPClient.Response {
+    seed &+= 1
+    var backoff = options.retry.backoff(seed: seed)
+    var failures = 0
+    var firstFailure: Int64 = 0
+    while true {
+      let reason: String
+      do throws(UploadError) {
+        let response = try attempt()
+        switch RetryPolicy.verdict(status: response.status) {
+        case .success:
+          return response
+        case .refuse:
+          guard refuse else { return response }
+          throw UploadError.refused(
+            name: name, status: response.status, statusLine: response.statusLine)
+        case .retry:
+          reason = response.statusLine.isEmpty ? "status \(response.status)" : response.statusLine
+        }
+      } catch {
+        guard error.isRetryable else { throw error }
+        reason = error.description
+      }
+      failures += 1
+      summary.retries += 1
+      let now = clock.now()
+      if failures == 1 { firstFailure = now }
+      let failingFor = Double(now - firstFailure) / 1e9
+      if let limit = options.giveUpAfter, failingFor >= limit {
+        throw .gaveUp(name: name, seconds: failingFor, lastReason: reason)
+      }
+      let delay = backoff.next()
+      onEvent(.retry(name: name, reason: reason, attempt: failures, delay: Double(delay) / 1e9))
+      clock.sleep(until: now + delay)
+    }
+  }
+
+  private func delete(_ name: String) throws(UploadError) {
+    try UploadFiles.remove(UploadFiles.join(options.directory, name))
+    summary.deleted += 1
+    onEvent(.deleted(name: name))
+  }
+
+  /// The stamps of the recording's journal and playlist at one moment.
+  private struct Stamps: Equatable {
+    var journal: UploadFiles.Stamp?
+    var playlist: UploadFiles.Stamp?
+
+    init(journal: String, playlist: String?) {
+      self.journal = UploadFiles.stamp(of: journal)
+      self.playlist = playlist.flatMap(UploadFiles.stamp(of:))
+    }
+  }
+
+  /// Waits until the recording's journal or playlist differs from `stamps` (or one poll, when a
+  /// segment is being renamed), looking every `pollInterval`.
+  private func waitForChange(since stamps: Stamps, playlist: String?, pollOnce: Bool) {
+    let interval = Int64(options.pollInterval * 1e9)
+    repeat {
+      clock.sleep(until: clock.now() + interval)
+    } while !pollOnce && Stamps(journal: journalPath, playlist: playlist) == stamps
+  }
+}

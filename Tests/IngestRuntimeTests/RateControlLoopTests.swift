@@ -1,0 +1,83 @@
+import IngestCore
+import Synchronization
+import Testing
+
+@testable import IngestRuntime
+
+/// A sink whose link is whatever the test says it is.
+private final class ScriptedLinkSink: OutputSink {
+  var link: (Int64) -> LinkEstimate?
+  init(link: @escaping (Int64) -> LinkEstimate?) { self.link = link }
+  var payloadFormat: PayloadFormat { .accessUnits }
+  var bufferBytes: Int { 0 }
+  var congestion: Double { 1 }
+  var redactedDescription: String { "scripted" }
+  func open(tracks: TrackFormats) throws(SinkError) {}
+  func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64) throws(SinkError)
+    -> SinkWriteResult
+  { .written }
+  func close() {}
+  func finish() throws(SinkError) {}
+  func linkEstimate(now: Int64) -> LinkEstimate? { link(now) }
+}
+
+private struct NoProbe: ResidentMemoryProbe {
+  func residentBytes() -> Int? { nil }
+}
+
+private final class Lines: Sendable {
+  let lines = Mutex<[String]>([])
+  func append(_ line: String) { lines.withLock { $0.append(line) } }
+  var all: [String] { lines.withLock { $0 } }
+}
+
+@Suite struct RateControlLoopTests {
+  private func reporter(_ clock: VirtualClock, _ lines: Lines) throws -> StatusReporter {
+    let audio = try AACFormat(objectType: 2, sampleRate: 48000, channels: 2)
+    let pipeline = try Pipeline(
+      configuration: PipelineConfiguration(), tracks: TrackFormats(audioApp: audio),
+      payloadFormat: .accessUnits, budget: MemoryBudget(budget: 50_000_000, overhead: 20_000_000),
+      clock: clock)
+    return StatusReporter(
+      pipeline: pipeline, clock: clock, probe: NoProbe(), writeLine: { lines.append($0) })
+  }
+
+  @Test func aLongQueueBecomesARateEventAndABitrateRequest() throws {
+    let clock = VirtualClock()
+    let lines = Lines()
+    let reporter = try reporter(clock, lines)
+    let sink = ScriptedLinkSink { now in
+      LinkEstimate(
+        time: now, queueMilliseconds: 180, roundTripMilliseconds: 20,
+        deliveredBitsPerSecond: 1_000_000, latencyMilliseconds: 200)
+    }
+    let requests = Lines()
+    reporter.onEncoderRequest = { requests.append($0.rendered) }
+    reporter.attach(sink)
+    reporter.rateControl = RateControlLoop(
+      configuration: .init(nominalBitsPerSecond: 2_000_000))
+    for _ in 0..<5 {
+      clock.advance(to: clock.now() + 100_000_000)
+      reporter.tick(now: clock.now())
+    }
+    let rate = try #require(lines.all.first { $0.contains(#""event":"rate""#) })
+    #expect(rate.contains(#""reason":"congestion""#))
+    #expect(rate.contains(#""target_bps":900000"#))
+    #expect(rate.contains(#""link":{"queue_ms":180"#))
+    #expect(requests.all.first == #"{"request":"bitrate","target_bps":900000}"#)
+  }
+
+  @Test func withoutAnEstimateNothingIsDecided() throws {
+    let clock = VirtualClock()
+    let lines = Lines()
+    let reporter = try reporter(clock, lines)
+    reporter.attach(ScriptedLinkSink { _ in nil })
+    reporter.rateControl = RateControlLoop(configuration: .init(nominalBitsPerSecond: 2_000_000))
+    for _ in 0..<20 {
+      clock.advance(to: clock.now() + 100_000_000)
+      reporter.tick(now: clock.now())
+    }
+    #expect(!lines.all.contains { $0.contains(#""event":"rate""#) })
+    #expect(!lines.all.contains { $0.contains(#""event":"encoder""#) })
+  }
+}

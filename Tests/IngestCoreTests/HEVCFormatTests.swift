@@ -30,7 +30,7 @@ import Testing
 
   @Test func truncatedSPSNamesTheField() {
     #expect(throws: FormatError.hevcSequenceParameterSet(field: "general_level_idc")) {
-      try HEVCSequenceParameterSet(nalUnit: F.sps.prefix(16))
+      try HEVCSequenceParameterSet(nalUnit: F.sps.prefix(17))
     }
     #expect(throws: FormatError.hevcSequenceParameterSet(field: "nal_unit_type")) {
       try HEVCSequenceParameterSet(nalUnit: F.pps)

@@ -1,7 +1,8 @@
 # Sourced by Scripts/run and Scripts/test: installs the Debian packages the build, the tests and
 # the test servers need, when any is missing. Needs root (apt-get) only when something is missing.
 
-# pkg-config names and commands that must exist, with the package providing each.
+# pkg-config names, commands, files and GStreamer elements that must exist, with the package
+# providing each.
 ingest_packages=(
   "pkgconf:pkg-config:pkg-config"
   "pc:libavformat:libavformat-dev"
@@ -23,6 +24,10 @@ ingest_packages=(
   "file:/usr/bin/time:time"
   "cmd:ip:iproute2"
   "cmd:Xvfb:xvfb"
+  "cmd:gst-launch-1.0:gstreamer1.0-tools"
+  "gst:tsdemux:gstreamer1.0-plugins-bad"
+  "gst:h265parse:gstreamer1.0-plugins-bad"
+  "gst:avdec_h265:gstreamer1.0-libav"
 )
 
 ensure_packages() {
@@ -33,6 +38,7 @@ ensure_packages() {
       pkgconf | cmd) command -v "$name" >/dev/null 2>&1 || missing+=("$package") ;;
       pc) pkg-config --exists "$name" 2>/dev/null || missing+=("$package") ;;
       file) [[ -e $name ]] || missing+=("$package") ;;
+      gst) gst-inspect-1.0 --exists "$name" 2>/dev/null || missing+=("$package") ;;
     esac
   done
   ((${#missing[@]} == 0)) && return 0

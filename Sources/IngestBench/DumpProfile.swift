@@ -40,7 +40,7 @@ public struct DumpProfile: Sendable {
     let source: FileByteSource
     do { source = try FileByteSource(path: path) } catch { throw .open(error) }
     var reader = DumpReader(source: source)
-    var packetizer = TSPacketizer(program: tracks)
+    let packetizer = TSPacketizer(program: tracks)
     let largest = PipelineConfiguration().maximumSampleBytes
     var scratchBytes = 188
     for kind in SampleKind.allCases {

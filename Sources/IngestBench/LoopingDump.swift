@@ -76,6 +76,8 @@ struct LoopingDump {
         substitute = index
         sample.isKeyframe = true
         sample.payloadSize = profile.keyframes[index].count
+        // Another payload: the pipeline walks it itself.
+        sample.nalUnits = nil
       }
       header = sample
       return true

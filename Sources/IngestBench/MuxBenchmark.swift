@@ -68,6 +68,7 @@ public enum MuxBenchmark {
     var pts: Int64
     var dts: Int64
     var isKeyframe: Bool
+    var nalUnits: AVCCSummary?
     var offset: Int
     var count: Int
   }
@@ -94,20 +95,21 @@ public enum MuxBenchmark {
       else { continue }
       units.append(
         Unit(
-          kind: header.kind, pts: pts, dts: dts, isKeyframe: header.isKeyframe, offset: bytes.count,
-          count: header.payloadSize))
+          kind: header.kind, pts: pts, dts: dts, isKeyframe: header.isKeyframe,
+          nalUnits: header.nalUnits, offset: bytes.count, count: header.payloadSize))
       reader.withPayload { bytes.append(contentsOf: $0) }
       largest = max(largest, header.payloadSize)
     }
     guard !units.isEmpty else { throw .noTracks(path: dumpPath) }
-    var packetizer = TSPacketizer(program: tracks)
-    var scratchBytes = 188
+    let packetizer = TSPacketizer(program: tracks)
+    // Stands in for the ring slot the pipeline reserves; the NAL units were walked when read,
+    // as in a replay.
+    var slotBytes = 188
     for kind in SampleKind.allCases {
-      scratchBytes = max(
-        scratchBytes, packetizer.maximumPacketizedSize(payloadSize: largest, kind: kind))
+      slotBytes = max(slotBytes, packetizer.maximumPacketizedSize(payloadSize: largest, kind: kind))
     }
-    let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: scratchBytes, alignment: 16)
-    defer { scratch.deallocate() }
+    let slot = UnsafeMutableRawBufferPointer.allocate(byteCount: slotBytes, alignment: 16)
+    defer { slot.deallocate() }
     let counter = AllocationCounter()
     let timer = SystemClock()
     var result = Result()
@@ -126,7 +128,7 @@ public enum MuxBenchmark {
           guard
             let out = try? packetizer.packetize(
               kind: unit.kind, pts: unit.pts + shift, dts: unit.dts + shift,
-              isKeyframe: unit.isKeyframe, payload: payload, into: scratch)
+              isKeyframe: unit.isKeyframe, payload: payload, nalUnits: unit.nalUnits, into: slot)
           else { continue }
           result.outputBytes += Int64(out.byteCount)
           result.inputBytes += Int64(unit.count)

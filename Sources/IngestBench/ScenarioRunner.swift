@@ -141,7 +141,7 @@ public enum ScenarioRunner {
       source.withPayload { payload in
         _ = pipeline.append(
           kind: header.kind, pts: header.pts, dts: header.dts, isKeyframe: header.isKeyframe,
-          payload: payload)
+          payload: payload, nalUnits: header.nalUnits)
       }
       let took = timer.now() - began
       let allocations = counter.threadCount() &- allocationsBefore

@@ -22,13 +22,14 @@ final class HLSDirectoryLock {
     guard fd >= 0 else {
       throw .file(FileError(operation: "open", path: directory, errno: errno))
     }
-    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-      let code = errno
-      if code == EINTR { continue }
+    let descriptor = fd
+    let locked = FileDescriptor.retryingOnInterrupt(
+      { flock(descriptor, LOCK_EX | LOCK_NB) }, failed: { $0 != 0 })
+    if case .failure(let error) = locked {
       close(fd)
       fd = -1
-      if code == EWOULDBLOCK { throw .locked(directory: directory) }
-      throw .file(FileError(operation: "lock", path: directory, errno: code))
+      if error.code == EWOULDBLOCK { throw .locked(directory: directory) }
+      throw .file(FileError(operation: "lock", path: directory, errno: error.code))
     }
   }
 

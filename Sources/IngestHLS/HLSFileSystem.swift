@@ -107,20 +107,9 @@ enum HLSFileSystem {
 
   /// Writes all of `text` to `fd`.
   static func writeAll(_ fd: Int32, _ text: String, path: String) throws(FileError) {
-    var text = text
-    let failure: Int32 = text.withUTF8 { bytes in
-      var offset = 0
-      while offset < bytes.count {
-        let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-        if n < 0 {
-          if errno == EINTR { continue }
-          return errno
-        }
-        offset += n
-      }
-      return 0
+    do { try FileDescriptor(rawValue: fd).writeAll(text) } catch {
+      throw FileError(operation: "write", path: path, errno: error.code)
     }
-    if failure != 0 { throw FileError(operation: "write", path: path, errno: failure) }
   }
 
   /// Reads and parses a journal in fixed chunks; nil when there is no journal.
@@ -139,10 +128,9 @@ enum HLSFileSystem {
     let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 1)
     defer { chunk.deallocate() }
     while true {
-      let n = read(fd, chunk.baseAddress, chunk.count)
-      if n < 0 {
-        if errno == EINTR { continue }
-        throw FileError(operation: "read", path: path, errno: errno)
+      let n: Int
+      do { n = try FileDescriptor(rawValue: fd).read(into: chunk) } catch {
+        throw FileError(operation: "read", path: path, errno: error.code)
       }
       if n == 0 { break }
       for byte in chunk[..<n] {

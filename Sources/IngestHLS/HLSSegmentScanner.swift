@@ -86,10 +86,12 @@ public enum HLSSegmentScanner {
     reading: while true {
       var filled = 0
       while filled < buffer.count {
-        let n = read(fd, buffer.baseAddress! + filled, buffer.count - filled)
-        if n < 0 {
-          if errno == EINTR { continue }
-          throw FileError(operation: "read", path: path, errno: errno)
+        let n: Int
+        do {
+          n = try FileDescriptor(rawValue: fd).read(
+            into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+        } catch {
+          throw FileError(operation: "read", path: path, errno: error.code)
         }
         if n == 0 { break }
         filled += n

@@ -1,3 +1,5 @@
+import IngestPOSIX
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -36,9 +38,12 @@ final class HLSSpaceReserve {
     defer { close(fd) }
     let zeros = [UInt8](repeating: 0, count: 4096)
     while bytes < needed {
-      let n = zeros.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(bytes)) }
-      if n < 0 && errno == EINTR { continue }
-      guard n > 0 else { return }
+      let offset = off_t(bytes)
+      let written = zeros.withUnsafeBytes { raw in
+        FileDescriptor.retryingOnInterrupt(
+          { pwrite(fd, raw.baseAddress, raw.count, offset) }, failed: { $0 < 0 })
+      }
+      guard case .success(let n) = written, n > 0 else { return }
       bytes += n
     }
   }

@@ -75,22 +75,13 @@ public final class FileWriter: ByteSink {
   }
 
   private func writeFully(_ bytes: UnsafeRawBufferPointer) throws(FileError) {
-    var offset = 0
-    while offset < bytes.count {
-      let n = systemWrite(fd, bytes.baseAddress! + offset, bytes.count - offset)
-      if n < 0 {
-        if errno == EINTR { continue }
-        throw FileError(operation: "write", path: path, errno: errno)
-      }
-      offset += n
+    do { try FileDescriptor(rawValue: fd).writeAll(bytes) } catch {
+      throw FileError(operation: "write", path: path, errno: error.code)
     }
   }
 }
 
 private func systemClose(_ fd: Int32) -> Int32 { close(fd) }
-private func systemWrite(_ fd: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int {
-  write(fd, pointer, count)
-}
 
 /// A failed file operation: which, on what path, and the system's reason.
 public struct FileError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -74,7 +74,7 @@ public final class Replayer<Source: ByteSource> {
       reader.withPayload { payload in
         _ = pipeline.append(
           kind: header.kind, pts: header.pts, dts: header.dts, isKeyframe: header.isKeyframe,
-          payload: payload)
+          payload: payload, nalUnits: header.nalUnits)
       }
       if let senderThread {
         senderThread.wake()

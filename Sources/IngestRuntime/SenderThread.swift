@@ -21,8 +21,8 @@ public final class SenderThread: @unchecked Sendable {
   private var pending = false
   private var stopping = false
   private var drainDeadline: Int64 = .max
-  private let failedLock = HandOverLock()
-  private var failed: SinkError?
+  /// The fatal error that ended the thread, written by it and read by the capture side.
+  private let failed = HandOverLock<SinkError?>(nil)
 
   public init(sender: Sender, clock: SystemClock = SystemClock(), reporter: StatusReporter?) {
     self.sender = sender
@@ -42,7 +42,7 @@ public final class SenderThread: @unchecked Sendable {
   }
 
   /// The fatal sink error that stopped the thread, if any.
-  public var failure: SinkError? { failedLock.withLock { failed } }
+  public var failure: SinkError? { failed.withLock { $0 } }
 
   /// Starts the thread.
   public func start() {
@@ -88,7 +88,7 @@ public final class SenderThread: @unchecked Sendable {
       var wakeAt = now + 100_000_000
       switch result {
       case .failed(let error):
-        failedLock.withLock { failed = error }
+        failed.withLock { $0 = error }
         return
       case .blocked(let until):
         wakeAt = min(wakeAt, until)

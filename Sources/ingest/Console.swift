@@ -1,3 +1,4 @@
+import IngestPOSIX
 import Synchronization
 
 #if canImport(Glibc)
@@ -38,22 +39,10 @@ enum Console {
   /// Replaces the current terminal line on standard error.
   static func progress(_ line: String) { _ = writeAll("\r\u{1B}[K" + line, fd: 2) }
 
-  /// Writes all of `text` to `fd`, retrying after EINTR.
+  /// Writes all of `text` to `fd`.
   /// - Returns: 0, or the errno of the write that failed.
   static func writeAll(_ text: String, fd: Int32) -> Int32 {
-    var text = text
-    return text.withUTF8 { bytes in
-      var offset = 0
-      while offset < bytes.count {
-        let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-        if n < 0 {
-          if errno == EINTR { continue }
-          return errno
-        }
-        if n == 0 { return EIO }
-        offset += n
-      }
-      return 0
-    }
+    do { try FileDescriptor(rawValue: fd).writeAll(text) } catch { return error.code }
+    return 0
   }
 }

@@ -1,4 +1,5 @@
 import IngestCore
+import IngestPOSIX
 import IngestUpload
 
 #if canImport(Glibc)
@@ -115,16 +116,15 @@ enum UploadCommand: Command {
   }
 
   private static func readFile(_ path: String) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
+    guard let fd = try? FileDescriptor.open(path, O_RDONLY) else { return nil }
+    defer { fd.close() }
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 4096)
     // A header file is a few lines; the bound keeps a wrong path (a device, a big file) harmless.
     while bytes.count < 1 << 20 {
-      let n = read(fd, &chunk, chunk.count)
-      if n < 0 && errno == EINTR { continue }
-      if n < 0 { return nil }
+      guard let n = try? chunk.withUnsafeMutableBytes({ try fd.read(into: $0) }) else {
+        return nil
+      }
       if n == 0 { break }
       bytes += chunk[..<n]
     }

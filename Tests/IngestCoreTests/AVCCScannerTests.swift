@@ -12,11 +12,31 @@ private func nals(_ payload: [UInt8], lengthSize: Int) throws -> [[Int]] {
 
 private func disposable(_ payload: [UInt8], lengthSize: Int = 4) throws -> Bool {
   try payload.withUnsafeBytes { raw in
-    try AVCCScanner.isDisposable(raw, lengthSize: lengthSize)
+    try AVCCScanner.summarize(raw, lengthSize: lengthSize).isDisposable
   }
 }
 
 @Suite struct AVCCScannerTests {
+  /// One walk gives everything later stages need: counts, Annex B size (delimiters left out),
+  /// IDR and parameter sets.
+  @Test func summaryRecordsWhatTheWalkFound() throws {
+    // AUD, SPS, PPS, IDR (3 bytes), an empty NAL.
+    let payload: [UInt8] = [
+      0, 0, 0, 2, 0x09, 0xF0, 0, 0, 0, 1, 0x67, 0, 0, 0, 1, 0x68, 0, 0, 0, 3, 0x65, 1, 2, 0, 0, 0,
+      0,
+    ]
+    let summary = try payload.withUnsafeBytes { try AVCCScanner.summarize($0, lengthSize: 4) }
+    #expect(summary.payloadSize == payload.count)
+    #expect(summary.nalCount == 4)
+    #expect(summary.annexBSize == 5 + 5 + 7)
+    #expect(summary.containsIDR && summary.hasParameterSets && !summary.isDisposable)
+    payload.withUnsafeBytes { raw in
+      #expect(summary.describes(raw, lengthSize: 4))
+      #expect(!summary.describes(raw, lengthSize: 2))
+      #expect(!summary.describes(UnsafeRawBufferPointer(rebasing: raw[1...]), lengthSize: 4))
+    }
+  }
+
   @Test func walksNALsForEveryLengthSize() throws {
     #expect(try nals([2, 0x65, 1, 1, 0x41], lengthSize: 1) == [[1, 2], [4, 1]])
     #expect(try nals([0, 2, 0x65, 1, 0, 1, 0x41], lengthSize: 2) == [[2, 2], [6, 1]])

@@ -64,7 +64,8 @@ import Testing
     bytes += [UInt8](repeating: 0, count: 100)
     var reader = DumpReader(source: MemorySource(bytes))
     #expect(throws: DumpError.recordTooLarge(offset: 12, size: size)) { try reader.next() }
-    #expect(reader.bufferCapacity < 1024)
+    // One block was read; nothing was sized by the bad length.
+    #expect(reader.bufferCapacity <= DumpReader<MemorySource>.readChunk + 8192)  // + malloc rounding
   }
 
   @Test func maximumLengthOnShortInputAllocatesOnlyWhatArrived() throws {
@@ -74,7 +75,7 @@ import Testing
     bytes += [UInt8](repeating: 0, count: 100)
     var reader = DumpReader(source: MemorySource(bytes))
     #expect(throws: DumpError.truncated(offset: 12)) { try reader.next() }
-    #expect(reader.bufferCapacity <= 2 * DumpReader<MemorySource>.readChunk)
+    #expect(reader.bufferCapacity <= DumpReader<MemorySource>.readChunk + 8192)  // + malloc rounding
   }
 
   @Test func nalLengthPastTheSampleIsATypedRecoverableError() throws {

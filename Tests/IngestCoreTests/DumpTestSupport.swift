@@ -5,6 +5,8 @@ struct MemorySource: ByteSource {
   let bytes: [UInt8]
   var chunk: Int
   var position = 0
+  /// Calls of `read` so far.
+  var reads = 0
 
   init(_ bytes: [UInt8], chunk: Int = .max) {
     self.bytes = bytes
@@ -12,6 +14,7 @@ struct MemorySource: ByteSource {
   }
 
   mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    reads += 1
     let count = min(buffer.count, chunk, bytes.count - position)
     guard count > 0 else { return 0 }
     bytes.withUnsafeBytes { raw in

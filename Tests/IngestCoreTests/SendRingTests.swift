@@ -184,4 +184,50 @@ private func checkInvariants(
     ring.completeSend()  // nothing in flight: no effect
     #expect(ring.liveBytes == 0 && ring.isEmpty && ring.beginSend() == nil)
   }
+
+  /// Reserve, write in place, commit: the sender sees the unit only after the commit, the
+  /// reserved bytes count as live at once, and an aborted slot comes back whole.
+  @Test func reservedSlotsAreInvisibleUntilCommittedAndAbortGivesThemBack() {
+    let ring = SendRing(arenaCapacity: 1000, recordCapacity: 8, headroom: 10, durationLimit: .max)
+    let bytes = pattern(0, length: 100)
+    let slot = ring.reserve(audioInfo(0), byteCount: bytes.count)!
+    #expect(slot.count == 100)
+    #expect(ring.liveBytes == 110)
+    #expect(ring.beginSend() == nil)
+    bytes.withUnsafeBytes { slot.copyMemory(from: $0) }
+    #expect(ring.commit())
+    checkInvariants(ring, expected: [0: bytes])
+    // The aborted slot is handed out again: nothing else moved.
+    let aborted = ring.reserve(audioInfo(1), byteCount: 50)!
+    #expect(ring.liveBytes == 170)
+    ring.abort()
+    #expect(ring.liveBytes == 110)
+    let again = ring.reserve(audioInfo(1), byteCount: 50)!
+    #expect(again.baseAddress == aborted.baseAddress)
+    ring.abort()
+    let unit = ring.beginSend()
+    #expect(unit.map { Array($0.slot[$0.headroom...]) } == bytes)
+    ring.completeSend()
+    #expect(ring.liveBytes == 0 && ring.isEmpty)
+    #expect(ring.drops.total == 0)
+  }
+
+  /// A reconnect while a non-key frame is being written: the commit drops it, since the new
+  /// connection must start at a keyframe.
+  @Test func commitAfterTheSenderStartedWaitingForAKeyframeDropsTheFrame() {
+    let ring = SendRing(arenaCapacity: 1000, recordCapacity: 8, headroom: 0, durationLimit: .max)
+    let key = SendRing.UnitInfo(kind: .video, pts: 0, dts: 0, isKeyframe: true)
+    let delta = SendRing.UnitInfo(kind: .video, pts: 1, dts: 1, isKeyframe: false)
+    _ = ring.reserve(key, byteCount: 10)
+    #expect(ring.commit())
+    _ = ring.beginSend()
+    _ = ring.reserve(delta, byteCount: 10)
+    ring.skipToNewestKeyframe()  // the sender's side, between reserve and commit
+    #expect(!ring.commit())
+    #expect(ring.drops[.video, .awaitingKeyframe] == 1)
+    #expect(ring.liveBytes == 0 && ring.isEmpty)
+    _ = ring.reserve(key, byteCount: 10)
+    #expect(ring.commit())
+    #expect(ring.waitingCount == 1)
+  }
 }

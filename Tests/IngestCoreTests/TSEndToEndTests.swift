@@ -179,7 +179,7 @@ import Testing
     samples.sort { ($0.dts, $0.kind.rawValue) < ($1.dts, $1.kind.rawValue) }
 
     let program = TSProgram(video: h264, audioApp: appFormat, audioMic: micFormat)
-    var packetizer = TSPacketizer(program: program)
+    let packetizer = TSPacketizer(program: program)
     var stream = TSOutputStream(program: program)
     var unit = [UInt8](repeating: 0, count: 1 << 20)
     var prefix = [UInt8](repeating: 0, count: TSOutputStream.maximumPrefixSize)

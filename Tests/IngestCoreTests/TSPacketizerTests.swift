@@ -17,7 +17,7 @@ import Testing
     _ program: TSProgram, kind: SampleKind, pts: Int64 = 90_000, dts: Int64? = nil,
     isKeyframe: Bool = false, payload: [UInt8]
   ) throws -> (bytes: [UInt8], unit: PacketizedUnit, bound: Int) {
-    var packetizer = TSPacketizer(program: program)
+    let packetizer = TSPacketizer(program: program)
     let bound = packetizer.maximumPacketizedSize(payloadSize: payload.count, kind: kind)
     var out = [UInt8](repeating: 0xEE, count: bound)
     let unit = try payload.withUnsafeBytes { input in
@@ -74,7 +74,6 @@ import Testing
       let frame = Self.payload(size, seed: size)
       let (bytes, unit, bound) = try Self.packetize(program, kind: .audioApp, payload: frame)
       #expect(unit.byteCount <= bound)
-      #expect(!unit.isDisposable)
       let pes = Self.checkStructure(
         bytes, unit: unit, pid: 0x101, onPCRPID: onPCRPID, randomAccess: true)
       #expect(pes == (try Self.audioPES(pts: 90_000, format: Self.stereo, frame: frame)))
@@ -146,7 +145,6 @@ import Testing
   @Test func videoWithoutReorderingHasPTSOnlyAndNoRandomAccess() throws {
     let sample = AnnexBTests.avcc([AnnexBTests.nonReferenceSlice], lengthSize: 4)
     let (bytes, unit, _) = try Self.packetize(Self.full, kind: .video, payload: sample)
-    #expect(unit.isDisposable)
     let pes = Self.checkStructure(
       bytes, unit: unit, pid: 0x100, onPCRPID: true, randomAccess: false)
     #expect(pes[7] == 0x80)
@@ -182,7 +180,7 @@ import Testing
       let format = AnnexBTests.format(lengthSize)
       let program = TSProgram(video: format)
       let sample = AnnexBTests.avcc(Array(repeating: [0x41], count: 3000), lengthSize: lengthSize)
-      var packetizer = TSPacketizer(program: program)
+      let packetizer = TSPacketizer(program: program)
       let bound = TSPacketizer.maximumPacketizedSize(
         payloadSize: sample.count, kind: .video, format: .h264(format))
       var out = [UInt8](repeating: 0, count: bound)
@@ -194,6 +192,42 @@ import Testing
       }
       #expect(unit.byteCount <= bound)
       #expect(bound - unit.byteCount < 2 * 188)
+    }
+  }
+
+  /// `layout` measures exactly what `write` fills, from the reader's summary without a walk; a
+  /// summary of another payload is refused, not trusted.
+  @Test func layoutIsExactAndWriteRefusesAnotherPayload() throws {
+    let packetizer = TSPacketizer(program: Self.full)
+    let sample = AnnexBTests.avcc([AnnexBTests.idr, AnnexBTests.pSlice], lengthSize: 4)
+    var other = sample
+    other[3] = 0xFF  // the first NAL now claims more bytes than the sample holds
+    try sample.withUnsafeBytes { input in
+      let summary = try AVCCScanner.summarize(input, lengthSize: 4)
+      let layout = try #require(
+        try packetizer.layout(
+          kind: .video, pts: 90_000, dts: 90_000, isKeyframe: true, payload: input,
+          nalUnits: summary))
+      var out = [UInt8](repeating: 0, count: layout.byteCount)
+      let unit = try out.withUnsafeMutableBytes {
+        try packetizer.write(layout, payload: input, into: $0)
+      }
+      #expect(unit.byteCount == layout.byteCount)
+      let (expected, _, _) = try Self.packetize(
+        Self.full, kind: .video, isKeyframe: true, payload: sample)
+      #expect(out == expected)
+      // Same size, a bad NAL length: the write notices instead of reading past the sample.
+      let refusedBadLength = other.withUnsafeBytes { wrong in
+        out.withUnsafeMutableBytes { buffer in
+          (try? packetizer.write(layout, payload: wrong, into: buffer)) == nil
+        }
+      }
+      #expect(refusedBadLength)
+      let short = UnsafeRawBufferPointer(rebasing: input[..<(input.count - 1)])
+      let refusedShort = out.withUnsafeMutableBytes { buffer in
+        (try? packetizer.write(layout, payload: short, into: buffer)) == nil
+      }
+      #expect(refusedShort)
     }
   }
 }

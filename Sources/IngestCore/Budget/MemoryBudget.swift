@@ -3,7 +3,7 @@
 /// ```
 /// budget (default 50 MB)
 /// ├─ overhead      what the OS and frameworks take in a real extension (default 20 MB)
-/// ├─ fixed buffers reserved at start: reader, packager scratch, ring records, sink buffers
+/// ├─ fixed buffers reserved at start: reader, ring records, sink buffers
 /// └─ ring          the live bytes of the send ring; its limit is whatever is left
 /// ```
 /// Fixed buffers are reserved once; a reservation that would cross the budget fails, so a

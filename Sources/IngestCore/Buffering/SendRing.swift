@@ -20,6 +20,11 @@
 /// Bounded by buffered duration (the DTS span of waiting units), by live bytes, by the arena and
 /// by the record capacity. The drop policy in `SendRing+DropPolicy.swift` makes room on enqueue.
 ///
+/// A unit is written in place: `reserve` makes room and hands out its slot (counted in
+/// `liveBytes` at once, so the ledger covers it), the producer writes the unit there, and
+/// `commit` makes it a waiting record, or `abort` gives the slot back. The sender never sees a
+/// reserved slot, so a unit is in the ring whole or not at all.
+///
 /// Not thread-safe: the pipeline serialises access. No method allocates after `init`.
 public final class SendRing {
   /// What the ring knows of one access unit.
@@ -84,6 +89,8 @@ public final class SendRing {
   var head = 0
   var count = 0
   var nextSequence: Int64 = 0
+  /// The slot handed out by `reserve` and not yet committed or aborted.
+  private var reservation: (info: UnitInfo, offset: Int, slotLength: Int)?
   var newestGOP: Int64 = 0
   var newestDTS: Int64 = .min
 
@@ -138,24 +145,40 @@ public final class SendRing {
 
   // MARK: Capture side
 
-  /// Copies one unit into the ring, making room by the drop policy first.
+  /// Copies one unit into the ring: `reserve`, copy, `commit`.
   /// - Returns: false when the unit was not taken (dropped on arrival or refused; counted in `drops`).
   /// - Complexity: O(1) when no drop is needed; drops scan the records.
   @discardableResult
   public func enqueue(_ info: UnitInfo, bytes: UnsafeRawBufferPointer) -> Bool {
+    guard let slot = reserve(info, byteCount: bytes.count) else { return false }
+    slot.copyMemory(from: bytes)
+    return commit()
+  }
+
+  /// Makes room for one unit of `byteCount` bytes by the drop policy and hands out the memory to
+  /// write it into. The slot's headroom is in front of the returned buffer.
+  ///
+  /// The caller writes the unit, then calls `commit` (or `abort`) before the next `reserve`. The
+  /// slot counts in `liveBytes` from now on. The sender may run meanwhile: it never touches a
+  /// reserved slot.
+  /// - Returns: `byteCount` bytes of the arena, or nil when the unit is not taken (dropped on
+  ///   arrival or refused; counted in `drops`).
+  /// - Complexity: O(1) when no drop is needed; drops scan the records.
+  public func reserve(_ info: UnitInfo, byteCount: Int) -> UnsafeMutableRawBufferPointer? {
+    precondition(reservation == nil, "reserve before the previous slot was committed or aborted")
     if info.kind == .video {
       if info.isKeyframe {
         awaitingKeyframe = false
       } else if awaitingKeyframe {
         drops[.video, .awaitingKeyframe] += 1
-        return false
+        return nil
       }
     }
-    let slotLength = headroom + bytes.count
-    guard slotLength <= byteLimit, slotLength <= arenaCapacity, bytes.count > 0 else {
+    let slotLength = headroom + byteCount
+    guard slotLength <= byteLimit, slotLength <= arenaCapacity, byteCount > 0 else {
       drops[info.kind, .ringFull] += 1
       if info.kind == .video { startAwaitingKeyframe() }
-      return false
+      return nil
     }
     var offset: Int?
     while true {
@@ -169,23 +192,40 @@ public final class SendRing {
         if bytesFit { break }  // nothing older left to drop: a lone unit may exceed the span
         drops[info.kind, .ringFull] += 1
         if info.kind == .video { startAwaitingKeyframe() }
-        return false
+        return nil
       }
     }
-    guard let offset else { return false }
+    guard let offset else { return nil }
+    // Making room may have cut the newest GOP: a non-key frame of it cannot follow the hole.
+    if info.kind == .video && !info.isKeyframe && awaitingKeyframe {
+      drops[.video, .awaitingKeyframe] += 1
+      return nil
+    }
+    reservation = (info, offset, slotLength)
+    liveBytes += slotLength
+    return UnsafeMutableRawBufferPointer(
+      rebasing: arena[offset + headroom..<offset + slotLength])
+  }
+
+  /// Makes the reserved unit a waiting record.
+  /// - Returns: false when it was dropped instead: a non-key video frame after the sender started
+  ///   waiting for a keyframe (a reconnect) while the unit was written (counted in `drops`).
+  @discardableResult
+  public func commit() -> Bool {
+    guard let (info, offset, slotLength) = reservation else {
+      preconditionFailure("commit without a reserved slot")
+    }
+    reservation = nil
     if info.kind == .video {
-      // Making room may have cut the newest GOP: a non-key frame of it cannot follow the hole,
-      // and a keyframe starts the GOP that ends the wait.
       if info.isKeyframe {
         awaitingKeyframe = false
       } else if awaitingKeyframe {
+        liveBytes -= slotLength
         drops[.video, .awaitingKeyframe] += 1
         return false
       }
     }
     if info.kind == .video && info.isKeyframe { newestGOP += 1 }
-    let slot = UnsafeMutableRawBufferPointer(rebasing: arena[offset..<offset + slotLength])
-    UnsafeMutableRawBufferPointer(rebasing: slot[headroom...]).copyMemory(from: bytes)
     let index = (head + count) % recordCapacity
     (records + index).initialize(
       to: Record(
@@ -194,10 +234,16 @@ public final class SendRing {
     nextSequence += 1
     count += 1
     waitingCount += 1
-    liveBytes += slotLength
     if info.kind == .video && info.isKeyframe { waitingKeyframes += 1 }
     newestDTS = max(newestDTS, info.dts)
     return true
+  }
+
+  /// Gives the reserved slot back (the unit could not be written); nothing is counted.
+  public func abort() {
+    guard let reservation else { preconditionFailure("abort without a reserved slot") }
+    liveBytes -= reservation.slotLength
+    self.reservation = nil
   }
 
   /// Counts a unit that never reached the ring (tier filters, invalid input).

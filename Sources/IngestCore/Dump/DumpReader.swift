@@ -1,20 +1,25 @@
 /// Streams records out of a captured-sample dump (`docs/dump-format.md`) with bounded memory.
 ///
-/// The reader holds one buffer with the current record and reuses it for the next one. The buffer
-/// grows only as bytes actually arrive, by at most `readChunk` bytes beyond them, so a corrupt length
-/// field can make it neither allocate nor wait for more than the input really holds; a length above
-/// `DumpFormat.maximumPayloadSize` is an error before any byte of the payload is read. Once the
-/// buffer has reached the size of the largest sample, reading samples allocates nothing.
+/// The reader pulls the source in blocks of up to `readChunk` bytes into one buffer and decodes
+/// records where they lie, so a file is read with a few large read(2) calls instead of two per
+/// record. A record's bytes stay in place until the next `next()`; the unread rest of the block
+/// then moves to the front before the next read. The buffer grows only when it is full of bytes
+/// that actually arrived, by `readChunk` at a time, so a corrupt length field can make it neither
+/// allocate nor wait for more than the input really holds; a length above
+/// `DumpFormat.maximumPayloadSize` is an error before any byte of the payload is read. The buffer
+/// thus stays below the largest record plus `readChunk` bytes, and once it has reached that size,
+/// reading allocates nothing.
 ///
 /// ```
-/// buffer: | type | length u32 | payload ........................... | CRC u32 | (unused) |
-///         0      1            5                                     5+length
+/// buffer: | consumed | type | length u32 | payload ............ | CRC u32 | next records ... | free |
+///         0          head   head+1       head+5                              tail             count
 /// sample payload: | kind | flags | pts i64 | ts i32 | dts i64 | ts i32 | encoded bytes ... |
-///                 5      6       7                                     31 = payloadStart
+///                 head+5 +6      +7                                     head+31 = payloadStart
 /// ```
 public struct DumpReader<Source: ByteSource> {
-  /// How many bytes are requested from the source at most per read.
-  public static var readChunk: Int { 64 * 1024 }
+  /// The block size: how many bytes the buffer grows by, and so the most read ahead of a record.
+  /// A memory ledger reserves the largest record plus this.
+  public static var readChunk: Int { 256 * 1024 }
 
   /// The source; exposed so the owner can close it.
   public private(set) var source: Source
@@ -26,6 +31,14 @@ public struct DumpReader<Source: ByteSource> {
   public var bufferCapacity: Int { buffer.capacity }
 
   private var buffer: [UInt8] = []
+  /// Where the current record starts in `buffer`.
+  private var head = 0
+  /// The end of the bytes read into `buffer`.
+  private var tail = 0
+  /// Input offset of `buffer[0]` (for error messages).
+  private var offsetOfBuffer: Int64 = 0
+  /// Bytes of the record `next()` returned, left in place for `withPayload`.
+  private var consumed = 0
   private var headerRead = false
   private var failure: DumpError?
   private var formats: [FormatDescription?] = [nil, nil, nil]
@@ -48,6 +61,8 @@ public struct DumpReader<Source: ByteSource> {
   public mutating func next() throws(DumpError) -> DumpRecord? {
     if let failure { throw failure }
     current = nil
+    head += consumed
+    consumed = 0
     do {
       if !headerRead { try readHeader() }
       return try readRecord()
@@ -64,7 +79,7 @@ public struct DumpReader<Source: ByteSource> {
     return try buffer.withUnsafeBytes { raw in
       try body(
         UnsafeRawBufferPointer(
-          rebasing: raw[Self.payloadStart..<Self.payloadStart + current.payloadSize]))
+          rebasing: raw[head + Self.payloadStart..<head + Self.payloadStart + current.payloadSize]))
     }
   }
 
@@ -78,51 +93,57 @@ public struct DumpReader<Source: ByteSource> {
   }
 
   private mutating func readHeader() throws(DumpError) {
-    let count = try fill(DumpFormat.headerSize, at: 0)
+    let count = try fill(DumpFormat.headerSize)
     guard count == DumpFormat.headerSize else {
       let compared = min(count, DumpFormat.magic.count)
-      if !buffer[0..<compared].elementsEqual(DumpFormat.magic[0..<compared]) {
+      if !buffer[head..<head + compared].elementsEqual(DumpFormat.magic[0..<compared]) {
         throw .badMagic
       }
       throw .truncated(offset: 0)
     }
-    guard buffer[0..<8].elementsEqual(DumpFormat.magic) else { throw .badMagic }
-    let version = UInt16(buffer[8]) | UInt16(buffer[9]) << 8
+    guard buffer[head..<head + 8].elementsEqual(DumpFormat.magic) else { throw .badMagic }
+    let version = UInt16(buffer[head + 8]) | UInt16(buffer[head + 9]) << 8
     guard version == DumpFormat.version else { throw .unsupportedVersion(version) }
     headerRead = true
+    head += DumpFormat.headerSize
     offset = Int64(DumpFormat.headerSize)
   }
 
   private mutating func readRecord() throws(DumpError) -> DumpRecord? {
     while true {
       let recordOffset = offset
-      let headerCount = try fill(DumpFormat.recordHeaderSize, at: 0)
+      let headerCount = try fill(DumpFormat.recordHeaderSize)
       if headerCount == 0 { return nil }
       guard headerCount == DumpFormat.recordHeaderSize else {
         throw .truncated(offset: recordOffset)
       }
-      let type = buffer[0]
-      let length = Int(load(UInt32.self, at: 1))
+      let type = buffer[head]
+      let length = Int(load(UInt32.self, at: head + 1))
       guard length <= DumpFormat.maximumPayloadSize else {
         throw .recordTooLarge(offset: recordOffset, size: length)
       }
-      let rest = length + DumpFormat.crcSize
-      guard try fill(rest, at: DumpFormat.recordHeaderSize) == rest else {
+      let end = DumpFormat.recordHeaderSize + length
+      let total = end + DumpFormat.crcSize
+      guard try fill(total) == total else {
         throw .truncated(offset: recordOffset)
       }
-      let end = DumpFormat.recordHeaderSize + length
       let crc = buffer.withUnsafeBytes {
-        MPEGCRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[..<end]))
+        MPEGCRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[head..<head + end]))
       }
-      guard crc == load(UInt32.self, at: end) else {
+      guard crc == load(UInt32.self, at: head + end) else {
         throw .crcMismatch(offset: recordOffset, recordType: type)
       }
-      offset = recordOffset + Int64(end + DumpFormat.crcSize)
+      offset = recordOffset + Int64(total)
+      // The record stays where it is until the next call; `consumed` moves `head` past it then.
+      consumed = total
       switch DumpFormat.RecordType(rawValue: type) {
       case .format: return try decodeFormat(length: length, at: recordOffset)
       case .sample: return try decodeSample(length: length, at: recordOffset)
       case .event: return try decodeEvent(length: length, at: recordOffset)
-      case nil: skippedRecords += 1
+      case nil:
+        skippedRecords += 1
+        head += consumed
+        consumed = 0
       }
     }
   }
@@ -134,7 +155,7 @@ public struct DumpReader<Source: ByteSource> {
     guard length >= DumpFormat.formatHeaderSize else {
       throw .malformedRecord(offset: recordOffset, recordType: type, reason: "shorter than 2 bytes")
     }
-    let base = DumpFormat.recordHeaderSize
+    let base = head + DumpFormat.recordHeaderSize
     guard let kind = SampleKind(rawValue: buffer[base]) else {
       throw .unknownKind(offset: recordOffset, kind: buffer[base])
     }
@@ -167,7 +188,7 @@ public struct DumpReader<Source: ByteSource> {
       throw .malformedRecord(
         offset: recordOffset, recordType: type, reason: "shorter than its 26-byte header")
     }
-    let base = DumpFormat.recordHeaderSize
+    let base = head + DumpFormat.recordHeaderSize
     guard let kind = SampleKind(rawValue: buffer[base]) else {
       throw .unknownKind(offset: recordOffset, kind: buffer[base])
     }
@@ -187,18 +208,24 @@ public struct DumpReader<Source: ByteSource> {
     guard let format = formats[Int(kind.rawValue)] else {
       throw .missingFormat(offset: recordOffset, kind: kind)
     }
+    var nalUnits: AVCCSummary?
     if case .h264(let h264) = format {
-      let error = buffer.withUnsafeBytes { raw in
-        DumpFormat.validateNALUnits(
-          UnsafeRawBufferPointer(
-            rebasing: raw[Self.payloadStart..<Self.payloadStart + payloadSize]),
-          lengthSize: h264.nalLengthSize)
+      let walked = buffer.withUnsafeBytes { raw in
+        Result { () throws(FormatError) in
+          try AVCCScanner.summarize(
+            UnsafeRawBufferPointer(
+              rebasing: raw[head + Self.payloadStart..<head + Self.payloadStart + payloadSize]),
+            lengthSize: h264.nalLengthSize)
+        }
       }
-      if let error { throw .format(offset: recordOffset, error) }
+      switch walked {
+      case .success(let summary): nalUnits = summary
+      case .failure(let error): throw .format(offset: recordOffset, error)
+      }
     }
     let header = DumpSampleHeader(
       kind: kind, pts: pts, dts: dts, isKeyframe: flags & DumpFormat.keyframeFlag != 0,
-      payloadSize: payloadSize)
+      payloadSize: payloadSize, nalUnits: nalUnits)
     current = header
     return .sample(header)
   }
@@ -211,7 +238,7 @@ public struct DumpReader<Source: ByteSource> {
       throw .malformedRecord(
         offset: recordOffset, recordType: type, reason: "shorter than its 14-byte body")
     }
-    let base = DumpFormat.recordHeaderSize
+    let base = head + DumpFormat.recordHeaderSize
     guard let kind = SampleKind(rawValue: buffer[base]) else {
       throw .unknownKind(offset: recordOffset, kind: buffer[base])
     }
@@ -237,39 +264,58 @@ public struct DumpReader<Source: ByteSource> {
     }
   }
 
-  /// Reads up to `count` bytes into `buffer[start...]`, growing the buffer by at most `readChunk`
-  /// bytes ahead of what has arrived. Returns how many bytes arrived (less only at end of input).
-  private mutating func fill(_ count: Int, at start: Int) throws(DumpError) -> Int {
-    var filled = 0
+  /// Makes `count` bytes from `head` on available in `buffer`, reading blocks from the source.
+  /// Returns how many are available (less only at the end of input).
+  ///
+  /// What is left of the last block moves to the front first; the buffer grows, by `readChunk`,
+  /// only once it is full of bytes that arrived. Every read asks for all the free space.
+  private mutating func fill(_ count: Int) throws(DumpError) -> Int {
+    if tail - head >= count { return count }
     // The buffer is moved out so the source can be called while its memory is borrowed.
     var storage: [UInt8] = []
     swap(&storage, &buffer)
     defer { swap(&storage, &buffer) }
-    while filled < count {
-      let from = start + filled
-      // Space already held is used first; the buffer grows only once it is full of arrived bytes.
-      if storage.count <= from {
-        let grow = min(count - filled, Self.readChunk)
-        storage.append(contentsOf: repeatElement(0, count: from + grow - storage.count))
+    if head > 0 {
+      let kept = tail - head
+      if kept > 0 {
+        storage.withUnsafeMutableBytes { raw in
+          raw.baseAddress!.copyMemory(from: raw.baseAddress! + head, byteCount: kept)
+        }
       }
-      let want = min(count - filled, storage.count - from)
-      let end = from + want
+      offsetOfBuffer += Int64(head)
+      head = 0
+      tail = kept
+    }
+    while tail < count {
+      if storage.count == tail {
+        // Exactly one block more (append would double the capacity), left uninitialised:
+        // only bytes that arrived are ever read.
+        let kept = tail
+        storage = [UInt8](unsafeUninitializedCapacity: kept + Self.readChunk) { grown, size in
+          storage.withUnsafeBytes { old in
+            if kept > 0 { UnsafeMutableRawBufferPointer(grown).copyMemory(from: old) }
+          }
+          size = kept + Self.readChunk
+        }
+      }
+      let from = tail
+      let want = storage.count - from
       let got: Int
       do {
         got = try storage.withUnsafeMutableBytes { raw in
-          try source.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[from..<end]))
+          try source.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[from...]))
         }
       } catch {
-        throw .io(offset: offset + Int64(from), description: "\(error)")
+        throw .io(offset: offsetOfBuffer + Int64(from), description: "\(error)")
       }
       guard got > 0 else { break }
       guard got <= want else {
         throw .io(
-          offset: offset + Int64(from),
+          offset: offsetOfBuffer + Int64(from),
           description: "source returned \(got) bytes for a \(want)-byte buffer")
       }
-      filled += got
+      tail += got
     }
-    return filled
+    return min(count, tail)
   }
 }

@@ -20,14 +20,19 @@ public struct DumpSampleHeader: Hashable, Sendable {
   public var isKeyframe: Bool
   /// Size in bytes of the encoded payload.
   public var payloadSize: Int
+  /// For H.264 video, what the reader's validating walk over the NAL units found; passed on to
+  /// `Pipeline.append` so that nothing walks them again.
+  public var nalUnits: AVCCSummary?
 
   public init(
-    kind: SampleKind, pts: MediaTime, dts: MediaTime?, isKeyframe: Bool, payloadSize: Int
+    kind: SampleKind, pts: MediaTime, dts: MediaTime?, isKeyframe: Bool, payloadSize: Int,
+    nalUnits: AVCCSummary? = nil
   ) {
     self.kind = kind
     self.pts = pts
     self.dts = dts
     self.isKeyframe = isKeyframe
     self.payloadSize = payloadSize
+    self.nalUnits = nalUnits
   }
 }

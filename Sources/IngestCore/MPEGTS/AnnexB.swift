@@ -7,8 +7,10 @@
 /// 00 00 00 01 NAL ...          each NAL of the sample, in order
 /// ```
 ///
-/// Conversion is two passes: `inspect` validates every length against the sample and measures
-/// the output; `write` then emits it without further checks. Neither allocates.
+/// Conversion is two passes: `AVCCScanner.summarize` validates every length against the sample
+/// (once, when the sample is read) and `inspect` measures the output from that summary; `write`
+/// then emits it, checking only that the sample still matches what was measured. Neither
+/// allocates.
 public enum AnnexB {
   /// nal_unit_type of an access unit delimiter.
   public static let audType: UInt8 = 9
@@ -41,32 +43,29 @@ public enum AnnexB {
   public static func inspect(
     avcc: UnsafeRawBufferPointer, format: H264Format, isKeyframe: Bool
   ) throws(FormatError) -> AccessUnitInfo {
-    var size = audSize
-    var hasSPS = false
-    var hasPPS = false
-    var containsIDR = false
-    var vclCount = 0
-    var referencedVCL = false
-    try AVCCScanner.forEachNAL(in: avcc, lengthSize: format.nalLengthSize) { start, length in
-      let header = avcc[start]
-      let type = header & 0x1F
-      switch type {
-      case audType: return
-      case 7: hasSPS = true
-      case 8: hasPPS = true
-      case 1...5:
-        vclCount += 1
-        if header & 0x60 != 0 { referencedVCL = true }
-        if type == 5 { containsIDR = true }
-      default: break
-      }
-      size += 4 + length
-    }
-    let inserts = (isKeyframe || containsIDR) && !(hasSPS && hasPPS)
-    if inserts { size += parameterSetsSize(format) }
+    let summary = try AVCCScanner.summarize(avcc, lengthSize: format.nalLengthSize)
+    return inspect(summary: summary, format: format, isKeyframe: isKeyframe)
+  }
+
+  /// Measures the Annex B form of a sample already walked by `AVCCScanner.summarize`.
+  /// - Complexity: O(1).
+  public static func inspect(summary: AVCCSummary, format: H264Format, isKeyframe: Bool)
+    -> AccessUnitInfo
+  {
+    inspect(
+      summary: summary, parameterSetsSize: parameterSetsSize(format), isKeyframe: isKeyframe)
+  }
+
+  /// `inspect(summary:format:isKeyframe:)` with the format's `parameterSetsSize` computed once.
+  static func inspect(summary: AVCCSummary, parameterSetsSize: Int, isKeyframe: Bool)
+    -> AccessUnitInfo
+  {
+    var size = audSize + summary.annexBSize
+    let inserts = (isKeyframe || summary.containsIDR) && !summary.hasParameterSets
+    if inserts { size += parameterSetsSize }
     return AccessUnitInfo(
-      size: size, insertsParameterSets: inserts, isDisposable: vclCount > 0 && !referencedVCL,
-      containsIDR: containsIDR)
+      size: size, insertsParameterSets: inserts, isDisposable: summary.isDisposable,
+      containsIDR: summary.containsIDR)
   }
 
   /// Converts an AVCC sample into `out` and returns the bytes written.
@@ -79,7 +78,8 @@ public enum AnnexB {
     let info = try inspect(avcc: avcc, format: format, isKeyframe: isKeyframe)
     precondition(out.count >= info.size, "output buffer smaller than the Annex B unit")
     var sink = FlatByteWriter(out)
-    write(avcc: avcc, format: format, info: info, into: &sink)
+    let written = write(avcc: avcc, format: format, info: info, into: &sink)
+    assert(written, "a sample inspect accepted")
     return sink.position
   }
 
@@ -94,15 +94,32 @@ public enum AnnexB {
     return audSize + parameterSetsSize(format) + payload + maximumNALCount * (4 - lengthSize)
   }
 
-  /// Writes a sample that `inspect` accepted.
+  /// Writes a sample measured by `inspect`.
+  ///
+  /// - Returns: false, with fewer than `info.size` bytes written, when the sample does not match
+  ///   the measurement (a summary of another payload); no byte is read past the sample nor
+  ///   written past `info.size`.
   static func write<Sink: PacketByteWriter>(
     avcc: UnsafeRawBufferPointer, format: H264Format, info: AccessUnitInfo, into sink: inout Sink
-  ) {
+  ) -> Bool {
+    write(
+      avcc: avcc, lengthSize: format.nalLengthSize,
+      parameterSets: info.insertsParameterSets ? format : nil, info: info, into: &sink)
+  }
+
+  /// `write(avcc:format:info:into:)` with the format only where its parameter sets go in:
+  /// a unit without them needs no copy of the format (and no reference counting of its arrays).
+  static func write<Sink: PacketByteWriter>(
+    avcc: UnsafeRawBufferPointer, lengthSize: Int, parameterSets: H264Format?,
+    info: AccessUnitInfo, into sink: inout Sink
+  ) -> Bool {
     sink.writeStartCode()
     sink.write(byte: audType)
     // primary_pic_type 7 (any slice type) and the RBSP stop bit.
     sink.write(byte: 0xF0)
+    var written = audSize
     if info.insertsParameterSets {
+      guard let format = parameterSets else { return false }
       for set in format.sps {
         sink.writeStartCode()
         set.withUnsafeBytes { sink.write($0) }
@@ -111,17 +128,21 @@ public enum AnnexB {
         sink.writeStartCode()
         set.withUnsafeBytes { sink.write($0) }
       }
+      written += parameterSetsSize(format)
     }
-    let lengthSize = format.nalLengthSize
     var offset = 0
     while offset + lengthSize <= avcc.count {
       let length = readLength(avcc, at: offset, size: lengthSize)
       let start = offset + lengthSize
+      guard length <= avcc.count - start else { return false }
       offset = start + length
       guard length > 0, avcc[start] & 0x1F != audType else { continue }
+      guard written + 4 + length <= info.size else { return false }
+      written += 4 + length
       sink.writeStartCode()
       sink.write(UnsafeRawBufferPointer(rebasing: avcc[start..<offset]))
     }
+    return written == info.size
   }
 
   static func parameterSetsSize(_ format: H264Format) -> Int {

@@ -109,11 +109,4 @@ public enum TSPacket {
     out[offset + 4] = UInt8(truncatingIfNeeded: (b & 1) << 7) | 0x7E | UInt8(ext >> 8 & 1)
     out[offset + 5] = UInt8(truncatingIfNeeded: ext)
   }
-
-  /// Reads back a PCR base written by `writePCR`.
-  static func readPCRBase(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int64 {
-    var value: Int64 = 0
-    for index in 0..<4 { value = value << 8 | Int64(bytes[offset + index]) }
-    return value << 1 | Int64(bytes[offset + 4] >> 7)
-  }
 }

@@ -9,70 +9,154 @@
 /// 2 bytes elsewhere (flags). random_access_indicator marks video keyframes and every audio
 /// frame. The last packet is padded with adaptation-field stuffing.
 ///
-/// The packetizer keeps no scratch: it measures the unit first, lays out the packets, then
-/// writes the elementary stream straight into their payloads. Nothing is allocated per unit.
+/// The packetizer keeps no scratch: `layout` measures the unit (from the sample's `AVCCSummary`,
+/// without walking its NAL units again), the caller reserves exactly `Layout.byteCount` bytes in
+/// the ring, and `write` lays out the packets there and copies the elementary stream straight
+/// into their payloads. Nothing is allocated per unit.
 public struct TSPacketizer: Sendable {
   /// The tracks being packetized.
   public let program: TSProgram
-  /// Scratch memory the packetizer holds besides its program (for the memory ledger): none.
-  public static let scratchByteCount = 0
+  /// The video format's NAL length size and parameter-set bytes, kept apart so that measuring a
+  /// unit copies no format (its arrays would be reference counted per unit).
+  private let videoLengthSize: Int?
+  private let videoParameterSetsSize: Int
 
   public init(program: TSProgram) {
     self.program = program
+    videoLengthSize = program.video?.nalLengthSize
+    videoParameterSetsSize = program.video.map(AnnexB.parameterSetsSize) ?? 0
   }
 
-  /// Packetizes one access unit into `out`.
+  /// A measured unit: what `write` will emit, and how many bytes it needs.
+  public struct Layout: Sendable {
+    /// Bytes `write` fills: whole transport packets.
+    public let byteCount: Int
+    let kind: SampleKind
+    let header: PESHeader
+    let elementary: Elementary
+    let fieldSize: Int
+    let flags: UInt8
+    let payloadSize: Int
+
+    /// Plain values only: a copy of the format's parameter-set arrays would cost reference
+    /// counting per unit; `write` takes the format from the program.
+    enum Elementary {
+      case video(AnnexB.AccessUnitInfo, lengthSize: Int)
+      case audio(ADTSHeader)
+
+      var size: Int {
+        switch self {
+        case .video(let info, _): info.size
+        case .audio(let adts): adts.frameLength
+        }
+      }
+    }
+  }
+
+  /// Measures one access unit.
   ///
   /// - Parameters:
-  ///   - kind: the track; a kind absent from the program writes nothing and returns
-  ///     `PacketizedUnit.empty`.
+  ///   - kind: the track; a kind absent from the program gives nil.
   ///   - pts: presentation time in 90 kHz ticks, written modulo 2^33.
   ///   - dts: decode time in 90 kHz ticks; written for video only when it differs from `pts`.
   ///   - isKeyframe: IDR for video (parameter sets and random_access_indicator follow it).
   ///   - payload: AVCC for video, one raw AAC frame for audio.
-  ///   - out: at least `maximumPacketizedSize(payloadSize:kind:)` bytes.
+  ///   - nalUnits: the video payload's summary, if it was already walked; without one (or with
+  ///     one of another payload size) the payload is walked here.
   /// - Throws: `FormatError.nalLengthPastEnd` for a malformed AVCC sample,
-  ///   `FormatError.aacFrameTooLarge` for an audio frame ADTS cannot describe. Nothing
-  ///   meaningful is left in `out` then.
-  public mutating func packetize(
+  ///   `FormatError.aacFrameTooLarge` for an audio frame ADTS cannot describe.
+  /// - Complexity: O(1) for audio and for video with a summary.
+  public func layout(
     kind: SampleKind, pts: Int64, dts: Int64, isKeyframe: Bool, payload: UnsafeRawBufferPointer,
-    into out: UnsafeMutableRawBufferPointer
-  ) throws(FormatError) -> PacketizedUnit {
-    let pid = TSPacket.pid(for: kind)
+    nalUnits: AVCCSummary? = nil
+  ) throws(FormatError) -> Layout? {
     let fieldSize =
       kind == program.pcrKind ? TSPacket.pcrAdaptationFieldSize : TSPacket.flagsAdaptationFieldSize
+    let header: PESHeader
+    let elementary: Layout.Elementary
+    let flags: UInt8
     switch kind {
     case .video:
-      guard let format = program.video else { return .empty }
-      let info = try AnnexB.inspect(avcc: payload, format: format, isKeyframe: isKeyframe)
-      let header = PESHeader(streamID: PESHeader.videoStreamID, pts: pts, dts: dts)
-      var writer = PESPacketWriter(
-        out: out, pid: pid, pesSize: header.size + info.size, firstFieldSize: fieldSize,
-        firstFlags: isKeyframe ? TSPacket.randomAccessFlag : 0)
-      header.write(to: out, at: writer.position, payloadSize: info.size)
-      writer.skip(header.size)
-      AnnexB.write(avcc: payload, format: format, info: info, into: &writer)
-      assert(writer.isComplete)
-      return PacketizedUnit(
-        byteCount: writer.byteCount, packetCount: writer.packetCount,
-        isDisposable: info.isDisposable)
+      guard let lengthSize = videoLengthSize else { return nil }
+      let summary: AVCCSummary
+      if let nalUnits, nalUnits.describes(payload, lengthSize: lengthSize) {
+        summary = nalUnits
+      } else {
+        summary = try AVCCScanner.summarize(payload, lengthSize: lengthSize)
+      }
+      let info = AnnexB.inspect(
+        summary: summary, parameterSetsSize: videoParameterSetsSize, isKeyframe: isKeyframe)
+      header = PESHeader(streamID: PESHeader.videoStreamID, pts: pts, dts: dts)
+      elementary = .video(info, lengthSize: lengthSize)
+      flags = isKeyframe ? TSPacket.randomAccessFlag : 0
     case .audioApp, .audioMic:
       guard let format = kind == .audioApp ? program.audioApp : program.audioMic else {
-        return .empty
+        return nil
       }
-      let adts = try ADTSHeader(format: format, payloadSize: payload.count)
-      let header = PESHeader(streamID: PESHeader.audioStreamID, pts: pts)
-      var writer = PESPacketWriter(
-        out: out, pid: pid, pesSize: header.size + adts.frameLength, firstFieldSize: fieldSize,
-        firstFlags: TSPacket.randomAccessFlag)
-      header.write(to: out, at: writer.position, payloadSize: adts.frameLength)
-      writer.skip(header.size)
+      header = PESHeader(streamID: PESHeader.audioStreamID, pts: pts)
+      elementary = .audio(try ADTSHeader(format: format, payloadSize: payload.count))
+      flags = TSPacket.randomAccessFlag
+    }
+    let packets = PESPacketWriter.packetCount(
+      pesSize: header.size + elementary.size, firstFieldSize: fieldSize)
+    return Layout(
+      byteCount: packets * TSPacket.size, kind: kind, header: header, elementary: elementary,
+      fieldSize: fieldSize, flags: flags, payloadSize: payload.count)
+  }
+
+  /// Writes a measured unit into `out` (a reserved ring slot).
+  ///
+  /// - Parameters:
+  ///   - layout: from `layout(...)` for this `payload`.
+  ///   - out: at least `layout.byteCount` bytes.
+  /// - Returns: the packets written, `layout.byteCount` bytes.
+  /// - Throws: `FormatError.nalLengthPastEnd` when `payload` is not the sample that was measured;
+  ///   `out` then holds nothing meaningful (the caller aborts the slot).
+  public func write(
+    _ layout: Layout, payload: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer
+  )
+    throws(FormatError) -> PacketizedUnit
+  {
+    guard payload.count == layout.payloadSize else {
+      throw .nalLengthPastEnd(offset: 0, length: layout.payloadSize)
+    }
+    let elementarySize = layout.elementary.size
+    var writer = PESPacketWriter(
+      out: out, pid: TSPacket.pid(for: layout.kind), pesSize: layout.header.size + elementarySize,
+      firstFieldSize: layout.fieldSize, firstFlags: layout.flags)
+    layout.header.write(to: out, at: writer.position, payloadSize: elementarySize)
+    writer.skip(layout.header.size)
+    switch layout.elementary {
+    case .video(let info, let lengthSize):
+      // The format (and its parameter-set arrays) is touched only for a unit that carries them.
+      let written = AnnexB.write(
+        avcc: payload, lengthSize: lengthSize,
+        parameterSets: info.insertsParameterSets ? program.video : nil, info: info, into: &writer)
+      guard written else { throw .nalLengthPastEnd(offset: 0, length: payload.count) }
+    case .audio(let adts):
       adts.write(into: &writer)
       writer.write(payload)
-      assert(writer.isComplete)
-      return PacketizedUnit(
-        byteCount: writer.byteCount, packetCount: writer.packetCount, isDisposable: false)
     }
+    assert(writer.isComplete)
+    return PacketizedUnit(byteCount: writer.byteCount, packetCount: writer.packetCount)
+  }
+
+  /// Packetizes one access unit into `out`: `layout` then `write`.
+  ///
+  /// - Parameters: as for `layout(...)`; `out` holds at least
+  ///   `maximumPacketizedSize(payloadSize:kind:)` bytes. A kind absent from the program writes
+  ///   nothing and returns `PacketizedUnit.empty`.
+  /// - Throws: as `layout(...)`. Nothing meaningful is left in `out` then.
+  public func packetize(
+    kind: SampleKind, pts: Int64, dts: Int64, isKeyframe: Bool, payload: UnsafeRawBufferPointer,
+    nalUnits: AVCCSummary? = nil, into out: UnsafeMutableRawBufferPointer
+  ) throws(FormatError) -> PacketizedUnit {
+    guard
+      let layout = try layout(
+        kind: kind, pts: pts, dts: dts, isKeyframe: isKeyframe, payload: payload,
+        nalUnits: nalUnits)
+    else { return .empty }
+    return try write(layout, payload: payload, into: out)
   }
 
   /// An upper bound of the bytes `packetize` writes for a `payloadSize`-byte sample of

@@ -5,7 +5,9 @@ import Synchronization
 ///
 /// Threads: one capture thread calls `append`; one sender thread calls `beginSend` and
 /// `completeSend`; a reporter reads `snapshot` and drains events. The capture thread never does
-/// I/O, never allocates in steady state and holds the lock only to move a unit into the ring.
+/// I/O, never allocates in steady state and holds the lock only to reserve a ring slot and to
+/// commit it: the unit is packetized straight into the reserved slot between the two, the one
+/// copy of its bytes from input to ring.
 public final class Pipeline: @unchecked Sendable {
   public let configuration: PipelineConfiguration
   /// The tracks present and their formats.
@@ -18,8 +20,7 @@ public final class Pipeline: @unchecked Sendable {
 
   // Capture thread only.
   private var timeline: Timeline
-  private var packetizer: TSPacketizer?
-  private let scratch: UnsafeMutableRawBufferPointer
+  private let packetizer: TSPacketizer?
   /// A clock reset whose sample did not enter the ring: the next unit of the track carries it.
   private var pendingDiscontinuity = [Bool](repeating: false, count: SampleKind.allCases.count)
 
@@ -43,17 +44,6 @@ public final class Pipeline: @unchecked Sendable {
     budget: MemoryBudget, clock: any PipelineClock
   ) throws(BudgetError) {
     var budget = budget
-    var scratchBytes = 0
-    if payloadFormat == .transportStream {
-      for kind in SampleKind.allCases {
-        guard let format = tracks.format(for: kind) else { continue }
-        scratchBytes = max(
-          scratchBytes,
-          TSPacketizer.maximumPacketizedSize(
-            payloadSize: configuration.maximumSampleBytes, kind: kind, format: format))
-      }
-      try budget.reserve("packager scratch", bytes: scratchBytes)
-    }
     try budget.reserve(
       "ring records", bytes: SendRing.recordTableBytes(capacity: configuration.recordCapacity))
     let headroom = payloadFormat == .transportStream ? TSOutputStream.maximumPrefixSize : 0
@@ -67,7 +57,6 @@ public final class Pipeline: @unchecked Sendable {
     self.clock = clock
     timeline = Timeline(configuration: configuration.timeline)
     packetizer = payloadFormat == .transportStream ? TSPacketizer(program: tracks) : nil
-    scratch = .allocate(byteCount: max(scratchBytes, 1), alignment: 16)
     ring = SendRing(
       arenaCapacity: budget.available, recordCapacity: configuration.recordCapacity,
       headroom: headroom, durationLimit: configuration.bufferTicks)
@@ -76,8 +65,6 @@ public final class Pipeline: @unchecked Sendable {
     counters.ledger = budget.ledger(ringBytes: 0)
     counters.peakLedger = counters.ledger
   }
-
-  deinit { scratch.deallocate() }
 
   /// The degradation tier, readable from any thread without the lock.
   public var tier: Tier { Tier(rawValue: currentTier.load(ordering: .relaxed)) ?? .normal }
@@ -96,10 +83,12 @@ public final class Pipeline: @unchecked Sendable {
   }
 
   /// Takes one encoded sample given as raw memory (the zero-copy path for dump readers).
+  /// - Parameter nalUnits: the video payload's `AVCCSummary` when the caller already walked it
+  ///   (the dump reader does); without it the payload is walked here, once.
   @discardableResult
   public func append(
     kind: SampleKind, pts: MediaTime, dts: MediaTime?, isKeyframe: Bool,
-    payload: UnsafeRawBufferPointer
+    payload: UnsafeRawBufferPointer, nalUnits: AVCCSummary? = nil
   ) -> Bool {
     let now = clock.now()
     guard let format = tracks.format(for: kind) else { return record(kind, .invalid) }
@@ -112,14 +101,17 @@ public final class Pipeline: @unchecked Sendable {
     do { stamp = try timeline.stamp(kind: kind, pts: pts, dts: dts) } catch {
       return record(kind, .invalid, awaitKeyframe: lost)
     }
-    var disposable = false
+    var summary: AVCCSummary?
     if case .h264(let h264) = format {
-      do {
-        disposable = try AVCCScanner.isDisposable(payload, lengthSize: h264.nalLengthSize)
-      } catch {
-        return record(kind, .invalid, awaitKeyframe: lost)
+      if let nalUnits, nalUnits.describes(payload, lengthSize: h264.nalLengthSize) {
+        summary = nalUnits
+      } else {
+        do { summary = try AVCCScanner.summarize(payload, lengthSize: h264.nalLengthSize) } catch {
+          return record(kind, .invalid, awaitKeyframe: lost)
+        }
       }
     }
+    let disposable = summary?.isDisposable ?? false
     let track = Int(kind.rawValue)
     let discontinuity = stamp.isDiscontinuity || pendingDiscontinuity[track]
     pendingDiscontinuity[track] = discontinuity
@@ -136,21 +128,43 @@ public final class Pipeline: @unchecked Sendable {
     let info = SendRing.UnitInfo(
       kind: kind, pts: stamp.pts, dts: stamp.dts, isKeyframe: kind.isAudio || isKeyframe,
       isDisposable: disposable, isDiscontinuity: discontinuity)
-    var bytes = payload
-    if packetizer != nil {
+    var layout: TSPacketizer.Layout?
+    if let packetizer {
       do {
-        let unit = try packetizer!.packetize(
+        layout = try packetizer.layout(
           kind: kind, pts: stamp.pts, dts: stamp.dts, isKeyframe: info.isKeyframe, payload: payload,
-          into: scratch)
-        bytes = UnsafeRawBufferPointer(rebasing: scratch[..<unit.byteCount])
+          nalUnits: summary)
       } catch {
         return record(kind, .invalid, awaitKeyframe: lost, stamp: stamp)
       }
     }
-    let accepted = lock.withLock {
+    let byteCount = layout?.byteCount ?? payload.count
+    let slot = lock.withLock {
       counters.appended[track] += 1
       note(kind, stamp)
-      let accepted = ring.enqueue(info, bytes: bytes)
+      let slot = ring.reserve(info, byteCount: byteCount)
+      if slot == nil { noteRingChange(now: now) }
+      return slot
+    }
+    guard let slot else { return false }
+    // Outside the lock: the sender never sees a reserved slot.
+    var written = true
+    if let packetizer, let layout {
+      do { _ = try packetizer.write(layout, payload: payload, into: slot) } catch {
+        written = false
+      }
+    } else {
+      slot.copyMemory(from: payload)
+    }
+    let accepted = lock.withLock {
+      var accepted = false
+      if written {
+        accepted = ring.commit()
+      } else {
+        ring.abort()
+        ring.countDrop(kind, .invalid)
+        if lost { ring.startAwaitingKeyframe() }
+      }
       noteRingChange(now: now)
       return accepted
     }

@@ -23,22 +23,38 @@ public enum AVCCScanner {
     }
   }
 
-  /// Whether nothing references this access unit: every slice NAL (types 1-5) has nal_ref_idc 0.
-  /// An access unit without slices is not disposable.
-  public static func isDisposable(_ payload: UnsafeRawBufferPointer, lengthSize: Int)
-    throws(FormatError)
-    -> Bool
+  /// Walks the access unit once: checks every length and records what later stages need.
+  /// - Throws: `FormatError.nalLengthPastEnd` naming the offset of the bad length prefix.
+  /// - Complexity: O(number of NAL units).
+  public static func summarize(_ payload: UnsafeRawBufferPointer, lengthSize: Int)
+    throws(FormatError) -> AVCCSummary
   {
+    var nalCount = 0
+    var annexBSize = 0
     var slices = 0
     var referenced = false
-    try forEachNAL(in: payload, lengthSize: lengthSize) { offset, _ in
+    var hasSPS = false
+    var hasPPS = false
+    var containsIDR = false
+    try forEachNAL(in: payload, lengthSize: lengthSize) { offset, length in
+      nalCount += 1
       let header = payload[offset]
       let type = header & 0x1F
-      if (1...5).contains(type) {
+      switch type {
+      case AnnexB.audType: return
+      case 7: hasSPS = true
+      case 8: hasPPS = true
+      case 1...5:
         slices += 1
         if header & 0x60 != 0 { referenced = true }
+        if type == 5 { containsIDR = true }
+      default: break
       }
+      annexBSize += 4 + length
     }
-    return slices > 0 && !referenced
+    return AVCCSummary(
+      payloadSize: payload.count, lengthSize: lengthSize, nalCount: nalCount,
+      annexBSize: annexBSize, containsIDR: containsIDR, hasParameterSets: hasSPS && hasPPS,
+      isDisposable: slices > 0 && !referenced)
   }
 }

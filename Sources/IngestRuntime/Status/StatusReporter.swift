@@ -9,8 +9,8 @@ public final class StatusReporter: @unchecked Sendable {
   private let pipeline: Pipeline
   private let clock: any PipelineClock
   private let probe: any ResidentMemoryProbe
-  private let writeLine: (@Sendable (String) -> Void)?
-  private let lock = HandOverLock()
+  /// Where lines go; behind the lock so lines from several threads never interleave.
+  private let writeLine: HandOverLock<(@Sendable (String) -> Void)?>
   private let start: Int64
   private var nextSample: Int64
   private var lastSentBytes: Int64 = 0
@@ -39,7 +39,7 @@ public final class StatusReporter: @unchecked Sendable {
     self.pipeline = pipeline
     self.clock = clock
     self.probe = probe
-    self.writeLine = writeLine
+    self.writeLine = HandOverLock(writeLine)
     start = clock.now()
     nextSample = start
     lastSampleTime = start
@@ -55,7 +55,8 @@ public final class StatusReporter: @unchecked Sendable {
     object.add("event", name)
     object.add("t", elapsed(now ?? clock.now()))
     fill(&object)
-    lock.withLock { writeLine?(object.rendered) }
+    let line = object.rendered
+    writeLine.withLock { $0?(line) }
   }
 
   /// Reads `sink`'s congestion and figures on each tick and forwards its own events (HLS

@@ -2,7 +2,7 @@ import IngestCore
 
 /// Replays a media file as a ReplayKit broadcast extension would receive it after its encoders.
 ///
-/// Packets are converted per stream (AVCC video with an avcC, raw AAC with its configuration),
+/// Packets are converted per stream (length-prefixed video with an avcC or hvcC, raw AAC with its configuration),
 /// stamped on the chosen clock, and released in input-time order across streams. Containers
 /// interleave loosely (mp4 in chunks of up to a second), so each stream has a small queue; a sample
 /// leaves when every selected stream has one waiting, or when the queues exceed
@@ -17,7 +17,7 @@ public final class MediaFileCapture {
   public let selection: [SampleKind: Int]
   /// Samples delivered per kind.
   public private(set) var sampleCounts: [SampleKind: Int] = [:]
-  /// Packets skipped: no timestamp, or video before its first SPS/PPS.
+  /// Packets skipped: no timestamp, or video before its first parameter sets.
   public private(set) var droppedPackets = 0
   /// Input-time span of the delivered samples, in nanoseconds (first decode time to last
   /// presentation time).
@@ -28,6 +28,7 @@ public final class MediaFileCapture {
 
   private enum Converter {
     case h264(H264SampleConverter)
+    case hevc(HEVCSampleConverter)
     case aac(AACSampleConverter)
   }
 
@@ -99,6 +100,8 @@ public final class MediaFileCapture {
       switch (kind, stream.mediaType, stream.codec) {
       case (.video, .video, .h264):
         converter = .h264(try H264SampleConverter(extradata: stream.extradata, stream: index))
+      case (.video, .video, .hevc):
+        converter = .hevc(try HEVCSampleConverter(extradata: stream.extradata, stream: index))
       case (.audioApp, .audio, .aac), (.audioMic, .audio, .aac):
         converter = .aac(try AACSampleConverter(extradata: stream.extradata, stream: index))
       default:
@@ -169,6 +172,10 @@ public final class MediaFileCapture {
       result = try converter.convert(packet.data, packet: number)
       format = converter.format.map { .h264($0) }
       tracks[index].converter = .h264(converter)
+    case .hevc(var converter):
+      result = try converter.convert(packet.data, packet: number)
+      format = converter.format.map { .hevc($0) }
+      tracks[index].converter = .hevc(converter)
     case .aac(var converter):
       result = try converter.convert(packet.data, packet: number)
       format = converter.format.map { .aac($0) }

@@ -37,7 +37,8 @@ public enum ReplaySession {
       guard let record else { break }
       records += 1
       switch record {
-      case .format(.video, .h264(let format)): tracks.video = tracks.video ?? format
+      case .format(.video, let format):
+        if tracks.video == nil { tracks.video = format.video }
       case .format(.audioApp, .aac(let format)): tracks.audioApp = tracks.audioApp ?? format
       case .format(.audioMic, .aac(let format)): tracks.audioMic = tracks.audioMic ?? format
       case .format, .event, .sample: continue
@@ -63,6 +64,7 @@ public enum ReplaySession {
     case .rtmp(let url):
       let target: RTMPTarget
       do { target = try RTMPTarget(url: url) } catch { throw .usage("--to: \(error)") }
+      if let reason = RTMPSink.refusal(of: tracks, target: target) { throw .output(reason) }
       let audio = options.rtmpAudio ?? (tracks.audioApp != nil ? .audioApp : .audioMic)
       return (RTMPSink(target: target, audio: audio), true)
     case .hls(let directory, let playlist):

@@ -6,10 +6,10 @@ import Testing
   typealias F = HEVCFixtures
   static let startCode: [UInt8] = [0, 0, 0, 1]
 
-  static func unit(_ sample: [UInt8], format: HEVCFormat = F.format) throws -> HEVCAccessUnit {
+  static func unit(_ sample: [UInt8], format: HEVCFormat = F.format) throws -> AVCCSummary {
     try sample.withUnsafeBytes {
-      try HEVCAccessUnit(
-        payload: $0, lengthSize: format.nalLengthSize, highestTemporalID: format.highestTemporalID)
+      try AVCCScanner.summarizeHEVC(
+        $0, lengthSize: format.nalLengthSize, highestTemporalID: format.highestTemporalID)
     }
   }
 
@@ -30,7 +30,7 @@ import Testing
     type: UInt8
   ) throws {
     let unit = try Self.unit(F.sample([F.slice(type)]))
-    #expect(unit.containsIRAP)
+    #expect(unit.containsIDR)
     #expect(!unit.isDisposable)
     // Even without the encoder's keyframe flag, an IRAP slice gets the parameter sets.
     let out = try Self.convert(F.sample([F.slice(type)]), isKeyframe: false)
@@ -38,7 +38,7 @@ import Testing
   }
 
   @Test(arguments: [UInt8(0), 1, 2, 3, 8, 9]) func nonIRAPSlicesAreNot(type: UInt8) throws {
-    #expect(try !Self.unit(F.sample([F.slice(type)])).containsIRAP)
+    #expect(try !Self.unit(F.sample([F.slice(type)])).containsIDR)
   }
 
   @Test func parameterSetsGoInFrontOfEveryIRAPInOrder() throws {
@@ -48,7 +48,8 @@ import Testing
       + Self.startCode + F.pps + Self.startCode + F.slice(19)
     #expect(out == expected)
     let unit = try Self.unit(F.idr)
-    let layout = HEVCAnnexB.layout(unit, format: F.format, isKeyframe: true)
+    let layout = HEVCAnnexB.inspect(
+      summary: unit, parameterSetsSize: HEVCAnnexB.parameterSetsSize(F.format), isKeyframe: true)
     #expect(layout.size == out.count)
     #expect(layout.insertsParameterSets)
   }
@@ -79,9 +80,9 @@ import Testing
     #expect(try !Self.unit(F.sample([F.slice(0), F.slice(1)])).isDisposable)
     #expect(try !Self.unit(F.sample([F.header(39) + [5, 1, 0x80]])).isDisposable)
     // With two temporal sub-layers, TRAIL_N of layer 0 may be referenced by layer 1.
-    func twoLayers(_ sample: [UInt8]) throws -> HEVCAccessUnit {
+    func twoLayers(_ sample: [UInt8]) throws -> AVCCSummary {
       try sample.withUnsafeBytes {
-        try HEVCAccessUnit(payload: $0, lengthSize: 4, highestTemporalID: 1)
+        try AVCCScanner.summarizeHEVC($0, lengthSize: 4, highestTemporalID: 1)
       }
     }
     #expect(try !twoLayers(F.trailN).isDisposable)

@@ -2,16 +2,26 @@
 /// with. A track absent from the input is absent here.
 public struct TrackFormats: Hashable, Sendable {
   /// The video configuration, or nil without video.
-  public var video: H264Format?
+  public var video: VideoFormat?
   /// The app audio configuration, or nil without app audio.
   public var audioApp: AACFormat?
   /// The microphone audio configuration, or nil without mic audio.
   public var audioMic: AACFormat?
 
-  public init(video: H264Format? = nil, audioApp: AACFormat? = nil, audioMic: AACFormat? = nil) {
+  public init(video: VideoFormat? = nil, audioApp: AACFormat? = nil, audioMic: AACFormat? = nil) {
     self.video = video
     self.audioApp = audioApp
     self.audioMic = audioMic
+  }
+
+  /// Tracks with H.264 video.
+  public init(video: H264Format, audioApp: AACFormat? = nil, audioMic: AACFormat? = nil) {
+    self.init(video: .h264(video), audioApp: audioApp, audioMic: audioMic)
+  }
+
+  /// Tracks with HEVC video.
+  public init(video: HEVCFormat, audioApp: AACFormat? = nil, audioMic: AACFormat? = nil) {
+    self.init(video: .hevc(video), audioApp: audioApp, audioMic: audioMic)
   }
 
   /// Whether a track of `kind` is present.
@@ -20,7 +30,7 @@ public struct TrackFormats: Hashable, Sendable {
   /// The configuration of `kind`, or nil when the track is absent.
   public func format(for kind: SampleKind) -> FormatDescription? {
     switch kind {
-    case .video: video.map { .h264($0) }
+    case .video: video?.description
     case .audioApp: audioApp.map { .aac($0) }
     case .audioMic: audioMic.map { .aac($0) }
     }

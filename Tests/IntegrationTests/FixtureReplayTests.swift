@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import IngestTestSupport
+import Testing
 
 /// Every bundled fixture replayed to a .ts file: ffprobe lists the expected streams, ffmpeg decodes
 /// it with zero errors, and the stream has no continuity errors and starts with PAT, PMT and a
@@ -13,7 +13,14 @@ import IngestTestSupport
     ("static-screen.dump", ["h264", "aac,48000,2"]),
     ("video-only.dump", ["h264"]),
     ("audio-only.dump", ["aac,48000,2", "aac,44100,1"]),
+    ("screen-hevc.dump", ["hevc", "aac,48000,2", "aac,44100,1"]),
+    ("bframes-hevc.dump", ["hevc", "aac,48000,2"]),
   ]
+
+  /// Whether a stream list (as `expectations` gives it) has video.
+  static func hasVideo(_ streams: [String]) -> Bool {
+    streams.contains("h264") || streams.contains("hevc")
+  }
 
   @Test(arguments: expectations)
   func replaysToCleanTransportStream(fixture: String, streams: [String]) throws {
@@ -29,7 +36,7 @@ import IngestTestSupport
     #expect(try CommandRunner.decodeErrors(output) == "")
     let check = try TransportStreamCheck(path: output)
     let (badSync, continuityErrors) = (check.badSync, check.continuityErrors)
-    let startsCleanly = check.startsCleanly(video: streams.contains("h264"))
+    let startsCleanly = check.startsCleanly(video: Self.hasVideo(streams))
     #expect(badSync == 0)
     #expect(continuityErrors == 0)
     #expect(startsCleanly)

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import IngestBench
 import IngestTestSupport
+import Testing
 
 /// `ingest replay --to srt://...` against srt-live-transmit listeners started per test on their
 /// own loopback ports; the checks are on the copy the listener received.
@@ -36,7 +36,7 @@ import IngestTestSupport
     #expect(try CommandRunner.decodeErrors(received) == "")
     let check = try TransportStreamCheck(path: received)
     let (badSync, continuityErrors) = (check.badSync, check.continuityErrors)
-    let startsCleanly = check.startsCleanly(video: streams.contains("h264"))
+    let startsCleanly = check.startsCleanly(video: FixtureReplayTests.hasVideo(streams))
     #expect(badSync == 0)
     #expect(continuityErrors == 0)
     #expect(startsCleanly)

@@ -1,0 +1,93 @@
+import Foundation
+import IngestTestSupport
+import Testing
+
+/// The HEVC fixtures to .ts and HLS, decoded by ffmpeg and by GStreamer; RTMP refused up front.
+/// (Over SRT they are among `SRTReplayTests`' fixtures.)
+@Suite struct HEVCReplayTests {
+  /// Fixture, video pictures in it.
+  static let fixtures = [("screen-hevc.dump", 300), ("bframes-hevc.dump", 120)]
+
+  /// ffprobe's codec and size of the first video stream, "hevc 720x1280".
+  static func videoStream(_ path: String) throws -> String {
+    let result = try CommandRunner.run(
+      "ffprobe",
+      [
+        "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_name,width,height",
+        "-of", "csv=p=0", path,
+      ])
+    let fields = result.stdout.split(separator: "\n").first?.split(separator: ",") ?? []
+    guard fields.count == 3 else { return result.stdout + result.stderr }
+    return "\(fields[0]) \(fields[1])x\(fields[2])"
+  }
+
+  @Test(arguments: fixtures) func transportStreamDecodesInFFmpegAndGStreamer(
+    fixture: String, frames: Int
+  ) throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let output = directory.appending(path: "out.ts").path
+    let result = try CommandRunner.ingest([
+      "replay", CommandRunner.fixture(fixture), "--to", output, "--speed", "max",
+    ])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(try Self.videoStream(output) == "hevc 720x1280")
+    #expect(try CommandRunner.decodeErrors(output) == "")
+    let gstreamer = try GStreamerDecode.decode(output, codec: "hevc")
+    #expect(gstreamer.problems == [])
+    #expect(gstreamer.frames == frames)
+  }
+
+  @Test(arguments: fixtures) func hlsPlaysInFFmpegAndGStreamerWithSegmentsCutAtIRAP(
+    fixture: String, frames: Int
+  ) throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let hls = directory.appending(path: "hls")
+    let result = try CommandRunner.ingest([
+      "replay", CommandRunner.fixture(fixture), "--to", "hls:\(hls.path)", "--speed", "max",
+    ])
+    #expect(result.status == 0, "\(result.stderr)")
+    let playlist = hls.appending(path: "index.m3u8").path
+    #expect(try CommandRunner.decodeErrors(playlist) == "")
+    let gstreamer = try GStreamerDecode.decode(playlist, codec: "hevc", playlist: true)
+    #expect(gstreamer.problems == [])
+    #expect(gstreamer.frames == frames)
+    let segments = try FileManager.default.contentsOfDirectory(atPath: hls.path)
+      .filter { $0.hasSuffix(".ts") }.sorted()
+    // A keyframe every 2 s, segments of 2 s: one IRAP per segment, each starting it.
+    #expect(segments.count == frames / 60)
+    for segment in segments {
+      let path = hls.appending(path: segment).path
+      let check = try TransportStreamCheck(path: path)
+      #expect(check.startsCleanly(video: true), "\(segment)")
+      #expect(try Self.videoStream(path) == "hevc 720x1280")
+    }
+  }
+
+  @Test func rtmpIsRefusedBeforeConnectingAndNamesSRTAndHLS() throws {
+    // Nothing listens there: a refusal that came from connecting would say so instead.
+    let port = try LoopbackServers.freePort(SOCK_STREAM)
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("screen-hevc.dump"), "--to",
+        "rtmp://127.0.0.1:\(port)/live/key", "--speed", "max",
+      ], timeout: 30)
+    #expect(result.status == 1, "\(result.stderr)")
+    #expect(result.stderr.contains("RTMP cannot carry HEVC"), "\(result.stderr)")
+    #expect(result.stderr.contains("SRT") && result.stderr.contains("HLS"))
+    #expect(!result.stderr.contains("refused"), "\(result.stderr)")
+  }
+
+  @Test func inspectShowsProfileTierLevelAndSize() throws {
+    let result = try CommandRunner.ingest(["inspect", CommandRunner.fixture("screen-hevc.dump")])
+    #expect(result.status == 0)
+    #expect(
+      result.stdout.contains("HEVC Main, Main tier, level 3.1, 720x1280"), "\(result.stdout)")
+    let json = try CommandRunner.ingest([
+      "inspect", CommandRunner.fixture("bframes-hevc.dump"), "--json",
+    ])
+    #expect(json.stdout.contains("\"profile\":\"Main\""), "\(json.stdout)")
+    #expect(json.stdout.contains("\"width\":720") && json.stdout.contains("\"height\":1280"))
+  }
+}

@@ -26,11 +26,9 @@ public func fuzzHEVC(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     format = FallbackFormats.hevc(nalLengthSize: sizes[Int(flags >> 1) & 3])
   }
 
-  let unit: HEVCAccessUnit
+  let summary: AVCCSummary
   do {
-    unit = try HEVCAccessUnit(
-      payload: sample, lengthSize: format.nalLengthSize,
-      highestTemporalID: format.highestTemporalID)
+    summary = try VideoFormat.hevc(format).summarize(sample)
   } catch {
     require(
       DumpFormat.validateNALUnits(sample, lengthSize: format.nalLengthSize) != nil,
@@ -40,9 +38,13 @@ public func fuzzHEVC(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
   require(
     DumpFormat.validateNALUnits(sample, lengthSize: format.nalLengthSize) == nil,
     "validation refuses what the HEVC walk accepts")
-  require(unit.payloadSize == sample.count, "the walk names another payload size")
+  require(
+    summary.describes(sample, lengthSize: format.nalLengthSize),
+    "the walk names another payload")
 
-  let layout = HEVCAnnexB.layout(unit, format: format, isKeyframe: isKeyframe)
+  let layout = HEVCAnnexB.inspect(
+    summary: summary, parameterSetsSize: HEVCAnnexB.parameterSetsSize(format),
+    isKeyframe: isKeyframe)
   let bound = HEVCAnnexB.maximumSize(payloadSize: sample.count, format: format)
   require(layout.size <= bound, "Annex B size \(layout.size) above its bound \(bound)")
   var out = [UInt8](repeating: 0, count: bound)
@@ -52,12 +54,31 @@ public func fuzzHEVC(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
   require(
     written == layout.size, "Annex B wrote \(String(describing: written)) of \(layout.size) bytes")
   require(
-    out.starts(with: [0, 0, 0, 1, 0x46, UInt8(unit.temporalID + 1), 0x50]),
+    out.starts(with: [0, 0, 0, 1, 0x46, UInt8(summary.temporalID + 1), 0x50]),
     "no access unit delimiter first")
   if layout.insertsParameterSets {
     require(
       out[HEVCAnnexB.audSize...].starts(with: [0, 0, 0, 1] + format.vps[0]),
       "parameter sets not right after the delimiter")
+  }
+
+  // The same unit through the TS packetizer, into a buffer of exactly the announced bound.
+  let packetizer = TSPacketizer(program: TSProgram(video: format))
+  let maximum = TSPacketizer.maximumPacketizedSize(
+    payloadSize: sample.count, kind: .video, format: .hevc(format))
+  var packets = [UInt8](repeating: 0, count: maximum)
+  let pts = Int64(flags) << 30
+  do {
+    let unit = try packets.withUnsafeMutableBytes {
+      try packetizer.packetize(
+        kind: .video, pts: pts, dts: pts - 3000, isKeyframe: isKeyframe, payload: sample,
+        nalUnits: summary, into: $0)
+    }
+    require(unit.byteCount == unit.packetCount * 188, "partial TS packet")
+    require(unit.byteCount <= maximum, "packetized \(unit.byteCount) bytes above \(maximum)")
+    for index in 0..<unit.packetCount { require(packets[index * 188] == 0x47, "lost sync byte") }
+  } catch {
+    require(false, "the packetizer refuses what the HEVC walk accepts: \(error)")
   }
   return 0
 }

@@ -108,8 +108,9 @@ public enum HEVCAnnexB {
     unit.withUnsafeBytes { sink.write($0) }
   }
 
-  /// Bytes of the VPS, SPS and PPS with their start codes.
-  static func parameterSetsSize(_ format: HEVCFormat) -> Int {
+  /// Bytes of the format's VPS, SPS and PPS with their start codes: what an IRAP unit without
+  /// them grows by.
+  public static func parameterSetsSize(_ format: HEVCFormat) -> Int {
     var size = 0
     for set in format.vps { size += 4 + set.count }
     for set in format.sps { size += 4 + set.count }

@@ -25,7 +25,8 @@ enum ReplayCommand: Command {
                                 streamid=.., maxbw=.., conntimeo=MS (connect attempt limit,
                                 default 3000), stall_timeout=S (reconnect when nothing is
                                 acknowledged for S seconds while data waits, default 5)
-      rtmp://HOST/APP/KEY       RTMP publish (rtmps:// for TLS)
+      rtmp://HOST/APP/KEY       RTMP publish (rtmps:// for TLS); H.264 only, an HEVC dump is
+                                refused before connecting (no Enhanced RTMP in this libavformat)
       hls:DIR, DIR/NAME.m3u8    HLS segments and a live playlist in DIR
       A file or null output takes ?rate=800k (a token bucket at that bit rate) and
       ?stall=10s@5s (a 10 s outage starting 5 s in) to simulate a network, e.g.

@@ -2,8 +2,8 @@ import Foundation
 import IngestTestSupport
 import Testing
 
-/// The HEVC fixtures to .ts and HLS, decoded by ffmpeg and by GStreamer; RTMP refused up front.
-/// (Over SRT they are among `SRTReplayTests`' fixtures.)
+/// The HEVC fixtures to .ts, HLS and SRT, decoded by ffmpeg and by GStreamer; RTMP refused up
+/// front. (`SRTReplayTests` also pushes them, with ffmpeg's checks.)
 @Suite struct HEVCReplayTests {
   /// Fixture, video pictures in it.
   static let fixtures = [("screen-hevc.dump", 300), ("bframes-hevc.dump", 120)]
@@ -63,6 +63,28 @@ import Testing
       #expect(check.startsCleanly(video: true), "\(segment)")
       #expect(try Self.videoStream(path) == "hevc 720x1280")
     }
+  }
+
+  /// The copy a real SRT listener (srt-live-transmit) received, through GStreamer too.
+  @Test func srtCopyDecodesInGStreamer() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let listener = try SRTListener(
+      port: try LoopbackServers.freePort(SOCK_DGRAM), output: directory.appending(path: "in.ts"))
+    defer { listener.kill() }
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("screen-hevc.dump"), "--to",
+        "srt://127.0.0.1:\(listener.port)?latency=200", "--speed", "4",
+      ], timeout: 60)
+    #expect(result.status == 0, "\(result.stderr)")
+    // With -a:no the listener exits once the caller has gone, after writing what it received.
+    #expect(listener.child.wait(timeout: 10))
+    let received = listener.output.path
+    #expect(try Self.videoStream(received) == "hevc 720x1280")
+    let gstreamer = try GStreamerDecode.decode(received, codec: "hevc")
+    #expect(gstreamer.problems == [])
+    #expect(gstreamer.frames == 300)
   }
 
   @Test func rtmpIsRefusedBeforeConnectingAndNamesSRTAndHLS() throws {

@@ -28,7 +28,7 @@ public struct HEVCSampleConverter {
       }
     } else {
       isAnnexB = true
-      let units = H264SampleConverter.annexBUnits(extradata)
+      let units = AnnexBUnits.split(extradata)
       var sets = ParameterSets()
       for unit in units { _ = sets.take(unit) }
       if sets.isComplete {
@@ -49,7 +49,7 @@ public struct HEVCSampleConverter {
     let lengthSize = isAnnexB ? 4 : format?.nalLengthSize ?? 4
     var units: [[UInt8]]
     if isAnnexB {
-      units = H264SampleConverter.annexBUnits(data)
+      units = AnnexBUnits.split(data)
     } else {
       var inBand = false
       var bounds: [Range<Int>] = []

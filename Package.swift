@@ -21,6 +21,7 @@ let package = Package(
     .library(name: "IngestRuntime", targets: ["IngestRuntime"]),
     .executable(name: "ingest", targets: ["ingest"]),
     .executable(name: "ingest-encode", targets: ["ingest-encode"]),
+    .executable(name: "ingest-upload", targets: ["ingest-upload"]),
   ],
   targets: [
     // Portable core: standard library and Synchronization only.
@@ -71,12 +72,19 @@ let package = Package(
     .target(
       name: "IngestBench",
       dependencies: ["IngestCore", "IngestPOSIX", "IngestSinks", "IngestSRT", "IngestRuntime"]),
+    // Command-line plumbing shared by the executables: arguments, console, command dispatch.
+    .target(name: "IngestCLI", dependencies: ["IngestPOSIX"]),
     .executableTarget(
       name: "ingest",
       dependencies: [
         "IngestCore", "IngestPOSIX", "IngestSinks", "IngestHLS", "IngestCapture", "IngestRuntime",
-        "IngestBench", "IngestUpload",
+        "IngestBench", "IngestCLI",
       ]),
+    // The uploader links libcurl, so it is a program of its own that `ingest upload` runs: the
+    // pipeline's process never maps libcurl and its libraries.
+    .executableTarget(
+      name: "ingest-upload",
+      dependencies: ["IngestCore", "IngestPOSIX", "IngestUpload", "IngestCLI"]),
     .target(
       name: "IngestEncoder", dependencies: ["IngestCore", "IngestPOSIX", "CFFmpegEncoder"]),
     .executableTarget(name: "ingest-encode", dependencies: ["IngestEncoder", "IngestPOSIX"]),
@@ -94,7 +102,7 @@ let package = Package(
       name: "IngestRuntimeTests", dependencies: ["IngestRuntime", "IngestTestSupport"]),
     .testTarget(name: "IngestBenchTests", dependencies: ["IngestBench", "IngestTestSupport"]),
     .testTarget(name: "IngestUploadTests", dependencies: ["IngestUpload", "IngestTestSupport"]),
-    .testTarget(name: "ingestTests", dependencies: ["ingest"]),
+    .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI"]),
     .testTarget(
       name: "IngestEncoderTests", dependencies: ["IngestEncoder", "IngestCore", "IngestTestSupport"]),
     .testTarget(

@@ -6,45 +6,57 @@ import IngestCore
   import Darwin
 #endif
 
-/// Reads a file with read(2): no buffering of its own, since `DumpReader` keeps the only buffer.
+/// Reads a file, a FIFO or a pipe with read(2): no buffering of its own, since `DumpReader`
+/// keeps the only buffer.
 public final class FileByteSource: ByteSource {
-  /// The path the file was opened with.
+  /// The path the file was opened with (`-` for standard input).
   public let path: String
-  private var descriptor: Int32
+  private var descriptor: FileDescriptor?
+  private let owned: Bool
 
-  /// Opens `path` read-only.
+  /// Opens `path` read-only; `-` is standard input.
   public init(path: String) throws(FileError) {
     self.path = path
-    descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { throw FileError(operation: "open", path: path, errno: errno) }
+    if path == "-" {
+      descriptor = .standardInput
+      owned = false
+      return
+    }
+    do { descriptor = try FileDescriptor.open(path, O_RDONLY) } catch {
+      throw FileError(operation: "open", path: path, errno: error.code)
+    }
+    owned = true
+  }
+
+  /// Reads from an open descriptor (a pipe from a child process); `closes` says whether
+  /// `close()` and deinit close it.
+  public init(descriptor: FileDescriptor, name: String, closes: Bool = true) {
+    path = name
+    self.descriptor = descriptor
+    owned = closes
   }
 
   deinit { close() }
 
+  /// Whether the input is a regular file, which can be opened and read a second time (a FIFO,
+  /// a pipe or a terminal is read once).
+  public var isRegularFile: Bool {
+    guard let descriptor else { return false }
+    var status = stat()
+    return fstat(descriptor.rawValue, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
+  }
+
   /// Reads up to `buffer.count` bytes; 0 at end of file.
   public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-    guard let base = buffer.baseAddress, !buffer.isEmpty else { return 0 }
-    guard descriptor >= 0 else { throw FileError(operation: "read", path: path, errno: EBADF) }
-    while true {
-      #if canImport(Glibc)
-        let count = Glibc.read(descriptor, base, buffer.count)
-      #else
-        let count = Darwin.read(descriptor, base, buffer.count)
-      #endif
-      if count >= 0 { return count }
-      if errno == EINTR { continue }
-      throw FileError(operation: "read", path: path, errno: errno)
+    guard let descriptor else { throw FileError(operation: "read", path: path, errno: EBADF) }
+    do { return try descriptor.read(into: buffer) } catch {
+      throw FileError(operation: "read", path: path, errno: error.code)
     }
   }
 
   /// Closes the file; later reads fail with EBADF.
   public func close() {
-    guard descriptor >= 0 else { return }
-    #if canImport(Glibc)
-      _ = Glibc.close(descriptor)
-    #else
-      _ = Darwin.close(descriptor)
-    #endif
-    descriptor = -1
+    if owned { descriptor?.close() }
+    descriptor = nil
   }
 }

@@ -15,6 +15,8 @@ public enum ReplayError: Error, Sendable, CustomStringConvertible {
   case output(String)
   /// The output was named wrongly (exit status 2).
   case usage(String)
+  /// The live encoder could not be started.
+  case encoder(String)
 
   public var description: String {
     switch self {
@@ -23,6 +25,7 @@ public enum ReplayError: Error, Sendable, CustomStringConvertible {
     case .noTracks(let path): "\(path): no format record near the start: nothing to replay"
     case .budget(let error): "memory budget: \(error)"
     case .output(let message), .usage(let message): message
+    case .encoder(let message): "encoder: \(message)"
     }
   }
 }

@@ -23,6 +23,19 @@ public struct ReplayOptions: Sendable {
   public var rtmpAudio: SampleKind?
   /// Where resident memory is read (a test running in-process measures its own runner otherwise).
   public var residentProbe: any ResidentMemoryProbe = ProcResidentProbe()
+  /// A live input (an encoder writing as it captures): samples are taken as they arrive, never
+  /// paced by their timestamps, since the input already is.
+  public var isLive = false
+  /// Steer the encoder from the output's link (`RateController`); nil leaves the memory ladder
+  /// alone in charge, as for a fixed dump.
+  public var rateControl: RateController.Configuration?
+  /// Called once the run's status reporter exists, before the first sample: where a live input
+  /// routes encoder requests (`onEncoderRequest`) and its own reports.
+  public var prepareReporter: (@Sendable (StatusReporter) -> Void)?
+  /// Extra members of the summary (the encoder child's exit and memory) and the input's own
+  /// failure, if it failed; asked for once the replay loop has ended, before the `summary`
+  /// event is written.
+  public var summaryFields: (@Sendable () -> (fields: JSONObject, failure: String?))?
 
   /// Below half of its video frames a stream is not watchable.
   public static let defaultMinimumDeliveredFraction = 0.5
@@ -31,10 +44,12 @@ public struct ReplayOptions: Sendable {
 
   /// The pacing used: `speed`, except that `.max` to a network output (SRT, RTMP) is real
   /// time, because a live receiver plays at real time and cannot take the stream any faster;
-  /// the surplus would only fill the ring and be dropped.
+  /// the surplus would only fill the ring and be dropped. A live input is never paced: it
+  /// arrives at real time already.
   public var effectiveSpeed: ReplaySpeed {
-    switch (speed, target) {
-    case (.max, .srt), (.max, .rtmp): .factor(1)
+    switch (isLive, speed, target) {
+    case (true, _, _): .max
+    case (false, .max, .srt), (false, .max, .rtmp): .factor(1)
     default: speed
     }
   }

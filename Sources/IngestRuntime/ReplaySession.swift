@@ -14,6 +14,9 @@ public enum ReplaySession {
     return min(4 << 20, max(256 << 10, share))
   }
 
+  /// Bytes a dump read from a pipe or FIFO may keep for its track scan.
+  public static let streamScanBytes = 1 << 20
+
   /// The track formats a dump announces near its start.
   ///
   /// A capture writes each track's format record just before that track's first sample, so the
@@ -25,6 +28,12 @@ public enum ReplaySession {
     let source: FileByteSource
     do { source = try FileByteSource(path: dumpPath) } catch { throw .open(error) }
     var reader = DumpReader(source: source)
+    return try trackFormats(&reader, name: dumpPath, scanLimit: scanLimit)
+  }
+
+  static func trackFormats<Source: ByteSource>(
+    _ reader: inout DumpReader<Source>, name: String, scanLimit: Int = 2000
+  ) throws(ReplayError) -> TrackFormats {
     var tracks = TrackFormats()
     var records = 0
     while records < scanLimit && !SampleKind.allCases.allSatisfy(tracks.contains) {
@@ -32,7 +41,7 @@ public enum ReplaySession {
       do { record = try reader.next() } catch {
         if error.isRecoverable { continue }
         if records > 0 { break }
-        throw .dump(path: dumpPath, error)
+        throw .dump(path: name, error)
       }
       guard let record else { break }
       records += 1
@@ -45,7 +54,7 @@ public enum ReplaySession {
       }
     }
     guard tracks.video != nil || tracks.audioApp != nil || tracks.audioMic != nil else {
-      throw .noTracks(path: dumpPath)
+      throw .noTracks(path: name)
     }
     return tracks
   }
@@ -75,18 +84,47 @@ public enum ReplaySession {
       return (HLSSink(configuration: configuration), false)
     }
   }
-  /// Replays `dumpPath` with `options` on `clock`.
+  /// Replays `dumpPath` (a file, a FIFO, or `-` for standard input) with `options` on `clock`.
   /// - Parameter onProgress: called about four times a second with the counters.
   public static func run(
     dumpPath: String, options: ReplayOptions, clock: any PacingClock,
     onProgress: ((PipelineSnapshot, Int64) -> Void)? = nil
   ) throws(ReplayError) -> ReplaySummary {
     try refuseOverwritingInput(dumpPath, target: options.target)
-    let tracks = try trackFormats(dumpPath: dumpPath)
-    let (sink, threaded) = try makeSink(options, tracks: tracks)
     let source: FileByteSource
     do { source = try FileByteSource(path: dumpPath) } catch { throw .open(error) }
-    let reader = DumpReader(source: source)
+    return try run(
+      source: source, name: dumpPath, options: options, clock: clock, onProgress: onProgress)
+  }
+
+  /// Replays the dump that `source` reads. A regular file is scanned for its tracks with a
+  /// second reader; anything else (a pipe from an encoder, a FIFO) is read once, the scan kept
+  /// in a bounded buffer and replayed.
+  public static func run(
+    source: FileByteSource, name: String, options: ReplayOptions, clock: any PacingClock,
+    onProgress: ((PipelineSnapshot, Int64) -> Void)? = nil
+  ) throws(ReplayError) -> ReplaySummary {
+    if source.isRegularFile {
+      let tracks = try trackFormats(dumpPath: source.path)
+      return try run(
+        reader: DumpReader(source: source), tracks: tracks, scanBytes: 0, name: name,
+        options: options, clock: clock, onProgress: onProgress)
+    }
+    let rewindable = RewindableSource(source, limit: streamScanBytes)
+    var scan = DumpReader(source: rewindable)
+    let tracks = try trackFormats(&scan, name: name)
+    rewindable.rewind()
+    return try run(
+      reader: DumpReader(source: rewindable), tracks: tracks, scanBytes: streamScanBytes,
+      name: name, options: options, clock: clock, onProgress: onProgress)
+  }
+
+  private static func run<Source: ByteSource>(
+    reader: DumpReader<Source>, tracks: TrackFormats, scanBytes: Int, name dumpPath: String,
+    options: ReplayOptions, clock: any PacingClock,
+    onProgress: ((PipelineSnapshot, Int64) -> Void)?
+  ) throws(ReplayError) -> ReplaySummary {
+    let (sink, threaded) = try makeSink(options, tracks: tracks)
     let pipeline: Pipeline
     do {
       var budget = try MemoryBudget(
@@ -95,6 +133,7 @@ public enum ReplaySession {
       try budget.reserve(
         "dump reader",
         bytes: options.pipeline.maximumSampleBytes + DumpReader<FileByteSource>.readChunk)
+      if scanBytes > 0 { try budget.reserve("dump scan", bytes: scanBytes) }
       try budget.reserve("sink buffers", bytes: sink.bufferBytes)
       pipeline = try Pipeline(
         configuration: options.pipeline, tracks: tracks, payloadFormat: sink.payloadFormat,
@@ -121,6 +160,10 @@ public enum ReplaySession {
         })
     }
     reporter.attach(sink)
+    if let configuration = options.rateControl {
+      reporter.rateControl = RateControlLoop(configuration: configuration)
+    }
+    options.prepareReporter?(reporter)
     let sender = Sender(pipeline: pipeline, sink: sink)
     sender.onEvent = { reporter.report($0) }
     var thread: SenderThread?
@@ -133,6 +176,10 @@ public enum ReplaySession {
     replayer.onProgress = onProgress
     var summary = replayer.run()
     summary.minimumDeliveredFraction = options.minimumDeliveredFraction
+    if let input = options.summaryFields?() {
+      summary.extraFields = input.fields
+      summary.inputFailure = input.failure
+    }
     reporter.emit("summary") { object in
       summary.fill(&object)
     }

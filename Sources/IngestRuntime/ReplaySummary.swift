@@ -25,10 +25,16 @@ public struct ReplaySummary: Sendable {
   /// The signal (`SIGINT`, `SIGTERM`) that stopped the run before the end of the dump, if any:
   /// a requested stop, so the run still succeeds when its outputs were finished.
   public var stopSignal: String? = nil
+  /// Members the input adds to the summary (a live encoder's exit and peak resident size).
+  public var extraFields = JSONObject()
+  /// Set by the input when it failed on its own (the encoder died): the run did not succeed.
+  public var inputFailure: String? = nil
 
   /// Whether nothing failed and the output accepted at least `minimumDeliveredFraction` of what
   /// was appended: a run that dropped most of its stream did not deliver it, whatever it sent.
-  public var succeeded: Bool { readError == nil && sinkError == nil && shortfall == nil }
+  public var succeeded: Bool {
+    readError == nil && sinkError == nil && shortfall == nil && inputFailure == nil
+  }
 
   /// Why the output did not take enough of the stream, as one line; `nil` when it did.
   public var shortfall: String? {
@@ -60,8 +66,10 @@ extension ReplaySummary {
       sent.add(kind.description, snapshot.sent[Int(kind.rawValue)])
     }
     object.add("ok", succeeded)
-    if let shortfall { object.add("failure", shortfall) }
-    object.add("stopped", stopSignal ?? (readError == nil && sinkError == nil ? "end" : "error"))
+    if let failure = inputFailure ?? shortfall { object.add("failure", failure) }
+    object.add(
+      "stopped",
+      stopSignal ?? (readError == nil && sinkError == nil && inputFailure == nil ? "end" : "error"))
     object.add("elapsed_s", Double(elapsedNanoseconds) / 1e9)
     object.add("appended", appended)
     object.add("sent", sent)
@@ -79,5 +87,6 @@ extension ReplaySummary {
     object.add("invalid_records", invalidRecords)
     if let readError { object.add("read_error", readError.description) }
     if let sinkError { object.add("sink_error", sinkError.description) }
+    object.merge(extraFields)
   }
 }

@@ -1,4 +1,5 @@
 import IngestBench
+import IngestCLI
 import IngestCore
 
 #if canImport(Glibc)

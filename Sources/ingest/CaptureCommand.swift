@@ -1,3 +1,4 @@
+import IngestCLI
 import IngestCapture
 import IngestCore
 import IngestPOSIX

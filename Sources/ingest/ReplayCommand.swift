@@ -1,3 +1,4 @@
+import IngestCLI
 import IngestCore
 import IngestPOSIX
 import IngestRuntime
@@ -57,27 +58,56 @@ enum ReplayCommand: Command {
     exit status: 0 ok, 1 runtime error (bad dump, failed output, too little delivered), 2 usage
     """
 
+  /// The options `replay` and `live` share (everything but the input and `--speed`).
+  static let runOptions: Set<String> = [
+    "--to", "--buffer", "--budget", "--overhead", "--status", "--segment", "--hls-window",
+    "--rtmp-audio", "--min-delivered",
+  ]
+
   static func run(_ argv: [String]) throws -> Int32 {
     let args = try Arguments(
-      argv,
-      valued: [
-        "--to", "--speed", "--buffer", "--budget", "--overhead", "--status", "--segment",
-        "--hls-window", "--rtmp-audio", "--min-delivered",
-      ],
-      flags: ["--json", "--quiet"])
+      argv, valued: runOptions.union(["--speed"]), flags: ["--json", "--quiet"])
     guard args.positionals.count == 1 else { throw UsageError("expected one DUMP path") }
-    guard let to = args["--to"] else { throw UsageError("--to OUTPUT is required") }
     let dump = args.positionals[0]
-    var options: ReplayOptions
-    do { options = ReplayOptions(target: try OutputTarget(parsing: to)) } catch {
-      throw UsageError("--to: \(error)")
-    }
+    var (options, status) = try parseRunOptions(args, input: dump)
     if let text = args["--speed"] {
       guard let speed = ReplaySpeed(text) else {
         throw UsageError(
           "--speed must be realtime, max or a number above 0 up to 1000, got '\(text)'")
       }
       options.speed = speed
+    }
+    let showProgress = !args.has("--quiet") && Console.stderrIsTerminal
+    let total = showProgress ? DumpLength.duration(of: dump) : nil
+    let clock = SystemClock()
+    StopSignal.install()
+    let summary: ReplaySummary
+    do {
+      summary = try ReplaySession.run(dumpPath: dump, options: options, clock: clock) {
+        snapshot, elapsed in
+        if showProgress {
+          Console.progress(progressLine(snapshot, elapsed: elapsed, total: total))
+        }
+      }
+    } catch {
+      if case .usage(let message) = error { throw UsageError(message) }
+      Console.error("ingest replay: \(error)")
+      return 1
+    }
+    if showProgress { Console.progress("") }
+    return report(
+      summary, command: "replay", input: dump, options: options, status: status,
+      json: args.has("--json"))
+  }
+
+  /// Reads the options `replay` and `live` share into `ReplayOptions`, and opens `--status`.
+  static func parseRunOptions(_ args: Arguments, input: String) throws -> (
+    ReplayOptions, StatusOutput?
+  ) {
+    guard let to = args["--to"] else { throw UsageError("--to OUTPUT is required") }
+    var options: ReplayOptions
+    do { options = ReplayOptions(target: try OutputTarget(parsing: to)) } catch {
+      throw UsageError("--to: \(error)")
     }
     if let text = args["--buffer"] {
       guard let seconds = Double(text), seconds >= 2, seconds <= 5 else {
@@ -112,42 +142,34 @@ enum ReplayCommand: Command {
     }
     var status: StatusOutput?
     if let destination = args["--status"] {
-      let output = try StatusOutput(destination: destination, input: dump)
+      let output = try StatusOutput(destination: destination, input: input)
       options.statusLine = { output.write($0) }
       status = output
     }
-    let json = args.has("--json")
-    let showProgress = !args.has("--quiet") && Console.stderrIsTerminal
-    let total = showProgress ? DumpLength.duration(of: dump) : nil
-    let clock = SystemClock()
-    StopSignal.install()
-    let summary: ReplaySummary
-    do {
-      summary = try ReplaySession.run(dumpPath: dump, options: options, clock: clock) {
-        snapshot, elapsed in
-        if showProgress {
-          Console.progress(progressLine(snapshot, elapsed: elapsed, total: total))
-        }
-      }
-    } catch {
-      if case .usage(let message) = error { throw UsageError(message) }
-      Console.error("ingest replay: \(error)")
-      return 1
-    }
-    if showProgress { Console.progress("") }
+    return (options, status)
+  }
+
+  /// Prints the summary (text on standard error, or `--json` on standard output) and the
+  /// reasons a run failed; returns the exit status.
+  static func report(
+    _ summary: ReplaySummary, command: String, input: String, options: ReplayOptions,
+    status: StatusOutput?, json: Bool
+  ) -> Int32 {
     if json {
       var object = JSONObject()
       summary.fill(&object)
       Console.out(object.rendered + "\n")
     } else {
-      Console.error(summaryText(summary, dump: dump, options: options))
+      Console.error(summaryText(summary, dump: input, options: options))
     }
-    if let error = summary.readError { Console.error("ingest replay: \(dump): \(error)") }
-    if let error = summary.sinkError { Console.error("ingest replay: output failed: \(error)") }
-    if let shortfall = summary.shortfall { Console.error("ingest replay: \(shortfall)") }
-    if let note = status?.closedNote { Console.error("ingest replay: " + note) }
+    let prefix = "ingest \(command): "
+    if let error = summary.readError { Console.error(prefix + "\(input): \(error)") }
+    if let error = summary.sinkError { Console.error(prefix + "output failed: \(error)") }
+    if let failure = summary.inputFailure { Console.error(prefix + failure) }
+    if let shortfall = summary.shortfall { Console.error(prefix + shortfall) }
+    if let note = status?.closedNote { Console.error(prefix + note) }
     if let problem = status?.problem {
-      Console.error("ingest replay: " + problem)
+      Console.error(prefix + problem)
       return 1
     }
     return summary.succeeded ? 0 : 1

@@ -1,3 +1,5 @@
+import IngestCLI
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -5,8 +7,9 @@
 #endif
 
 let commands: [any Command.Type] = [
-  ReplayCommand.self, InspectCommand.self, CaptureCommand.self, RecoverCommand.self,
-  BenchCommand.self, UploadCommand.self,
+  ReplayCommand.self, LiveCommand.self, InspectCommand.self, CaptureCommand.self,
+  RecoverCommand.self,
+  BenchCommand.self, UploadLauncher.self,
 ]
 
 func topLevelHelp(_ commands: [any Command.Type]) -> String {
@@ -49,21 +52,5 @@ guard let command = commands.first(where: { $0.name == word }) else {
   Console.error("ingest: unknown command '\(word)'\n\n" + topLevelHelp(commands))
   exit(2)
 }
-if argv.contains("--help") || argv.contains("-h") {
-  Console.out(command.help.hasSuffix("\n") ? command.help : command.help + "\n")
-  exit(0)
-}
-do {
-  var status = try command.run(Array(argv))
-  if let failure = Console.standardOutputFailure {
-    Console.error("ingest \(command.name): cannot write standard output: \(failure)")
-    if status == 0 { status = 1 }
-  }
-  exit(status)
-} catch let error as UsageError {
-  Console.error("ingest \(command.name): \(error)\nRun 'ingest \(command.name) --help' for usage.")
-  exit(2)
-} catch {
-  Console.error("ingest \(command.name): \(error)")
-  exit(1)
-}
+if command == UploadLauncher.self { UploadLauncher.exec(Array(argv)) }
+CommandMain.run(command, Array(argv), program: "ingest \(command.name)")

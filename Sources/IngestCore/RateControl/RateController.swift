@@ -17,6 +17,11 @@ public struct RateController: Sendable {
     public var nominalBitsPerSecond: Int
     /// The target never goes below it (a floor makes recovery after a dip fast).
     public var floorBitsPerSecond: Int = 300_000
+    /// What the link carries besides the video the target is for: audio tracks and their
+    /// framing. The link's delivered rate is compared with the video target plus this.
+    public var fixedBitsPerSecond: Int = 0
+    /// Transport framing (TS packets, PES headers, SRT/UDP/IP headers) as a share of the video.
+    public var framingShare: Double = 0.08
     /// The encoder's frame rate, restored before the bitrate rises above the floor.
     public var nominalFrameRate: Int = 30
     /// Lower frame rates, tried in order while the bitrate is at its floor and the link still
@@ -33,6 +38,15 @@ public struct RateController: Sendable {
     public var increaseHoldNanoseconds: Int64 = 1_000_000_000
     /// Least time between two decreases, so one backlog is not answered twice (nanoseconds).
     public var decreaseHoldNanoseconds: Int64 = 500_000_000
+    /// While the target is already under what the link delivered, a queue that is not growing
+    /// is a backlog draining: cut again only after this long (nanoseconds).
+    public var drainHoldNanoseconds: Int64 = 2_000_000_000
+    /// The share of the nominal rate a run starts at; it climbs by `startupStep` every half
+    /// second until the first congestion or the nominal rate, so an unknown link is not first
+    /// flooded at the full rate (what overflows a bottleneck's queue arrives too late to use).
+    public var startShare: Double = 0.4
+    /// The factor of each start-up step.
+    public var startupStep: Double = 1.15
     /// How long the link must keep below the floor, at the lowest frame rate, before only
     /// keyframes are asked for (nanoseconds).
     public var keyframesOnlyAfterNanoseconds: Int64 = 3_000_000_000
@@ -83,12 +97,21 @@ public struct RateController: Sendable {
   private var belowFloorSince: Int64?
   /// What the link delivered when congestion last appeared; increases slow down near it.
   private var ceiling: Double?
+  /// Still in the start-up climb (no congestion seen yet).
+  private var startingUp = true
+  /// The queue when the target was last lowered.
+  private var queueAtDecrease = 0.0
+  /// Consecutive estimates over the congestion threshold: one alone is a keyframe's burst.
+  private var longQueueReadings = 0
 
   public init(configuration: Configuration) {
     precondition(configuration.floorBitsPerSecond <= configuration.nominalBitsPerSecond)
     self.configuration = configuration
-    targetBitsPerSecond = configuration.nominalBitsPerSecond
+    targetBitsPerSecond = max(
+      configuration.floorBitsPerSecond,
+      Int(Double(configuration.nominalBitsPerSecond) * configuration.startShare))
     frameRate = configuration.nominalFrameRate
+    startingUp = targetBitsPerSecond < configuration.nominalBitsPerSecond
   }
 
   /// The queue above which the link counts as congested, for an estimate.
@@ -112,14 +135,28 @@ public struct RateController: Sendable {
     trackKeyframesOnly(link, now: now)
     if link.queueMilliseconds > threshold {
       clearSince = nil
-      return congested(link, severe: link.queueMilliseconds > 2 * threshold, now: now)
+      longQueueReadings += 1
+      let severe = link.queueMilliseconds > 2 * threshold
+      // A keyframe fills the queue for one reading; a link that is short stays long.
+      guard severe || longQueueReadings >= 2 else { return nil }
+      return congested(link, severe: severe, now: now)
     }
+    longQueueReadings = 0
     guard link.queueMilliseconds < threshold * configuration.clearShare else {
       clearSince = nil
       return nil
     }
     let since = clearSince ?? now
     clearSince = since
+    if startingUp {
+      guard now - (lastChange ?? .min / 2) >= configuration.increaseHoldNanoseconds / 2 else {
+        return nil
+      }
+      let next = Int(Double(targetBitsPerSecond) * configuration.startupStep)
+      targetBitsPerSecond = min(configuration.nominalBitsPerSecond, next)
+      startingUp = targetBitsPerSecond < configuration.nominalBitsPerSecond
+      return decide(.probe, link, now: now)
+    }
     if keyframesOnly && belowFloorSince == nil {
       keyframesOnly = false
       return decide(.keyframesOnlyEnded, link, now: now)
@@ -148,17 +185,27 @@ public struct RateController: Sendable {
     if let lastDecrease, now - lastDecrease < configuration.decreaseHoldNanoseconds {
       return nil
     }
+    startingUp = false
     let floor = configuration.floorBitsPerSecond
     let target = Double(targetBitsPerSecond)
     if targetBitsPerSecond > floor {
-      ceiling = link.deliveredBitsPerSecond.map { min($0, target) } ?? target
-      // Below what the link delivered, so the backlog drains while the encoder follows.
+      // Toward (below) what the link delivered, so the backlog drains while the encoder follows.
       var next = target * 0.85
-      if let delivered = link.deliveredBitsPerSecond, delivered > 0 {
-        next = min(next, delivered * (severe ? 0.75 : 0.9))
+      if let delivered = link.deliveredBitsPerSecond.map(videoShare), delivered > 0 {
+        let anchor = delivered * (severe ? 0.75 : 0.9)
+        if anchor < target {
+          next = anchor
+        } else if let lastDecrease, now - lastDecrease < configuration.drainHoldNanoseconds,
+          link.queueMilliseconds < queueAtDecrease * 1.1
+        {
+          // Already under what the link carries and the queue is not growing: it is draining.
+          return nil
+        }
       }
+      ceiling = link.deliveredBitsPerSecond.map { min(videoShare(of: $0), target) } ?? target
       targetBitsPerSecond = max(floor, Int(next))
       lastDecrease = now
+      queueAtDecrease = link.queueMilliseconds
       return decide(.congestion, link, now: now)
     }
     if let lower = configuration.reducedFrameRates.first(where: { $0 < frameRate }) {
@@ -175,10 +222,15 @@ public struct RateController: Sendable {
     return nil
   }
 
+  /// The part of a delivered link rate that was video (what the target is for).
+  private func videoShare(of delivered: Double) -> Double {
+    max(0, delivered - Double(configuration.fixedBitsPerSecond)) / (1 + configuration.framingShare)
+  }
+
   /// Keyframes only, when the link has carried less than half the floor for a while at the
   /// lowest frame rate; ended once it carries the floor again.
   private mutating func trackKeyframesOnly(_ link: LinkEstimate, now: Int64) {
-    guard let delivered = link.deliveredBitsPerSecond else { return }
+    guard let delivered = link.deliveredBitsPerSecond.map(videoShare) else { return }
     if delivered >= Double(configuration.floorBitsPerSecond) {
       belowFloorSince = nil
     } else if delivered < Double(configuration.floorBitsPerSecond) / 2 {

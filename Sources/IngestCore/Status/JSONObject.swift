@@ -42,6 +42,18 @@ public struct JSONObject: Sendable {
     text += value.rendered
   }
 
+  /// Adds JSON text made elsewhere (a line another process wrote) as the value, when it is an
+  /// object; anything else goes in as a string, so the result stays valid JSON.
+  public mutating func add(_ name: String, jsonObjectText text: String) {
+    let trimmed = text.trimmingSpaces
+    if trimmed.hasPrefix("{") && trimmed.hasSuffix("}") && !trimmed.contains("\n") {
+      key(name)
+      self.text += trimmed
+    } else {
+      add(name, text)
+    }
+  }
+
   public mutating func addNull(_ name: String) {
     key(name)
     text += "null"
@@ -97,5 +109,14 @@ public struct JSONObject: Sendable {
       }
     }
     return out + "\""
+  }
+}
+
+extension String {
+  fileprivate var trimmingSpaces: Substring {
+    var slice = self[...]
+    while slice.first == " " || slice.first == "\r" { slice = slice.dropFirst() }
+    while slice.last == " " || slice.last == "\r" { slice = slice.dropLast() }
+    return slice
   }
 }

@@ -1,3 +1,4 @@
+import IngestCLI
 import IngestCore
 import IngestPOSIX
 import IngestUpload

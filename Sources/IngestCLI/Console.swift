@@ -12,15 +12,15 @@ import Synchronization
 ///
 /// A failed write to standard output (a full disk, `/dev/full`, a closed pipe) is remembered, so
 /// `main` can report it and exit non-zero instead of claiming that the output was written.
-enum Console {
+package enum Console {
   /// The errno of the first failed write to standard output; 0 while none failed.
   private static let standardOutputError = Atomic<Int32>(0)
 
   /// Writes a line to standard error.
-  static func error(_ line: String) { _ = writeAll(line + "\n", fd: 2) }
+  package static func error(_ line: String) { _ = writeAll(line + "\n", fd: 2) }
 
   /// Writes text to standard output.
-  static func out(_ text: String) {
+  package static func out(_ text: String) {
     let error = writeAll(text, fd: 1)
     if error != 0 {
       _ = standardOutputError.compareExchange(expected: 0, desired: error, ordering: .relaxed)
@@ -28,20 +28,20 @@ enum Console {
   }
 
   /// Why a write to standard output failed, if one did.
-  static var standardOutputFailure: String? {
+  package static var standardOutputFailure: String? {
     let error = standardOutputError.load(ordering: .relaxed)
     return error == 0 ? nil : String(cString: strerror(error))
   }
 
   /// True when standard error is a terminal, so a one-line progress display makes sense.
-  static var stderrIsTerminal: Bool { isatty(2) != 0 }
+  package static var stderrIsTerminal: Bool { isatty(2) != 0 }
 
   /// Replaces the current terminal line on standard error.
-  static func progress(_ line: String) { _ = writeAll("\r\u{1B}[K" + line, fd: 2) }
+  package static func progress(_ line: String) { _ = writeAll("\r\u{1B}[K" + line, fd: 2) }
 
   /// Writes all of `text` to `fd`.
   /// - Returns: 0, or the errno of the write that failed.
-  static func writeAll(_ text: String, fd: Int32) -> Int32 {
+  package static func writeAll(_ text: String, fd: Int32) -> Int32 {
     do { try FileDescriptor(rawValue: fd).writeAll(text) } catch { return error.code }
     return 0
   }

@@ -1,8 +1,8 @@
 /// A small command-line parser: flags with values, boolean switches and positionals.
 ///
 /// Swift packages from outside the toolchain are not available, so the CLI parses by hand.
-struct Arguments {
-  private(set) var positionals: [String] = []
+package struct Arguments {
+  package private(set) var positionals: [String] = []
   private var options: [String: String] = [:]
   private var switches: Set<String> = []
 
@@ -10,7 +10,7 @@ struct Arguments {
   /// - Parameters:
   ///   - valued: option names that take a value (`--to X` or `--to=X`).
   ///   - flags: option names that take no value.
-  init(_ argv: [String], valued: Set<String>, flags: Set<String>) throws(UsageError) {
+  package init(_ argv: [String], valued: Set<String>, flags: Set<String>) throws(UsageError) {
     var index = 0
     while index < argv.count {
       let arg = argv[index]
@@ -47,13 +47,13 @@ struct Arguments {
   }
 
   /// The value of a valued option, if given.
-  subscript(_ name: String) -> String? { options[name] }
+  package subscript(_ name: String) -> String? { options[name] }
 
   /// Whether a switch was given.
-  func has(_ name: String) -> Bool { switches.contains(name) }
+  package func has(_ name: String) -> Bool { switches.contains(name) }
 
   /// Parses an integer option within a range.
-  func int(_ name: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
+  package func int(_ name: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
     guard let text = options[name] else { return nil }
     guard let value = Int(text), range.contains(value) else {
       throw UsageError(
@@ -64,7 +64,7 @@ struct Arguments {
 }
 
 /// A mistake in how the command was invoked: printed with a hint and exit status 2.
-struct UsageError: Error, CustomStringConvertible {
-  let description: String
-  init(_ message: String) { description = message }
+package struct UsageError: Error, CustomStringConvertible {
+  package let description: String
+  package init(_ message: String) { description = message }
 }

@@ -1,5 +1,5 @@
 /// One `ingest` subcommand.
-protocol Command {
+package protocol Command {
   /// The word after `ingest`.
   static var name: String { get }
   /// One line for the top-level help.

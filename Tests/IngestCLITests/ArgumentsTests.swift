@@ -1,6 +1,6 @@
 import Testing
 
-@testable import ingest
+@testable import IngestCLI
 
 @Suite struct ArgumentsTests {
   private func parse(_ argv: [String]) throws(UsageError) -> Arguments {

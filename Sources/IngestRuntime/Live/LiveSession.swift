@@ -1,0 +1,95 @@
+import IngestCore
+import IngestPOSIX
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A run fed by a live encoder child (`ingest-encode`): the child's dump stream goes through the
+/// same run as `replay` (every output, status, budget, ladder), the pipeline's encoder requests
+/// go to the child's standard input, and the child's reports become `encoderReport` status
+/// events. The child's exit and peak resident size are part of the summary, apart from the
+/// pipeline's own memory.
+public enum LiveSession {
+  /// Starts the encoder on `source` with `encoderArguments` and runs until its stream ends (its
+  /// `--duration`), the output fails or a stop signal arrives.
+  public static func run(
+    source: String, encoderArguments: [String], options: ReplayOptions, clock: SystemClock,
+    onProgress: ((PipelineSnapshot, Int64) -> Void)? = nil
+  ) throws(ReplayError) -> ReplaySummary {
+    var options = options
+    options.isLive = true
+    let executable = EncoderProcess.locate()
+    let reports = ReportForwarder()
+    let process: EncoderProcess
+    do {
+      process = try EncoderProcess(
+        executable: executable, arguments: [source] + encoderArguments,
+        onLine: { reports.forward($0) })
+    } catch {
+      throw .encoder("cannot start \(executable): \(error)")
+    }
+    let earlier = options.prepareReporter
+    options.prepareReporter = { reporter in
+      reporter.onEncoderRequest = { process.send($0) }
+      reports.attach(reporter)
+      earlier?(reporter)
+    }
+    options.summaryFields = {
+      // The stream ended: the child is ending too, or must be told to (a failed output, a stop).
+      process.terminate()
+      let exit = process.wait()
+      var fields = JSONObject()
+      var encoder = JSONObject()
+      encoder.add("exit", exit.description)
+      encoder.add("peak_resident", exit.peakResidentBytes)
+      fields.add("encoder", encoder)
+      let ended = exit.succeeded || exit.signal == SIGTERM
+      let last = process.lastLines.last { !$0.isEmpty } ?? ""
+      return (fields, ended ? nil : "the encoder \(exit)" + (last.isEmpty ? "" : ": \(last)"))
+    }
+    do {
+      return try ReplaySession.run(
+        source: process.output, name: "encoder", options: options, clock: clock,
+        onProgress: onProgress)
+    } catch {
+      process.terminate()
+      let exit = process.wait()
+      let last = process.lastLines.last { !$0.isEmpty } ?? ""
+      if case .dump = error, !exit.succeeded {
+        throw .encoder("\(exit)" + (last.isEmpty ? "" : ": \(last)"))
+      }
+      if case .noTracks = error, !exit.succeeded {
+        throw .encoder("\(exit)" + (last.isEmpty ? "" : ": \(last)"))
+      }
+      throw error
+    }
+  }
+}
+
+/// Hands the encoder's report lines to the status reporter once it exists; lines from before
+/// (the `started` line) wait in a short queue.
+private final class ReportForwarder: Sendable {
+  private let state = HandOverLock<(reporter: StatusReporter?, early: [String])>((nil, []))
+
+  func attach(_ reporter: StatusReporter) {
+    let early = state.withLock { state in
+      state.reporter = reporter
+      defer { state.early = [] }
+      return state.early
+    }
+    for line in early { emit(line, to: reporter) }
+  }
+
+  func forward(_ line: String) {
+    let reporter = state.withLock { state -> StatusReporter? in
+      if state.reporter == nil && state.early.count < 64 { state.early.append(line) }
+      return state.reporter
+    }
+    if let reporter { emit(line, to: reporter) }
+  }
+
+  private func emit(_ line: String, to reporter: StatusReporter) {
+    reporter.emit("encoderReport") { $0.add("report", jsonObjectText: line) }
+  }
+}

@@ -1,0 +1,122 @@
+import IngestCLI
+import IngestCore
+import IngestPOSIX
+import IngestRuntime
+import IngestSinks
+
+/// `ingest live`: a live encoder child (`ingest-encode`) in the loop, steered by the pipeline.
+enum LiveCommand: Command {
+  static let name = "live"
+  static let summary = "encode a live source with ingest-encode and stream it, steering the encoder"
+  static let help = """
+    usage: ingest live SOURCE --to OUTPUT [options]
+
+    Starts the live encoder (ingest-encode, beside this program, or INGEST_ENCODE_BIN) on
+    SOURCE as a child process and runs its dump stream through the same pipeline as `replay`:
+    every output, --status, --json, progress, budget and ladder. What the pipeline asks the
+    encoder for (bitrate, frame rate, mic, keyframes) goes to the child as it happens; to an
+    SRT output the rate controller steers the bitrate from the link's own figures (send
+    buffer, round trip, acknowledged rate), lowering the frame rate only at its floor.
+
+    The child's memory is not the pipeline's: the summary reports the encoder's peak resident
+    size apart (`encoder.peak_resident`), as VideoToolbox is outside an extension's budget.
+
+    SOURCE (as ingest-encode takes it)
+      testsrc                   test pattern with a moving clock and beeping app and mic audio
+      lavfi:GRAPH               a libavfilter source graph
+      x11:DISPLAY               an X11 display through x11grab, e.g. x11::99
+      PATH                      a media file at its own pace (--loop to repeat)
+
+    encoder options (passed to ingest-encode)
+      --size WxH  --fps N  --bitrate BPS (default 2500000)  --gop N  --bframes N
+      --preset NAME  --audio-bitrate BPS  --mic SOURCE  --no-mic  --loop
+      --duration SECONDS        stop after this much media time (default: until stopped)
+
+    rate control
+      --rate-control on|off     steer the encoder from the link (default on; only outputs that
+                                measure their link, SRT today, take part)
+      --floor BPS               the lowest bitrate asked for (default 300000)
+
+    output and run options: as for `ingest replay` (--to, --buffer, --budget, --overhead,
+    --status, --segment, --hls-window, --rtmp-audio, --min-delivered, --json, --quiet); there is
+    no --speed: a live source runs at its own pace.
+
+    Ctrl-C (SIGINT) or SIGTERM stops the encoder and finishes every output. If the encoder dies
+    on its own, the run says so and exits 1, with the outputs finished.
+
+    exit status: 0 ok, 1 runtime error (encoder failed, output failed, too little delivered),
+    2 usage error
+    """
+
+  /// ingest-encode's options that take a value, passed through as given.
+  private static let encoderValued: Set<String> = [
+    "--size", "--fps", "--bitrate", "--gop", "--bframes", "--preset", "--audio-bitrate", "--mic",
+    "--duration",
+  ]
+  private static let encoderFlags: Set<String> = ["--no-mic", "--loop"]
+
+  static func run(_ argv: [String]) throws -> Int32 {
+    let args = try Arguments(
+      argv,
+      valued: ReplayCommand.runOptions.union(encoderValued).union(["--rate-control", "--floor"]),
+      flags: encoderFlags.union(["--json", "--quiet"]))
+    guard args.positionals.count == 1 else { throw UsageError("expected one SOURCE") }
+    let source = args.positionals[0]
+    var (options, status) = try ReplayCommand.parseRunOptions(args, input: source)
+    var encoderArguments: [String] = []
+    for name in encoderValued.sorted() {
+      if let value = args[name] { encoderArguments += [name, value] }
+    }
+    for name in encoderFlags.sorted() where args.has(name) { encoderArguments.append(name) }
+    let bitrate = try positive(args, "--bitrate") ?? 2_500_000
+    let floor = try positive(args, "--floor") ?? 300_000
+    guard floor <= bitrate else {
+      throw UsageError("--floor (\(floor)) must not be above --bitrate (\(bitrate))")
+    }
+    switch args["--rate-control"] ?? "on" {
+    case "on":
+      var configuration = RateController.Configuration(nominalBitsPerSecond: bitrate)
+      configuration.floorBitsPerSecond = floor
+      // Audio rides on the same link: each AAC track at its bitrate, plus its framing.
+      let audioTracks = args.has("--no-mic") ? 1 : 2
+      let audio = try positive(args, "--audio-bitrate") ?? 128_000
+      configuration.fixedBitsPerSecond = audioTracks * audio * 115 / 100
+      if let fps = try positive(args, "--fps") { configuration.nominalFrameRate = fps }
+      configuration.reducedFrameRates = configuration.reducedFrameRates.filter {
+        $0 < configuration.nominalFrameRate
+      }
+      options.rateControl = configuration
+    case "off": break
+    case let other: throw UsageError("--rate-control must be on or off, got '\(other)'")
+    }
+    let showProgress = !args.has("--quiet") && Console.stderrIsTerminal
+    StopSignal.install()
+    let summary: ReplaySummary
+    do {
+      summary = try LiveSession.run(
+        source: source, encoderArguments: encoderArguments, options: options,
+        clock: SystemClock()
+      ) { snapshot, elapsed in
+        if showProgress {
+          Console.progress(ReplayCommand.progressLine(snapshot, elapsed: elapsed, total: nil))
+        }
+      }
+    } catch {
+      if case .usage(let message) = error { throw UsageError(message) }
+      Console.error("ingest live: \(error)")
+      return 1
+    }
+    if showProgress { Console.progress("") }
+    return ReplayCommand.report(
+      summary, command: "live", input: source, options: options, status: status,
+      json: args.has("--json"))
+  }
+
+  private static func positive(_ args: Arguments, _ name: String) throws(UsageError) -> Int? {
+    guard let text = args[name] else { return nil }
+    guard let value = Int(text), value > 0 else {
+      throw UsageError("\(name) must be a positive whole number, got '\(text)'")
+    }
+    return value
+  }
+}

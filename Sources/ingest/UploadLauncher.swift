@@ -1,0 +1,39 @@
+import IngestCLI
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `ingest upload` runs `ingest-upload` (beside this program) in its place.
+///
+/// The uploader is the host app's side and links libcurl, which maps some thirty libraries (TLS,
+/// HTTP/2, SSH, LDAP, Kerberos) and megabytes of resident memory into every process that links
+/// it; kept out of `ingest`, the pipeline's runs never pay for it.
+enum UploadLauncher: Command {
+  static let name = "upload"
+  static let summary = "upload an HLS recording with HTTP PUT, retrying and resuming"
+  static let help = "usage: ingest upload DIR --to URL [options] (see ingest upload --help)"
+
+  static func run(_ argv: [String]) throws -> Int32 { exec(argv) }
+
+  /// Replaces this process with `ingest-upload ARGV`; returns only by exiting when that fails.
+  static func exec(_ argv: [String]) -> Never {
+    let path = executable()
+    let words = ([path] + argv).map { strdup($0) } + [nil]
+    execv(path, words)
+    Console.error("ingest upload: cannot run \(path): \(String(cString: strerror(errno)))")
+    exit(1)
+  }
+
+  /// `INGEST_UPLOAD_BIN`, else `ingest-upload` beside the running `ingest`.
+  private static func executable() -> String {
+    if let path = getenv("INGEST_UPLOAD_BIN").map({ String(cString: $0) }), !path.isEmpty {
+      return path
+    }
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    guard count > 0 else { return "ingest-upload" }
+    let me = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return me.lastIndex(of: "/").map { String(me[..<$0]) + "/ingest-upload" } ?? "ingest-upload"
+  }
+}

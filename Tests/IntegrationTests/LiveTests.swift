@@ -1,0 +1,147 @@
+import Foundation
+import Glibc
+import IngestTestSupport
+import Testing
+
+/// `ingest live` with the real encoder child, into each kind of output, and its failures.
+@Suite(.serialized) struct LiveTests {
+  private func live(_ arguments: [String], timeout: TimeInterval = 90) throws
+    -> CommandRunner.Result
+  {
+    try CommandRunner.ingest(
+      ["live", "testsrc", "--size", "640x360", "--quiet"] + arguments, timeout: timeout)
+  }
+
+  /// Video frames in a transport stream, as ffprobe counts them.
+  private func videoFrames(_ path: String) throws -> Int {
+    let probe = try CommandRunner.run(
+      "ffprobe",
+      [
+        "-v", "error", "-count_frames", "-select_streams", "v", "-show_entries",
+        "stream=nb_read_frames", "-of", "csv=p=0", path,
+      ])
+    // A transport stream lists its streams under the program too: the last figure counts.
+    let figures = probe.stdout.split(whereSeparator: \.isNewline).compactMap {
+      Int($0.trimmingCharacters(in: .whitespaces))
+    }
+    return figures.last ?? -1
+  }
+
+  @Test func testPatternToATransportStreamDecodesCleanly() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let output = directory.appending(path: "live.ts").path
+    let result = try live(["--to", output, "--duration", "10", "--json"])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout.contains(#""ok":true"#))
+    // The encoder's memory is reported apart from the pipeline's.
+    #expect(result.stdout.contains(#""encoder":{"exit":"exited with status 0","peak_resident":"#))
+    #expect(try CommandRunner.decodeErrors(output) == "")
+    #expect(try videoFrames(output) >= 290)
+    #expect(try CommandRunner.streams(output).count == 3)
+  }
+
+  @Test func testPatternToHLSEndsThePlaylist() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let result = try live(["--to", "hls:\(directory.path)/hls", "--duration", "10"])
+    #expect(result.status == 0, "\(result.stderr)")
+    let playlist = directory.appending(path: "hls/index.m3u8").path
+    let text = try String(contentsOfFile: playlist, encoding: .utf8)
+    #expect(text.contains("#EXT-X-ENDLIST"))
+    #expect(try CommandRunner.decodeErrors(playlist) == "")
+  }
+
+  @Test func testPatternToARealSRTListener() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let received = directory.appending(path: "in.ts")
+    let listener = try SRTListener(
+      port: try LoopbackServers.freePort(SOCK_DGRAM), output: received)
+    defer { listener.kill() }
+    let result = try live([
+      "--to", "srt://127.0.0.1:\(listener.port)?latency=200", "--duration", "10", "--json",
+    ])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(
+      try LoopbackServers.waitUntil("the listener's file to hold the stream") {
+        LoopbackServers.size(of: received) > 500_000
+      } == ())
+    listener.kill()
+    #expect(try CommandRunner.decodeErrors(received.path) == "")
+    #expect(try videoFrames(received.path) >= 250)
+  }
+
+  @Test func aLadderRequestReachesTheEncoderAndIsApplied() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let status = directory.appending(path: "status.jsonl").path
+    // A simulated 400 kb/s link under a 1.5 Mb/s encoder fills the ring: the ladder asks the
+    // encoder for less, and the encoder's report says on which frame it applied it.
+    let result = try live([
+      "--to", directory.appending(path: "slow.ts").path + "?rate=400k", "--duration", "12",
+      "--bitrate", "1500000", "--rate-control", "off", "--min-delivered", "0", "--status", status,
+    ])
+    #expect(result.status == 0, "\(result.stderr)")
+    let lines = try String(contentsOfFile: status, encoding: .utf8).split(separator: "\n")
+    let request = lines.firstIndex { $0.contains(#""event":"encoder","#) }
+    #expect(request != nil, "no encoder request in \(lines.count) status lines")
+    let applied = lines.firstIndex {
+      $0.contains(#""event":"encoderReport""#) && $0.contains(#""event":"applied""#)
+    }
+    #expect(applied != nil)
+    if let request, let applied { #expect(applied > request) }
+  }
+
+  @Test func aKilledEncoderFailsTheRunAndLeavesAPlayableOutput() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let output = directory.appending(path: "cut.ts").path
+    let status = directory.appending(path: "status.jsonl")
+    let run = try ChildProcess(
+      CommandRunner.ingest,
+      [
+        "live", "testsrc", "--size", "640x360", "--quiet", "--to", output, "--duration", "60",
+        "--status", status.path,
+      ],
+      directory: directory, name: "live")
+    defer { run.kill() }
+    // Once three seconds of stream went out, the encoder child is killed, not the pipeline.
+    try LoopbackServers.waitUntil("three seconds of stream") {
+      LoopbackServers.text(of: status).components(separatedBy: #""event":"stats""#).count > 4
+    }
+    let children = try String(
+      contentsOfFile: "/proc/\(run.pid)/task/\(run.pid)/children", encoding: .utf8)
+    let child = try #require(children.split(separator: " ").first.flatMap { Int32($0) })
+    #expect(Glibc.kill(child, SIGKILL) == 0)
+    #expect(run.wait(timeout: 30))
+    #expect(run.process.terminationStatus == 1)
+    #expect(run.stderr.contains("the encoder was killed by signal 9"), "\(run.stderr)")
+    #expect(try CommandRunner.decodeErrors(output) == "")
+    #expect(try videoFrames(output) >= 60)
+  }
+
+  @Test(arguments: ["/nonexistent/clip.mp4", "x11:nonexistent-display:99"])
+  func aSourceThatCannotBeReadExitsOne(source: String) throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let result = try CommandRunner.ingest(
+      ["live", source, "--to", directory.appending(path: "x.ts").path, "--quiet"], timeout: 60)
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("ingest live: encoder:"), "\(result.stderr)")
+  }
+
+  @Test func aFileWithoutVideoIsRefused() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let audio = directory.appending(path: "tone.m4a").path
+    let made = try CommandRunner.run(
+      "ffmpeg",
+      ["-v", "error", "-f", "lavfi", "-i", "sine=duration=2", "-c:a", "aac", "-y", audio])
+    #expect(made.status == 0)
+    let result = try CommandRunner.ingest(
+      ["live", audio, "--to", directory.appending(path: "x.ts").path, "--quiet"], timeout: 60)
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("encoder"), "\(result.stderr)")
+  }
+}

@@ -1,6 +1,7 @@
 import Foundation
 import IngestCore
 import IngestPOSIX
+import IngestTestSupport
 import Testing
 
 @testable import IngestCapture
@@ -38,12 +39,9 @@ enum HEVCCaptureMedia {
     return files
   }()
 
+  /// A failed encode shows as missing files in the tests that read them.
   private static func ffmpeg(_ arguments: [String]) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["ffmpeg"] + arguments
-    try? process.run()
-    process.waitUntilExit()
+    _ = try? CommandRunner.run("ffmpeg", arguments, timeout: 60)
   }
 
   static func videoSamples(_ path: String) throws -> (formats: [HEVCFormat], samples: [MediaSample])

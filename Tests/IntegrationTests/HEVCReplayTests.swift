@@ -87,6 +87,28 @@ import Testing
     #expect(gstreamer.frames == 300)
   }
 
+  /// A link at half the stream's rate: pictures are dropped (GOP tails, TRAIL_N, all but IRAP),
+  /// and what is sent still decodes without an error.
+  @Test func droppedPicturesNeverBreakTheDecode() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let output = directory.appending(path: "congested.ts").path
+    let result = try CommandRunner.ingest([
+      "replay", CommandRunner.fixture("bframes-hevc.dump"), "--to", "\(output)?rate=250k",
+      "--speed", "max", "--min-delivered", "0", "--json",
+    ])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(!result.stdout.contains("\"dropped\":0"), "\(result.stdout)")
+    #expect(result.stdout.contains("\"gopTail\""), "\(result.stdout)")
+    #expect(try CommandRunner.decodeErrors(output) == "")
+    let check = try TransportStreamCheck(path: output)
+    let (continuityErrors, startsCleanly) = (
+      check.continuityErrors, check.startsCleanly(video: true)
+    )
+    #expect(continuityErrors == 0)
+    #expect(startsCleanly)
+  }
+
   @Test func rtmpIsRefusedBeforeConnectingAndNamesSRTAndHLS() throws {
     // Nothing listens there: a refusal that came from connecting would say so instead.
     let port = try LoopbackServers.freePort(SOCK_STREAM)

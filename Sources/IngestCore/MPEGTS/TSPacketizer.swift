@@ -54,13 +54,13 @@ public struct TSPacketizer: Sendable {
     /// Plain values only: a copy of the format's parameter-set arrays would cost reference
     /// counting per unit; `write` takes the format from the program.
     enum Elementary {
-      case video(AnnexB.AccessUnitInfo, lengthSize: Int)
+      case h264(AnnexB.AccessUnitInfo, lengthSize: Int)
       case hevc(AnnexB.AccessUnitInfo, lengthSize: Int, temporalID: Int)
       case audio(ADTSHeader)
 
       var size: Int {
         switch self {
-        case .video(let info, _), .hevc(let info, _, _): info.size
+        case .h264(let info, _), .hevc(let info, _, _): info.size
         case .audio(let adts): adts.frameLength
         }
       }
@@ -111,7 +111,7 @@ public struct TSPacketizer: Sendable {
       } else {
         let info = AnnexB.inspect(
           summary: summary, parameterSetsSize: videoParameterSetsSize, isKeyframe: isKeyframe)
-        elementary = .video(info, lengthSize: lengthSize)
+        elementary = .h264(info, lengthSize: lengthSize)
       }
       flags = isKeyframe ? TSPacket.randomAccessFlag : 0
     case .audioApp, .audioMic:
@@ -152,7 +152,7 @@ public struct TSPacketizer: Sendable {
     layout.header.write(to: out, at: writer.position, payloadSize: elementarySize)
     writer.skip(layout.header.size)
     switch layout.elementary {
-    case .video(let info, let lengthSize):
+    case .h264(let info, let lengthSize):
       // The format (and its parameter-set arrays) is touched only for a unit that carries them.
       let written = AnnexB.write(
         avcc: payload, lengthSize: lengthSize,

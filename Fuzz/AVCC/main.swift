@@ -28,7 +28,7 @@ public func fuzzAVCC(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 
   let scanned: Bool
   do {
-    scanned = try AVCCScanner.isDisposable(sample, lengthSize: format.nalLengthSize)
+    scanned = try AVCCScanner.summarize(sample, lengthSize: format.nalLengthSize).isDisposable
   } catch {
     require(
       DumpFormat.validateNALUnits(sample, lengthSize: format.nalLengthSize) != nil,
@@ -63,7 +63,7 @@ public func fuzzAVCC(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
   require(out.starts(with: [0, 0, 0, 1, AnnexB.audType, 0xF0]), "no access unit delimiter first")
 
   // The same unit through the TS packetizer, into a buffer of exactly the announced bound.
-  var packetizer = TSPacketizer(program: TSProgram(video: format))
+  let packetizer = TSPacketizer(program: TSProgram(video: format))
   let maximum = TSPacketizer.maximumPacketizedSize(
     payloadSize: sample.count, kind: .video, format: .h264(format))
   var packets = [UInt8](repeating: 0, count: maximum)

@@ -64,6 +64,21 @@ public func fuzzDumpReader(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 
           require(false, "the reader accepted a sample that Annex B refuses: \(error)")
         }
       }
+    case .hevc(let format)?:
+      reader.withPayload { payload in
+        let bound = HEVCAnnexB.maximumSize(payloadSize: payload.count, format: format)
+        if scratch.count < bound { scratch = [UInt8](repeating: 0, count: bound) }
+        do {
+          let written = try scratch.withUnsafeMutableBytes { out in
+            try HEVCAnnexB.convert(
+              sample: payload, format: format, isKeyframe: header.isKeyframe,
+              into: UnsafeMutableRawBufferPointer(rebasing: out[..<bound]))
+          }
+          require(written <= bound, "HEVC Annex B size \(written) above its bound \(bound)")
+        } catch {
+          require(false, "the reader accepted a sample that HEVC Annex B refuses: \(error)")
+        }
+      }
     case .aac(let format)?:
       require(header.payloadSize > 0, "empty audio sample accepted")
       _ = try? ADTSHeader(format: format, payloadSize: header.payloadSize).bytes

@@ -67,9 +67,9 @@ def codec_seeds(name, dump):
     for track, (codec, config) in configs.items():
         chosen = [s for s in samples.get(track, []) if len(s[1]) <= 6000][:3]
         for index, (key, sample) in enumerate(chosen):
-            if codec == 1:
+            if codec in (1, 3):
                 data = bytes([key]) + struct.pack(">H", len(config)) + config + sample
-                write("AVCC", f"{stem}-{index}", data)
+                write("AVCC" if codec == 1 else "HEVC", f"{stem}-{index}", data)
             else:
                 data = bytes([len(config)]) + config + sample
                 write("AAC", f"{stem}-track{track}-{index}", data)

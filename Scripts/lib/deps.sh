@@ -31,6 +31,10 @@ ingest_packages=(
   "gst:avdec_h264:gstreamer1.0-libav"
   "gst:avdec_aac:gstreamer1.0-libav"
   "cmd:Xvfb:xvfb"
+  "cmd:gst-launch-1.0:gstreamer1.0-tools"
+  "gst:tsdemux:gstreamer1.0-plugins-bad"
+  "gst:h265parse:gstreamer1.0-plugins-bad"
+  "gst:avdec_h265:gstreamer1.0-libav"
 )
 
 ensure_packages() {

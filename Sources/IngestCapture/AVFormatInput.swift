@@ -40,6 +40,7 @@ final class AVFormatInput {
       let codec: DemuxedStream.Codec =
         switch p.codec_id {
         case AV_CODEC_ID_H264: .h264
+        case AV_CODEC_ID_HEVC: .hevc
         case AV_CODEC_ID_AAC: .aac
         default: .other(String(cString: cffmpeg_avcodec_get_name(p.codec_id)))
         }

@@ -10,7 +10,10 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
   case unsupportedStream(index: Int, role: String, found: String)
   /// The H.264 configuration or a packet's NAL framing is invalid.
   case h264(stream: Int, packet: Int, FormatError)
-  /// The H.264 stream ended without SPS and PPS, so no avcC could be built.
+  /// The HEVC configuration, in-band parameter sets or a packet's NAL framing is invalid.
+  case hevc(stream: Int, packet: Int, FormatError)
+  /// The video stream ended without its parameter sets (SPS and PPS; for HEVC also the VPS),
+  /// so no configuration record could be built.
   case missingParameterSets(stream: Int)
   /// The AAC configuration or an ADTS header is invalid.
   case aac(stream: Int, packet: Int, reason: String)
@@ -28,8 +31,9 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     case .unsupportedStream(let index, let role, let found):
       "stream \(index) cannot be the \(role) track: it is \(found)"
     case .h264(let stream, let packet, let error): "stream \(stream), packet \(packet): \(error)"
+    case .hevc(let stream, let packet, let error): "stream \(stream), packet \(packet): \(error)"
     case .missingParameterSets(let stream):
-      "stream \(stream): no SPS/PPS found, cannot describe the H.264 track"
+      "stream \(stream): no parameter sets found, cannot describe the video track"
     case .aac(let stream, let packet, let reason): "stream \(stream), packet \(packet): \(reason)"
     case .nothingSelected: "no stream selected"
     case .libraryUnavailable(let message): message

@@ -7,12 +7,13 @@ public struct DemuxedStream: Hashable, Sendable {
 
   /// The codecs capture understands, and the name of any other.
   public enum Codec: Hashable, Sendable, CustomStringConvertible {
-    case h264, aac
+    case h264, hevc, aac
     case other(String)
 
     public var description: String {
       switch self {
       case .h264: "h264"
+      case .hevc: "hevc"
       case .aac: "aac"
       case .other(let name): name
       }
@@ -36,7 +37,8 @@ public struct DemuxedStream: Hashable, Sendable {
   public var codec: Codec
   /// Unit of the packets' timestamps.
   public var timeBase: TimeBase
-  /// Codec configuration from the container: avcC, Annex B parameter sets, or AudioSpecificConfig.
+  /// Codec configuration from the container: avcC, hvcC, Annex B parameter sets, or
+  /// AudioSpecificConfig.
   public var extradata: [UInt8]
   /// Audio sample rate (0 for video).
   public var sampleRate: Int

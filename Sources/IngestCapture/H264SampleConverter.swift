@@ -27,7 +27,7 @@ public struct H264SampleConverter {
       }
     } else {
       isAnnexB = true
-      let units = Self.annexBUnits(extradata)
+      let units = AnnexBUnits.split(extradata)
       format = Self.format(
         sps: units.filter { $0.first.map { $0 & 0x1F == 7 } ?? false },
         pps: units.filter { $0.first.map { $0 & 0x1F == 8 } ?? false })
@@ -51,7 +51,7 @@ public struct H264SampleConverter {
     var pps: [[UInt8]] = []
     var payload: [UInt8] = []
     payload.reserveCapacity(data.count + 16)
-    for unit in Self.annexBUnits(data) {
+    for unit in AnnexBUnits.split(data) {
       switch unit[0] & 0x1F {
       case 7: sps.append(unit)
       case 8: pps.append(unit)
@@ -83,31 +83,5 @@ public struct H264SampleConverter {
     return try? H264Format(
       profile: first[1], compatibility: first[2], level: first[3], nalLengthSize: 4, sps: sps,
       pps: pps)
-  }
-
-  /// Splits Annex B bytes at 3- and 4-byte start codes; empty units are dropped.
-  static func annexBUnits(_ data: [UInt8]) -> [[UInt8]] {
-    var units: [[UInt8]] = []
-    var start: Int? = nil
-    var index = 0
-    func close(at end: Int) {
-      guard let begin = start else { return }
-      var stop = end
-      // Zero bytes before a start code belong to it (4-byte form); at the end they are
-      // trailing_zero_8bits. A NAL unit itself never ends in 0x00.
-      while stop > begin, data[stop - 1] == 0 { stop -= 1 }
-      if stop > begin { units.append(Array(data[begin..<stop])) }
-    }
-    while index + 2 < data.count {
-      if data[index] == 0, data[index + 1] == 0, data[index + 2] == 1 {
-        close(at: index)
-        index += 3
-        start = index
-      } else {
-        index += 1
-      }
-    }
-    close(at: data.count)
-    return units
   }
 }

@@ -2,7 +2,7 @@ import IngestCore
 
 /// Replays a media file as a ReplayKit broadcast extension would receive it after its encoders.
 ///
-/// Packets are converted per stream (AVCC video with an avcC, raw AAC with its configuration),
+/// Packets are converted per stream (length-prefixed video with an avcC or hvcC, raw AAC with its configuration),
 /// stamped on the chosen clock, and released in input-time order across streams. Containers
 /// interleave loosely (mp4 in chunks of up to a second), so each stream has a small queue; a sample
 /// leaves when every selected stream has one waiting, or when the queues exceed
@@ -17,8 +17,8 @@ public final class MediaFileCapture {
   public let selection: [SampleKind: Int]
   /// Samples delivered per kind.
   public private(set) var sampleCounts: [SampleKind: Int] = [:]
-  /// Packets skipped: no timestamp, video before its first SPS/PPS, or video after a corrupt
-  /// packet until the next keyframe.
+  /// Packets skipped: no timestamp, video before its first parameter sets, or video after a
+  /// corrupt packet until the next keyframe.
   public private(set) var droppedPackets = 0
   /// Packets skipped because their bytes could not be converted (a corrupt NAL or ADTS frame);
   /// the capture goes on with the next packet.
@@ -36,6 +36,7 @@ public final class MediaFileCapture {
 
   private enum Converter {
     case h264(H264SampleConverter)
+    case hevc(HEVCSampleConverter)
     case aac(AACSampleConverter)
   }
 
@@ -113,6 +114,8 @@ public final class MediaFileCapture {
       switch (kind, stream.mediaType, stream.codec) {
       case (.video, .video, .h264):
         converter = .h264(try H264SampleConverter(extradata: stream.extradata, stream: index))
+      case (.video, .video, .hevc):
+        converter = .hevc(try HEVCSampleConverter(extradata: stream.extradata, stream: index))
       case (.audioApp, .audio, .aac), (.audioMic, .audio, .aac):
         converter = .aac(try AACSampleConverter(extradata: stream.extradata, stream: index))
       default:
@@ -223,6 +226,10 @@ public final class MediaFileCapture {
         result = try converter.convert(packet.data, packet: number)
         format = converter.format.map { .h264($0) }
         tracks[index].converter = .h264(converter)
+      case .hevc(var converter):
+        result = try converter.convert(packet.data, packet: number)
+        format = converter.format.map { .hevc($0) }
+        tracks[index].converter = .hevc(converter)
       case .aac(var converter):
         result = try converter.convert(packet.data, packet: number)
         format = converter.format.map { .aac($0) }

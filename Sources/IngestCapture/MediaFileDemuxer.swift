@@ -1,4 +1,5 @@
 import IngestFFmpeg
+
 /// One packet read from a media file, in the container's order.
 public struct DemuxedPacket: Sendable {
   /// Index of the stream it belongs to.

@@ -133,8 +133,11 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
         endpoint: target.redactedDescription,
         reason: "no video and no \(audioKind) track to publish")
     }
+    if let reason = Self.refusal(of: tracks, target: target) {
+      throw .unsupported(endpoint: target.redactedDescription, reason: reason)
+    }
     do throws(SinkError) {
-      try connect(video: tracks.video, audio: audioFormat)
+      try connect(video: tracks.video?.h264, audio: audioFormat)
     } catch {
       close()
       throw error
@@ -274,6 +277,18 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     interrupt.arm(for: nanoseconds(options.ioTimeout))
     let result = RTMPLog.capturing(into: logCapture) { cffmpeg_av_write_trailer(context) }
     if result < 0 { throw ioError(result, doing: .finish) }
+  }
+
+  /// Why tracks cannot be published to `target` at all, or nil when they can: checked before
+  /// any connection is made, so a run that cannot succeed fails at once.
+  ///
+  /// HEVC needs Enhanced RTMP (the `hvc1` FourCC in the FLV video tag), which the flv muxer of
+  /// the libavformat this package is built with (Debian 12, FFmpeg 5.1) does not write.
+  public static func refusal(of tracks: TrackFormats, target: RTMPTarget) -> String? {
+    guard case .hevc? = tracks.video else { return nil }
+    return "\(target.redactedDescription): RTMP cannot carry HEVC video (this libavformat's flv "
+      + "muxer has no Enhanced RTMP); send HEVC over SRT (--to srt://HOST:PORT) or HLS "
+      + "(--to hls:DIR), or capture the source as H.264"
   }
 
   // MARK: Connecting

@@ -55,7 +55,8 @@ public enum ReplaySession {
       }
       records += 1
       switch record {
-      case .format(.video, .h264(let format)): tracks.video = tracks.video ?? format
+      case .format(.video, let format):
+        if tracks.video == nil { tracks.video = format.video }
       case .format(.audioApp, .aac(let format)): tracks.audioApp = tracks.audioApp ?? format
       case .format(.audioMic, .aac(let format)): tracks.audioMic = tracks.audioMic ?? format
       case .sample: sawSample = true
@@ -89,6 +90,7 @@ public enum ReplaySession {
     case .rtmp(let url):
       let target: RTMPTarget
       do { target = try RTMPTarget(url: url) } catch { throw .usage("--to: \(error)") }
+      if let reason = RTMPSink.refusal(of: tracks, target: target) { throw .output(reason) }
       let audio = rtmpAudio(options, tracks: tracks)
       let tls = RTMPSink.Options(
         verifyTLSPeer: options.rtmpsVerifyPeer, caFile: options.rtmpsCAFile)

@@ -11,11 +11,12 @@ enum CaptureCommand: Command {
   static let help = """
     usage: ingest capture INPUT -o OUT.dump [options]
 
-    Demuxes INPUT with libavformat and writes the H.264 and AAC samples as a ReplayKit broadcast
-    extension would receive them after its encoders: AVCC video with its avcC, raw AAC frames with
-    their AudioSpecificConfig, in decode order, interleaved by time across tracks. Annex B video
-    (MPEG-TS) is re-framed with 4-byte NAL lengths; ADTS headers are stripped. The format is
-    described in docs/dump-format.md.
+    Demuxes INPUT with libavformat and writes the H.264 or HEVC and AAC samples as a ReplayKit
+    broadcast extension would receive them after its encoders: length-prefixed video with its
+    avcC or hvcC (parameter sets only there), raw AAC frames with their AudioSpecificConfig, in
+    decode order, interleaved by time across tracks. Annex B video (MPEG-TS) is re-framed with
+    4-byte NAL lengths, and in-band parameter sets (Annex B, hev1) move into the configuration;
+    ADTS headers are stripped. The format is described in docs/dump-format.md.
 
     options:
       -o, --output OUT.dump     where to write the dump (required)

@@ -67,6 +67,11 @@ enum InspectCommand: Command {
     case .h264(let h264)?:
       "H.264 profile \(h264.profile) level \(h264.level), NAL length \(h264.nalLengthSize), "
         + "\(h264.sps.count) SPS, \(h264.pps.count) PPS"
+    case .hevc(let hevc)?:
+      "HEVC \(hevc.sequence.profileName), \(hevc.sequence.isHighTier ? "High" : "Main") tier, "
+        + "level \(hevc.sequence.levelName), \(hevc.sequence.width)x\(hevc.sequence.height), "
+        + "NAL length \(hevc.nalLengthSize), \(hevc.vps.count) VPS, \(hevc.sps.count) SPS, "
+        + "\(hevc.pps.count) PPS"
     case .aac(let aac)?:
       "AAC object type \(aac.objectType), \(aac.sampleRate) Hz, \(aac.channels) ch"
     case nil: "no format record"
@@ -142,6 +147,14 @@ enum InspectCommand: Command {
       var entry = JSONObject()
       entry.add("kind", track.kind.description)
       entry.add("format", describe(track.format))
+      if case .hevc(let hevc)? = track.format {
+        entry.add("codec", "hevc")
+        entry.add("profile", hevc.sequence.profileName)
+        entry.add("tier", hevc.sequence.isHighTier ? "High" : "Main")
+        entry.add("level", hevc.sequence.levelName)
+        entry.add("width", hevc.sequence.width)
+        entry.add("height", hevc.sequence.height)
+      }
       entry.add("samples", track.samples)
       entry.add("keyframes", track.keyframes)
       entry.add("bytes", track.bytes)

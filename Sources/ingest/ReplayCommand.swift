@@ -31,7 +31,9 @@ enum ReplayCommand: Command {
                                 it leaves), mode=rendezvous (meet a peer at HOST:PORT from the
                                 local port=N, default PORT)
       rtmp://HOST/APP/KEY       RTMP publish (rtmps:// for TLS; the server certificate is
-                                verified against the system's CAs, or --ca-file)
+                                verified against the system's CAs, or --ca-file); H.264 only,
+                                an HEVC dump is refused before connecting (no Enhanced RTMP
+                                in this libavformat)
       hls:DIR, DIR/NAME.m3u8    HLS segments and a live playlist in DIR
       A file or null output takes ?rate=800k (a token bucket at that bit rate) and
       ?stall=10s@5s (a 10 s outage starting 5 s in) to simulate a network, e.g.

@@ -15,7 +15,14 @@ import Testing
     ("video-only.dump", ["h264"]),
     ("audio-only.dump", ["aac,48000,2", "aac,44100,1"]),
     ("landscape.dump", ["h264"]),
+    ("screen-hevc.dump", ["hevc", "aac,48000,2", "aac,44100,1"]),
+    ("bframes-hevc.dump", ["hevc", "aac,48000,2"]),
   ]
+
+  /// Whether a stream list (as `expectations` gives it) has video.
+  static func hasVideo(_ streams: [String]) -> Bool {
+    streams.contains("h264") || streams.contains("hevc")
+  }
 
   @Test(arguments: expectations)
   func replaysToCleanTransportStream(fixture: String, streams: [String]) throws {
@@ -31,7 +38,7 @@ import Testing
     #expect(try CommandRunner.decodeErrors(output) == "")
     let check = try TransportStreamCheck(path: output)
     let (badSync, continuityErrors) = (check.badSync, check.continuityErrors)
-    let startsCleanly = check.startsCleanly(video: streams.contains("h264"))
+    let startsCleanly = check.startsCleanly(video: Self.hasVideo(streams))
     #expect(badSync == 0)
     #expect(continuityErrors == 0)
     #expect(startsCleanly)

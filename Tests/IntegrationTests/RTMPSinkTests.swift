@@ -240,7 +240,9 @@ private struct RTMPClip {
   /// The same clip with NAL length prefixes rewritten to `size` bytes.
   func withNALLengthSize(_ size: Int) throws -> RTMPClip {
     var copy = self
-    copy.tracks.video!.nalLengthSize = size
+    var video = copy.tracks.video!.h264!
+    video.nalLengthSize = size
+    copy.tracks.video = .h264(video)
     for index in copy.packets.indices where copy.packets[index].unit.kind == .video {
       var out: [UInt8] = []
       var offset = 0
@@ -289,7 +291,7 @@ private struct RTMPClip {
         let extradata = stream["extradata"] as? String
       else { throw TestFailure("stream without time base or extradata") }
       if type == "video" {
-        tracks.video = try H264Format(avcC: hexDump(extradata))
+        tracks.video = .h264(try H264Format(avcC: hexDump(extradata)))
         kinds[index] = (.video, num, den)
       } else {
         tracks.audioApp = try AACFormat(audioSpecificConfig: hexDump(extradata))

@@ -36,7 +36,7 @@ import Testing
     #expect(try CommandRunner.decodeErrors(received) == "")
     let check = try TransportStreamCheck(path: received)
     let (badSync, continuityErrors) = (check.badSync, check.continuityErrors)
-    let startsCleanly = check.startsCleanly(video: streams.contains("h264"))
+    let startsCleanly = check.startsCleanly(video: FixtureReplayTests.hasVideo(streams))
     #expect(badSync == 0)
     #expect(continuityErrors == 0)
     #expect(startsCleanly)

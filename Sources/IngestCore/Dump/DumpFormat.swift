@@ -43,6 +43,11 @@ public enum DumpFormat {
     case h264 = 1
     /// AAC; configuration bytes are an AudioSpecificConfig.
     case aac = 2
+    /// HEVC; configuration bytes are an hvcC record.
+    case hevc = 3
+
+    /// Whether the codec is for the video kind (the others are for the two audio kinds).
+    public var isVideo: Bool { self != .aac }
   }
 
   /// Sample record flag bits.
@@ -50,7 +55,7 @@ public enum DumpFormat {
   /// Set when the sample carries a decode timestamp.
   public static let hasDTSFlag: UInt8 = 0x02
 
-  /// Checks that the length-prefixed NAL units of an AVCC sample exactly fill it.
+  /// Checks that the length-prefixed NAL units of a video sample (H.264 or HEVC) exactly fill it.
   ///
   /// - Returns: `nil` when valid, else the error naming the byte offset (within the sample) of the
   ///   length prefix that points past the end. O(number of NAL units), no allocation.

@@ -173,7 +173,7 @@ public struct DumpReader<Source: ByteSource> {
     guard let codec = DumpFormat.Codec(rawValue: buffer[base + 1]) else {
       throw .unknownCodec(offset: recordOffset, codec: buffer[base + 1])
     }
-    guard (codec == .h264) == (kind == .video) else {
+    guard codec.isVideo == (kind == .video) else {
       throw .malformedRecord(
         offset: recordOffset, recordType: type, reason: "codec \(codec) does not fit \(kind)")
     }
@@ -182,6 +182,7 @@ public struct DumpReader<Source: ByteSource> {
     do {
       switch codec {
       case .h264: format = .h264(try H264Format(avcC: config))
+      case .hevc: format = .hevc(try HEVCFormat(hvcC: config))
       case .aac: format = .aac(try AACFormat(audioSpecificConfig: config))
       }
     } catch {
@@ -223,13 +224,12 @@ public struct DumpReader<Source: ByteSource> {
       throw .missingFormat(offset: recordOffset, kind: kind)
     }
     var nalUnits: AVCCSummary?
-    if case .h264(let h264) = format {
+    if let video = format.video {
       let walked = buffer.withUnsafeBytes { raw in
         Result { () throws(FormatError) in
-          try AVCCScanner.summarize(
+          try video.summarize(
             UnsafeRawBufferPointer(
-              rebasing: raw[head + Self.payloadStart..<head + Self.payloadStart + payloadSize]),
-            lengthSize: h264.nalLengthSize)
+              rebasing: raw[head + Self.payloadStart..<head + Self.payloadStart + payloadSize]))
         }
       }
       switch walked {

@@ -25,7 +25,7 @@ public struct DumpWriter<Sink: ByteSink> {
 
   /// Writes the codec configuration for `kind`; samples of that kind may follow.
   ///
-  /// H.264 is stored as its avcC record, AAC as its AudioSpecificConfig.
+  /// H.264 is stored as its avcC record, HEVC as its hvcC, AAC as its AudioSpecificConfig.
   public mutating func writeFormat(_ format: FormatDescription, for kind: SampleKind)
     throws(DumpError)
   {
@@ -35,11 +35,14 @@ public struct DumpWriter<Sink: ByteSink> {
     case .h264(let h264):
       codec = .h264
       config = h264.avcC
+    case .hevc(let hevc):
+      codec = .hevc
+      config = hevc.hvcC
     case .aac(let aac):
       codec = .aac
       config = aac.audioSpecificConfig
     }
-    guard (codec == .h264) == (kind == .video) else {
+    guard codec.isVideo == (kind == .video) else {
       throw .malformedRecord(
         offset: offset, recordType: DumpFormat.RecordType.format.rawValue,
         reason: "codec does not fit the sample kind")
@@ -83,8 +86,8 @@ public struct DumpWriter<Sink: ByteSink> {
     guard let format = formats[Int(kind.rawValue)] else {
       throw .missingFormat(offset: offset, kind: kind)
     }
-    if case .h264(let h264) = format,
-      let error = DumpFormat.validateNALUnits(payload, lengthSize: h264.nalLengthSize)
+    if let video = format.video,
+      let error = DumpFormat.validateNALUnits(payload, lengthSize: video.nalLengthSize)
     {
       throw .format(offset: offset, error)
     }

@@ -31,7 +31,7 @@ public enum PSI {
     append16(&section, 0xE000 | program.pcrPID)
     append16(&section, 0xF000)  // program_info_length 0
     for kind in program.kinds {
-      section.append(TSProgram.streamType(for: kind))
+      section.append(program.streamType(for: kind))
       append16(&section, 0xE000 | TSPacket.pid(for: kind))
       append16(&section, 0xF000)  // ES_info_length 0
     }

@@ -21,7 +21,7 @@ public enum TSPacket {
   public static let patPID: UInt16 = 0x0000
   /// PID of the program map table of our single program.
   public static let pmtPID: UInt16 = 0x1000
-  /// PID of the H.264 video elementary stream.
+  /// PID of the video elementary stream (H.264 or HEVC).
   public static let videoPID: UInt16 = 0x0100
   /// PID of the app audio elementary stream.
   public static let audioAppPID: UInt16 = 0x0101
@@ -30,6 +30,8 @@ public enum TSPacket {
 
   /// stream_type of H.264 video (ITU-T H.264 | ISO/IEC 14496-10).
   public static let streamTypeH264: UInt8 = 0x1B
+  /// stream_type of HEVC video (ITU-T H.265 | ISO/IEC 23008-2).
+  public static let streamTypeHEVC: UInt8 = 0x24
   /// stream_type of AAC audio in ADTS (ISO/IEC 13818-7).
   public static let streamTypeAACADTS: UInt8 = 0x0F
 

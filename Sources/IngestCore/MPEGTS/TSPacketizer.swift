@@ -6,8 +6,8 @@
 ///
 /// Every unit starts with payload_unit_start_indicator set and an adaptation field:
 /// 8 bytes on the PCR PID (flags and a 6-byte slot for a PCR, stuffed with 0xFF and PCR_flag 0),
-/// 2 bytes elsewhere (flags). random_access_indicator marks video keyframes and every audio
-/// frame. The last packet is padded with adaptation-field stuffing.
+/// 2 bytes elsewhere (flags). random_access_indicator marks video keyframes (H.264 IDR, HEVC
+/// IRAP) and every audio frame. The last packet is padded with adaptation-field stuffing.
 ///
 /// The packetizer keeps no scratch: `layout` measures the unit (from the sample's `AVCCSummary`,
 /// without walking its NAL units again), the caller reserves exactly `Layout.byteCount` bytes in
@@ -20,11 +20,25 @@ public struct TSPacketizer: Sendable {
   /// unit copies no format (its arrays would be reference counted per unit).
   private var videoLengthSize: Int?
   private var videoParameterSetsSize: Int
+  /// For HEVC video, the stream's highest TemporalId (what makes a picture disposable); nil for
+  /// H.264.
+  private var hevcHighestTemporalID: Int?
 
   public init(program: TSProgram) {
     self.program = program
-    videoLengthSize = program.video?.nalLengthSize
-    videoParameterSetsSize = program.video.map(AnnexB.parameterSetsSize) ?? 0
+    (videoLengthSize, videoParameterSetsSize, hevcHighestTemporalID) = Self.videoFigures(
+      program.video)
+  }
+
+  /// What the packetizer keeps of a video format: NAL length size, the Annex B size of its
+  /// parameter sets, and for HEVC the highest TemporalId.
+  private static func videoFigures(_ video: VideoFormat?) -> (Int?, Int, Int?) {
+    switch video {
+    case .h264(let format)?: (format.nalLengthSize, AnnexB.parameterSetsSize(format), nil)
+    case .hevc(let format)?:
+      (format.nalLengthSize, HEVCAnnexB.parameterSetsSize(format), format.highestTemporalID)
+    case nil: (nil, 0, nil)
+    }
   }
 
   /// Takes a new format for a track of the program, so the next IDR carries the new SPS/PPS and
@@ -33,8 +47,8 @@ public struct TSPacketizer: Sendable {
   public mutating func update(_ format: FormatDescription, for kind: SampleKind) {
     guard program.contains(kind) else { return }
     program.set(format, for: kind)
-    videoLengthSize = program.video?.nalLengthSize
-    videoParameterSetsSize = program.video.map(AnnexB.parameterSetsSize) ?? 0
+    (videoLengthSize, videoParameterSetsSize, hevcHighestTemporalID) = Self.videoFigures(
+      program.video)
   }
 
   /// A measured unit: what `write` will emit, and how many bytes it needs.
@@ -51,12 +65,13 @@ public struct TSPacketizer: Sendable {
     /// Plain values only: a copy of the format's parameter-set arrays would cost reference
     /// counting per unit; `write` takes the format from the program.
     enum Elementary {
-      case video(AnnexB.AccessUnitInfo, lengthSize: Int)
+      case h264(AnnexB.AccessUnitInfo, lengthSize: Int)
+      case hevc(AnnexB.AccessUnitInfo, lengthSize: Int, temporalID: Int)
       case audio(ADTSHeader)
 
       var size: Int {
         switch self {
-        case .video(let info, _): info.size
+        case .h264(let info, _), .hevc(let info, _, _): info.size
         case .audio(let adts): adts.frameLength
         }
       }
@@ -69,11 +84,13 @@ public struct TSPacketizer: Sendable {
   ///   - kind: the track; a kind absent from the program gives nil.
   ///   - pts: presentation time in 90 kHz ticks, written modulo 2^33.
   ///   - dts: decode time in 90 kHz ticks; written for video only when it differs from `pts`.
-  ///   - isKeyframe: IDR for video (parameter sets and random_access_indicator follow it).
-  ///   - payload: AVCC for video, one raw AAC frame for audio.
-  ///   - nalUnits: the video payload's summary, if it was already walked; without one (or with
-  ///     one of another payload size) the payload is walked here.
-  /// - Throws: `FormatError.nalLengthPastEnd` for a malformed AVCC sample,
+  ///   - isKeyframe: IDR (HEVC: IRAP) for video; parameter sets and random_access_indicator
+  ///     follow it.
+  ///   - payload: length-prefixed NAL units for video, one raw AAC frame for audio.
+  ///   - nalUnits: the video payload's summary, if it was already walked (by the walk of the
+  ///     program's codec); without one (or with one of another payload size) the payload is
+  ///     walked here.
+  /// - Throws: `FormatError.nalLengthPastEnd` for a malformed video sample,
   ///   `FormatError.aacFrameTooLarge` for an audio frame ADTS cannot describe.
   /// - Complexity: O(1) for audio and for video with a summary.
   public func layout(
@@ -91,13 +108,22 @@ public struct TSPacketizer: Sendable {
       let summary: AVCCSummary
       if let nalUnits, nalUnits.describes(payload, lengthSize: lengthSize) {
         summary = nalUnits
+      } else if let highest = hevcHighestTemporalID {
+        summary = try AVCCScanner.summarizeHEVC(
+          payload, lengthSize: lengthSize, highestTemporalID: highest)
       } else {
         summary = try AVCCScanner.summarize(payload, lengthSize: lengthSize)
       }
-      let info = AnnexB.inspect(
-        summary: summary, parameterSetsSize: videoParameterSetsSize, isKeyframe: isKeyframe)
       header = PESHeader(streamID: PESHeader.videoStreamID, pts: pts, dts: dts)
-      elementary = .video(info, lengthSize: lengthSize)
+      if hevcHighestTemporalID != nil {
+        let info = HEVCAnnexB.inspect(
+          summary: summary, parameterSetsSize: videoParameterSetsSize, isKeyframe: isKeyframe)
+        elementary = .hevc(info, lengthSize: lengthSize, temporalID: summary.temporalID)
+      } else {
+        let info = AnnexB.inspect(
+          summary: summary, parameterSetsSize: videoParameterSetsSize, isKeyframe: isKeyframe)
+        elementary = .h264(info, lengthSize: lengthSize)
+      }
       flags = isKeyframe ? TSPacket.randomAccessFlag : 0
     case .audioApp, .audioMic:
       guard let format = kind == .audioApp ? program.audioApp : program.audioMic else {
@@ -137,11 +163,18 @@ public struct TSPacketizer: Sendable {
     layout.header.write(to: out, at: writer.position, payloadSize: elementarySize)
     writer.skip(layout.header.size)
     switch layout.elementary {
-    case .video(let info, let lengthSize):
+    case .h264(let info, let lengthSize):
       // The format (and its parameter-set arrays) is touched only for a unit that carries them.
       let written = AnnexB.write(
         avcc: payload, lengthSize: lengthSize,
-        parameterSets: info.insertsParameterSets ? program.video : nil, info: info, into: &writer)
+        parameterSets: info.insertsParameterSets ? program.video?.h264 : nil, info: info,
+        into: &writer)
+      guard written else { throw .nalLengthPastEnd(offset: 0, length: payload.count) }
+    case .hevc(let info, let lengthSize, let temporalID):
+      let written = HEVCAnnexB.write(
+        sample: payload, lengthSize: lengthSize,
+        parameterSets: info.insertsParameterSets ? program.video?.hevc : nil, info: info,
+        temporalID: temporalID, into: &writer)
       guard written else { throw .nalLengthPastEnd(offset: 0, length: payload.count) }
     case .audio(let adts):
       adts.write(into: &writer)
@@ -182,6 +215,8 @@ public struct TSPacketizer: Sendable {
     switch format {
     case .h264(let h264):
       elementarySize = AnnexB.maximumSize(payloadSize: payloadSize, format: h264)
+    case .hevc(let hevc):
+      elementarySize = HEVCAnnexB.maximumSize(payloadSize: payloadSize, format: hevc)
     case .aac:
       elementarySize = ADTSHeader.size + min(max(0, payloadSize), ADTSHeader.maximumPayloadSize)
     }

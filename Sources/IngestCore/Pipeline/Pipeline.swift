@@ -113,11 +113,11 @@ public final class Pipeline: @unchecked Sendable {
       return record(kind, .invalid, awaitKeyframe: lost)
     }
     var summary: AVCCSummary?
-    if case .h264(let h264) = format {
-      if let nalUnits, nalUnits.describes(payload, lengthSize: h264.nalLengthSize) {
+    if let video = format.video {
+      if let nalUnits, nalUnits.describes(payload, lengthSize: video.nalLengthSize) {
         summary = nalUnits
       } else {
-        do { summary = try AVCCScanner.summarize(payload, lengthSize: h264.nalLengthSize) } catch {
+        do { summary = try video.summarize(payload) } catch {
           return record(kind, .invalid, awaitKeyframe: lost)
         }
       }

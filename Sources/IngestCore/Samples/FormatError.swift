@@ -20,6 +20,20 @@ public enum FormatError: Error, Equatable, Sendable, CustomStringConvertible {
   case aacChannelConfiguration(Int)
   /// An AAC frame too large for the 13-bit ADTS frame length.
   case aacFrameTooLarge(Int)
+  /// The hvcC record is shorter than its own fields say (`offset` is where it ran out).
+  case hvcCTruncated(offset: Int)
+  /// The hvcC record's configurationVersion is not 1.
+  case hvcCVersion(UInt8)
+  /// The parameter set at `offset` of the hvcC record has no 2-byte NAL header, or its
+  /// nal_unit_type (`found`) is not the type of the array holding it.
+  case hvcCParameterSet(offset: Int, found: UInt8)
+  /// An HEVC parameter set that an hvcC record cannot hold: shorter than its NAL header,
+  /// above 65535 bytes (or one of more than 65535 sets), or not of the type of its array.
+  case hevcParameterSet(type: UInt8, length: Int)
+  /// The HEVC configuration lacks a VPS, an SPS or a PPS.
+  case hevcMissingParameterSets
+  /// The first HEVC SPS ends or breaks a limit inside the field named by `field`.
+  case hevcSequenceParameterSet(field: String)
 
   public var description: String {
     switch self {
@@ -34,6 +48,14 @@ public enum FormatError: Error, Equatable, Sendable, CustomStringConvertible {
     case .aacSampleRate(let rate): "AAC sampling frequency \(rate) cannot be carried in ADTS"
     case .aacChannelConfiguration(let config): "AAC channel configuration \(config) unsupported"
     case .aacFrameTooLarge(let size): "AAC frame of \(size) bytes exceeds the ADTS limit"
+    case .hvcCTruncated(let offset): "hvcC record truncated at byte \(offset)"
+    case .hvcCVersion(let version): "hvcC configurationVersion \(version), expected 1"
+    case .hvcCParameterSet(let offset, let found):
+      "hvcC parameter set at byte \(offset) is malformed (nal_unit_type \(found))"
+    case .hevcParameterSet(let type, let length):
+      "HEVC parameter set of nal_unit_type \(type) and \(length) bytes cannot be described"
+    case .hevcMissingParameterSets: "HEVC configuration has no VPS, SPS or PPS"
+    case .hevcSequenceParameterSet(let field): "HEVC SPS malformed at \(field)"
     }
   }
 }

@@ -172,6 +172,12 @@ public final class StatusReporter: @unchecked Sendable {
           $0.add("codec", "h264")
           $0.add("profile", Int(h264.profile))
           $0.add("level", Int(h264.level))
+        case .hevc(let hevc):
+          $0.add("codec", "hevc")
+          $0.add("profile", Int(hevc.sequence.profileIDC))
+          $0.add("level", Int(hevc.sequence.levelIDC))
+          $0.add("width", hevc.sequence.width)
+          $0.add("height", hevc.sequence.height)
         case .aac(let aac):
           $0.add("codec", "aac")
           $0.add("sample_rate", aac.sampleRate)

@@ -4,7 +4,9 @@
 // same way for RTMP and capture) depends on Debian's GnuTLS build of libsrt; with ours (the
 // OpenSSL build) linked into the executable, both libraries' identical symbols were in the
 // global scope, libsrt-gnutls's internal references bound to ours, and the process crashed in
-// libsrt at exit. Loaded locally, each library keeps its own symbols. Swift calls the csrt_*
+// libsrt at exit. Loaded locally, each library keeps its own symbols. A process that already
+// holds the GnuTLS build (one that links libavformat at start, as the test bundle does through
+// the encoder's module) uses that one, so there is never a second copy. Swift calls the csrt_*
 // wrappers below, which resolve each function once with dlsym. Call csrt_load() first and fail
 // cleanly when it is 0.
 #include <dlfcn.h>
@@ -15,12 +17,15 @@
 
 /// The soname of the OpenSSL build of libsrt (package libsrt1.5-openssl).
 #define CSRT_SONAME "libsrt.so.1.5"
+/// The soname of the GnuTLS build that Debian's libavformat depends on.
+#define CSRT_GNUTLS_SONAME "libsrt-gnutls.so.1.5"
 
 static inline void *csrt_handle(void) {
   static void *handle;
   void *loaded = __atomic_load_n(&handle, __ATOMIC_ACQUIRE);
   if (loaded == NULL) {
-    loaded = dlopen(CSRT_SONAME, RTLD_NOW | RTLD_LOCAL);
+    loaded = dlopen(CSRT_GNUTLS_SONAME, RTLD_NOW | RTLD_NOLOAD);
+    if (loaded == NULL) loaded = dlopen(CSRT_SONAME, RTLD_NOW | RTLD_LOCAL);
     if (loaded != NULL) __atomic_store_n(&handle, loaded, __ATOMIC_RELEASE);
   }
   return loaded;

@@ -11,6 +11,17 @@ private func referenceTicks(_ value: Int64, _ timescale: Int32) -> Int64? {
 }
 
 @Suite struct TimeConversionTests {
+  @Test func negativeTimesRoundDownNotTowardZero() {
+    #expect(TimeConversion.ticks90k(MediaTime(value: -1, timescale: 7)) == -12858)
+    #expect(TimeConversion.ticks90k(MediaTime(value: -1, timescale: 3)) == -30000)
+    #expect(TimeConversion.ticks90k(MediaTime(value: 1, timescale: 7)) == 12857)
+    #expect(TimeConversion.ticks90k(MediaTime(value: .min, timescale: 1)) == nil)
+    #expect(
+      TimeConversion.ticks90k(MediaTime(value: .max, timescale: 1_000_000_000))
+        == Int64.max / 1_000_000_000 * 90_000 + (Int64.max % 1_000_000_000) * 90_000 / 1_000_000_000
+    )
+  }
+
   static let timescales: [Int32] = [600, 44100, 48000, 1_000_000_000]
 
   @Test(arguments: timescales)

@@ -42,6 +42,9 @@ import Testing
     #expect(badSync == 0)
     #expect(continuityErrors == 0)
     #expect(startsCleanly)
+    // The checker's parameter-set rules and this GStreamer pipeline are H.264's; the HEVC
+    // fixtures get theirs in HEVCReplayTests.
+    guard streams.first != "hevc" else { return }
     let parameterSets = try TransportStreamCheck.parameterSets(
       ofDump: CommandRunner.fixture(fixture))
     #expect(check.conformanceViolations(parameterSets: parameterSets).map(\.description) == [])

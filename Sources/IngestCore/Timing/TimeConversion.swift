@@ -9,11 +9,16 @@ public enum TimeConversion {
   /// it does not fit in Int64 (possible only for timescales below 90000).
   public static func ticks90k(_ time: MediaTime) -> Int64? {
     guard time.isValid else { return nil }
-    return wideTicks(time).int64
+    return Int64(exactly: wideTicks(time))
   }
 
-  static func wideTicks(_ time: MediaTime) -> WideInt {
-    WideInt(multiplying: time.value, by: ticksPerSecond).floorDivided(by: Int64(time.timescale))
+  /// `floor(value * 90000 / timescale)` in 128 bits, for a valid (positive) timescale.
+  static func wideTicks(_ time: MediaTime) -> Int128 {
+    let product = Int128(time.value) * Int128(ticksPerSecond)
+    let divisor = Int128(time.timescale)
+    let quotient = product / divisor
+    // Integer division truncates toward zero; the timeline needs the floor.
+    return product % divisor < 0 ? quotient - 1 : quotient
   }
 
   /// Nanoseconds for a tick count, for pacing (exact for any tick count below about 292 years).

@@ -73,7 +73,7 @@ public struct Timeline: Sendable {
   static let limit: Int64 = 1 << 61
 
   public let configuration: Configuration
-  private var base: WideInt?
+  private var base: Int128?
   private var tracks = [Track](repeating: Track(), count: SampleKind.allCases.count)
   /// The latest decode time of any track: the shared "now" a reset clock is re-anchored to.
   private var now: Int64 = .min
@@ -107,8 +107,9 @@ public struct Timeline: Sendable {
     let widePTS = TimeConversion.wideTicks(pts)
     let wideDTS = TimeConversion.wideTicks(decode)
     let base = self.base ?? min(widePTS, wideDTS)
-    let offset = WideInt(configuration.startOffset)
-    guard let rawPTS = (widePTS - base + offset).int64, let rawDTS = (wideDTS - base + offset).int64
+    let offset = Int128(configuration.startOffset)
+    guard let rawPTS = Int64(exactly: widePTS - base + offset),
+      let rawDTS = Int64(exactly: wideDTS - base + offset)
     else { throw .outOfRange(kind, pts) }
 
     let threshold = max(configuration.jumpThreshold, 0)

@@ -290,6 +290,7 @@ final class LinkedNamespace {
     // A /30 of our own, only inside this machine: the peer lives in the namespace made here.
     hostAddress = "\(subnet ?? "10.213.\(tag)").1"
     peerAddress = "\(subnet ?? "10.213.\(tag)").2"
+    Self.removeStaleLink(holding: hostAddress)
     let steps: [[String]] = [
       ["ip", "netns", "add", name],
       ["ip", "link", "add", hostInterface, "type", "veth", "peer", "name", peerInterface],
@@ -311,6 +312,22 @@ final class LinkedNamespace {
   }
 
   deinit { remove() }
+
+  /// Removes a link (and its namespace) that a killed earlier run left holding `address`: its
+  /// route would take this run's packets to a namespace where nothing listens.
+  private static func removeStaleLink(holding address: String) {
+    guard
+      let listing = try? FaultSupport.tool([
+        "ip", "-o", "-4", "addr", "show", "to", address + "/32",
+      ]),
+      let interface = listing.stdout.split(separator: " ").dropFirst().first
+    else { return }
+    let name = interface.split(separator: "@").first.map(String.init) ?? String(interface)
+    _ = try? FaultSupport.tool(["ip", "link", "del", name])
+    if name.hasPrefix("vif") {
+      _ = try? FaultSupport.tool(["ip", "netns", "del", "ingest-fault-" + name.dropFirst(3)])
+    }
+  }
 
   /// Takes the link down or up.
   func setLink(up: Bool) throws {

@@ -35,7 +35,7 @@ public func fuzzAAC(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     require(frame.count > ADTSHeader.maximumPayloadSize, "refused a frame of \(frame.count) bytes")
   }
 
-  var packetizer = TSPacketizer(program: TSProgram(audioApp: format, audioMic: format))
+  let packetizer = TSPacketizer(program: TSProgram(audioApp: format, audioMic: format))
   let maximum = TSPacketizer.maximumPacketizedSize(
     payloadSize: frame.count, kind: .audioMic, format: .aac(format))
   var packets = [UInt8](repeating: 0, count: maximum)

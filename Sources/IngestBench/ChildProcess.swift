@@ -1,4 +1,5 @@
 import IngestPOSIX
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -113,14 +114,6 @@ public enum ChildProcess {
       if access(candidate, X_OK) == 0 { return candidate }
     }
     return nil
-  }
-
-  /// The running executable's path (`/proc/self/exe`).
-  public static func currentExecutable() -> String? {
-    var buffer = [CChar](repeating: 0, count: 4096)
-    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    guard count > 0 else { return nil }
-    return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 
   /// The parent's environment, without the variables named.

@@ -1,6 +1,7 @@
 import IngestBench
 import IngestCLI
 import IngestCore
+import IngestPOSIX
 
 #if canImport(Glibc)
   import Glibc
@@ -108,7 +109,7 @@ enum BenchCommand: Command {
       scenarios, settings: settings, allocationCounter: args["--alloc-counter"])
     if runs > 0 {
       Console.error("bench: ffmpeg comparison (\(runs) runs each)")
-      if let executable = ChildProcess.currentExecutable() {
+      if let executable = Executable.current() {
         do {
           report.comparison = try ToolComparison.run(
             dumpPath: settings.dumpPath, ingest: executable, loops: loops, runs: runs)
@@ -150,7 +151,7 @@ enum BenchCommand: Command {
   ) -> BenchReport {
     var report = BenchReport()
     report.allocationsCounted = allocationCounter != nil
-    guard let executable = ChildProcess.currentExecutable() else {
+    guard let executable = Executable.current() else {
       report.failures.append(("all", "cannot find the running executable"))
       return report
     }

@@ -1,4 +1,5 @@
 import IngestCLI
+import IngestPOSIX
 
 #if canImport(Glibc)
   import Glibc
@@ -18,22 +19,10 @@ enum UploadLauncher: Command {
 
   /// Replaces this process with `ingest-upload ARGV`; returns only by exiting when that fails.
   static func exec(_ argv: [String]) -> Never {
-    let path = executable()
+    let path = Executable.sibling("ingest-upload", overriddenBy: "INGEST_UPLOAD_BIN")
     let words = ([path] + argv).map { strdup($0) } + [nil]
     execv(path, words)
     Console.error("ingest upload: cannot run \(path): \(String(cString: strerror(errno)))")
     exit(1)
-  }
-
-  /// `INGEST_UPLOAD_BIN`, else `ingest-upload` beside the running `ingest`.
-  private static func executable() -> String {
-    if let path = getenv("INGEST_UPLOAD_BIN").map({ String(cString: $0) }), !path.isEmpty {
-      return path
-    }
-    var buffer = [CChar](repeating: 0, count: 4096)
-    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    guard count > 0 else { return "ingest-upload" }
-    let me = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    return me.lastIndex(of: "/").map { String(me[..<$0]) + "/ingest-upload" } ?? "ingest-upload"
   }
 }

@@ -42,15 +42,7 @@ public final class EncoderProcess: @unchecked Sendable {
 
   /// Where `ingest-encode` is: `INGEST_ENCODE_BIN`, else beside the running `ingest`.
   public static func locate() -> String {
-    if let path = getenv("INGEST_ENCODE_BIN").map({ String(cString: $0) }), !path.isEmpty {
-      return path
-    }
-    var buffer = [CChar](repeating: 0, count: 4096)
-    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    guard count > 0 else { return "ingest-encode" }
-    let me = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    guard let slash = me.lastIndex(of: "/") else { return "ingest-encode" }
-    return String(me[..<slash]) + "/ingest-encode"
+    Executable.sibling("ingest-encode", overriddenBy: "INGEST_ENCODE_BIN")
   }
 
   /// Starts `executable` with `arguments`.

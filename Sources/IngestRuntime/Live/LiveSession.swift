@@ -45,8 +45,7 @@ public enum LiveSession {
       encoder.add("peak_resident", exit.peakResidentBytes)
       fields.add("encoder", encoder)
       let ended = exit.succeeded || exit.signal == SIGTERM
-      let last = process.lastLines.last { !$0.isEmpty } ?? ""
-      return (fields, ended ? nil : "the encoder \(exit)" + (last.isEmpty ? "" : ": \(last)"))
+      return (fields, ended ? nil : "the encoder " + describe(exit, of: process))
     }
     do {
       return try ReplaySession.run(
@@ -55,18 +54,20 @@ public enum LiveSession {
     } catch {
       process.terminate()
       let exit = process.wait()
-      let last = process.lastLines.last { !$0.isEmpty } ?? ""
-      if case .dump = error, !exit.succeeded {
-        throw .encoder("\(exit)" + (last.isEmpty ? "" : ": \(last)"))
-      }
       switch error {
-      case .noTracks, .empty:
-        // An encoder that died before its first sample explains the empty stream.
-        if !exit.succeeded { throw .encoder("\(exit)" + (last.isEmpty ? "" : ": \(last)")) }
+      case .dump, .noTracks, .empty:
+        // An encoder that died before its first sample explains the broken or empty stream.
+        if !exit.succeeded { throw .encoder(describe(exit, of: process)) }
       default: break
       }
       throw error
     }
+  }
+
+  /// How the child ended, with the last line it wrote to standard error.
+  private static func describe(_ exit: EncoderProcess.Exit, of process: EncoderProcess) -> String {
+    let last = process.lastLines.last { !$0.isEmpty } ?? ""
+    return "\(exit)" + (last.isEmpty ? "" : ": \(last)")
   }
 }
 

@@ -4,6 +4,8 @@
 package struct Arguments {
   package private(set) var positionals: [String] = []
   private var options: [String: String] = [:]
+  /// Every value of each valued option, in order (an option may be given more than once).
+  private var allValues: [String: [String]] = [:]
   private var switches: Set<String> = []
 
   /// Parses `argv` (without the program and subcommand names).
@@ -33,21 +35,27 @@ package struct Arguments {
         guard inlineValue == nil else { throw UsageError("\(name) takes no value") }
         switches.insert(name)
       } else if valued.contains(name) {
+        let value: String
         if let inlineValue {
-          options[name] = inlineValue
+          value = inlineValue
         } else {
           guard index < argv.count else { throw UsageError("\(name) needs a value") }
-          options[name] = argv[index]
+          value = argv[index]
           index += 1
         }
+        options[name] = value
+        allValues[name, default: []].append(value)
       } else {
         throw UsageError("unknown option \(name)")
       }
     }
   }
 
-  /// The value of a valued option, if given.
+  /// The value of a valued option, if given (the last one, when given more than once).
   package subscript(_ name: String) -> String? { options[name] }
+
+  /// Every value given for a valued option, in order.
+  package func values(_ name: String) -> [String] { allValues[name] ?? [] }
 
   /// Whether a switch was given.
   package func has(_ name: String) -> Bool { switches.contains(name) }

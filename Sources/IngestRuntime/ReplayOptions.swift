@@ -4,8 +4,9 @@ import IngestSinks
 
 /// Everything `ingest replay` (and the benchmark) can set for one run.
 public struct ReplayOptions: Sendable {
-  /// Where the stream goes.
-  public var target: OutputTarget
+  /// Where the stream goes: one output or several (`--to` given more than once), each with its
+  /// own ring and drop policy under the one budget.
+  public var targets: [OutputTarget]
   /// Pacing as asked for; see `effectiveSpeed`.
   public var speed: ReplaySpeed = .factor(1)
   /// The smallest share of the appended video frames the output must accept for the run to
@@ -45,17 +46,32 @@ public struct ReplayOptions: Sendable {
   /// Below half of its video frames a stream is not watchable.
   public static let defaultMinimumDeliveredFraction = 0.5
 
-  public init(target: OutputTarget) { self.target = target }
+  public init(target: OutputTarget) { targets = [target] }
 
-  /// The pacing used: `speed`, except that `.max` to a network output (SRT, RTMP) is real
+  /// - Precondition: `targets` is not empty.
+  public init(targets: [OutputTarget]) {
+    precondition(!targets.isEmpty)
+    self.targets = targets
+  }
+
+  /// The first output (the only one, in most runs).
+  public var target: OutputTarget {
+    get { targets[0] }
+    set { targets[0] = newValue }
+  }
+
+  /// Whether an output is a live receiver (SRT, RTMP), which plays at real time.
+  public var hasNetworkOutput: Bool {
+    targets.contains(where: \.isNetwork)
+  }
+
+  /// The pacing used: `speed`, except that `.max` with a network output (SRT, RTMP) is real
   /// time, because a live receiver plays at real time and cannot take the stream any faster;
   /// the surplus would only fill the ring and be dropped. A live input is never paced: it
   /// arrives at real time already.
   public var effectiveSpeed: ReplaySpeed {
-    switch (isLive, speed, target) {
-    case (true, _, _): .max
-    case (false, .max, .srt), (false, .max, .rtmp): .factor(1)
-    default: speed
-    }
+    if isLive { return .max }
+    if case .max = speed, hasNetworkOutput { return .factor(1) }
+    return speed
   }
 }

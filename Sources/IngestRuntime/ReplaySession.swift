@@ -76,11 +76,12 @@ public enum ReplaySession {
     options.rtmpAudio ?? (tracks.audioApp != nil ? .audioApp : .audioMic)
   }
 
-  /// Creates the sink for a target.
-  public static func makeSink(_ options: ReplayOptions, tracks: TrackFormats) throws(ReplayError)
-    -> (sink: any OutputSink, threaded: Bool)
-  {
-    switch options.target {
+  /// Creates the sink for `target`; `threaded` says whether it must be sent from its own
+  /// thread (a network output, whose connects and sends block).
+  public static func makeSink(
+    _ target: OutputTarget, options: ReplayOptions, tracks: TrackFormats
+  ) throws(ReplayError) -> (sink: any OutputSink, threaded: Bool) {
+    switch target {
     case .file(let path, let shaper): return (FileSink(path: path, shaper: shaper), false)
     case .null(let shaper): return (NullSink(shaper: shaper), false)
     case .srt(let url):
@@ -103,13 +104,14 @@ public enum ReplaySession {
       return (HLSSink(configuration: configuration), false)
     }
   }
+
   /// Replays `dumpPath` (a file, a FIFO, or `-` for standard input) with `options` on `clock`.
   /// - Parameter onProgress: called about four times a second with the counters.
   public static func run(
     dumpPath: String, options: ReplayOptions, clock: any PacingClock,
     onProgress: ((PipelineSnapshot, Int64) -> Void)? = nil
   ) throws(ReplayError) -> ReplaySummary {
-    try refuseOverwritingInput(dumpPath, target: options.target)
+    for target in options.targets { try refuseOverwritingInput(dumpPath, target: target) }
     let source: FileByteSource
     do { source = try FileByteSource(path: dumpPath) } catch { throw .open(error) }
     return try run(
@@ -143,8 +145,70 @@ public enum ReplaySession {
     options: ReplayOptions, clock: any PacingClock,
     onProgress: ((PipelineSnapshot, Int64) -> Void)?
   ) throws(ReplayError) -> ReplaySummary {
-    let (sink, threaded) = try makeSink(options, tracks: tracks)
-    let pipeline: Pipeline
+    let sinks = try options.targets.map { target throws(ReplayError) in
+      try makeSink(target, options: options, tracks: tracks)
+    }
+    let pipelines = try makePipelines(
+      sinks.map(\.sink), tracks: tracks, scanBytes: scanBytes, options: options, clock: clock)
+    // Several outputs each get a thread when one of them is a network output: the replay runs
+    // at real time then, and a local output's writes must not hold up the network one (nor
+    // the other way round). Local outputs alone are pumped inline, losing nothing at any speed.
+    let ownThreads = sinks.count > 1 && options.hasNetworkOutput
+    let systemClock = clock as? SystemClock
+    var lanes: [OutputLane] = []
+    for (offset, (sink, threaded)) in sinks.enumerated() {
+      let pipeline = pipelines[offset]
+      let reporter = StatusReporter(
+        pipeline: pipeline, clock: clock, probe: options.residentProbe,
+        writeLine: options.statusLine)
+      if sinks.count > 1 { reporter.output = offset + 1 }
+      if offset == 0 {
+        emitStart(
+          reporter, pipeline: pipeline, dumpPath: dumpPath, sinks: sinks.map(\.sink),
+          options: options)
+      }
+      reporter.attach(sink)
+      // One encoder, steered from one link: the first network output's (or the only output's).
+      let steering = options.targets.firstIndex(where: \.isNetwork) ?? 0
+      if let configuration = options.rateControl, offset == steering {
+        reporter.rateControl = RateControlLoop(configuration: configuration)
+      }
+      options.prepareReporter?(reporter)
+      let sender = Sender(pipeline: pipeline, sink: sink, clock: clock)
+      sender.onEvent = { reporter.report($0) }
+      var thread: SenderThread?
+      if threaded || ownThreads, let systemClock {
+        thread = SenderThread(sender: sender, clock: systemClock, reporter: reporter)
+      }
+      var audio: SampleKind?
+      if case .rtmp = options.targets[offset] { audio = rtmpAudio(options, tracks: tracks) }
+      lanes.append(
+        OutputLane(
+          index: offset + 1, sink: sink, pipeline: pipeline, sender: sender, thread: thread,
+          reporter: reporter, rtmpAudio: audio))
+    }
+    let replayer = Replayer(
+      reader: reader, lanes: lanes, clock: clock, speed: options.effectiveSpeed)
+    replayer.onProgress = onProgress
+    var summary = replayer.run()
+    summary.minimumDeliveredFraction = options.minimumDeliveredFraction
+    if let input = options.summaryFields?() {
+      summary.extraFields = input.fields
+      summary.inputFailure = input.failure
+    }
+    replayer.runReporter.emit("summary") { object in
+      summary.fill(&object)
+    }
+    return summary
+  }
+
+  /// The outputs' pipelines under one budget: the reader's buffers and every output's fixed
+  /// buffers are reserved first, and what is left is split equally between the outputs' rings.
+  /// The ledger each pipeline reports counts all the rings (`RingShare`).
+  private static func makePipelines(
+    _ sinks: [any OutputSink], tracks: TrackFormats, scanBytes: Int, options: ReplayOptions,
+    clock: any PacingClock
+  ) throws(ReplayError) -> [Pipeline] {
     do {
       var budget = try MemoryBudget(
         budget: options.pipeline.budgetBytes, overhead: options.pipeline.overheadBytes)
@@ -153,18 +217,51 @@ public enum ReplaySession {
         "dump reader",
         bytes: options.pipeline.maximumSampleBytes + DumpReader<FileByteSource>.readChunk)
       if scanBytes > 0 { try budget.reserve("dump scan", bytes: scanBytes) }
-      try budget.reserve("sink buffers", bytes: sink.bufferBytes)
-      pipeline = try Pipeline(
-        configuration: options.pipeline, tracks: tracks, payloadFormat: sink.payloadFormat,
-        budget: budget, clock: clock)
+      if sinks.count == 1 {
+        try budget.reserve("sink buffers", bytes: sinks[0].bufferBytes)
+        return [
+          try Pipeline(
+            configuration: options.pipeline, tracks: tracks, payloadFormat: sinks[0].payloadFormat,
+            budget: budget, clock: clock)
+        ]
+      }
+      let records = SendRing.recordTableBytes(capacity: options.pipeline.recordCapacity)
+      for (offset, sink) in sinks.enumerated() {
+        try budget.reserve("output \(offset + 1) sink buffers", bytes: sink.bufferBytes)
+        try budget.reserve("output \(offset + 1) ring records", bytes: records)
+      }
+      let ledger = RingLedger()
+      let share = RingShare(ledger: ledger, arenaBytes: budget.available / sinks.count)
+      var pipelines: [Pipeline] = []
+      for sink in sinks {
+        pipelines.append(
+          try Pipeline(
+            configuration: options.pipeline, tracks: tracks, payloadFormat: sink.payloadFormat,
+            budget: budget, clock: clock, share: share))
+      }
+      return pipelines
     } catch {
       throw .budget(error)
     }
-    let reporter = StatusReporter(
-      pipeline: pipeline, clock: clock, probe: options.residentProbe, writeLine: options.statusLine)
+  }
+
+  private static func emitStart(
+    _ reporter: StatusReporter, pipeline: Pipeline, dumpPath: String, sinks: [any OutputSink],
+    options: ReplayOptions
+  ) {
     reporter.emit("start") { object in
       object.add("dump", dumpPath)
-      object.add("output", sink.redactedDescription)
+      object.add("output", sinks[0].redactedDescription)
+      if sinks.count > 1 {
+        object.add(
+          "outputs",
+          sinks.enumerated().map { offset, sink in
+            var output = JSONObject()
+            output.add("output", offset + 1)
+            output.add("to", sink.redactedDescription)
+            return output
+          })
+      }
       object.add("speed", options.effectiveSpeed.description)
       object.add("buffer_ms", options.pipeline.bufferMilliseconds)
       object.add("budget", pipeline.budget.budget)
@@ -172,38 +269,11 @@ public enum ReplaySession {
       object.add("ledger_fixed", pipeline.budget.fixedBytes)
       object.add(
         "tracks",
-        SampleKind.allCases.filter { tracks.contains($0) }.map { kind in
+        SampleKind.allCases.filter { pipeline.tracks.contains($0) }.map { kind in
           var track = JSONObject()
           track.add("kind", kind.description)
           return track
         })
     }
-    reporter.attach(sink)
-    if let configuration = options.rateControl {
-      reporter.rateControl = RateControlLoop(configuration: configuration)
-    }
-    options.prepareReporter?(reporter)
-    let sender = Sender(pipeline: pipeline, sink: sink, clock: clock)
-    sender.onEvent = { reporter.report($0) }
-    var thread: SenderThread?
-    if threaded, let systemClock = clock as? SystemClock {
-      thread = SenderThread(sender: sender, clock: systemClock, reporter: reporter)
-    }
-    let replayer = Replayer(
-      reader: reader, pipeline: pipeline, sender: sender, senderThread: thread, clock: clock,
-      speed: options.effectiveSpeed, reporter: reporter)
-    replayer.onProgress = onProgress
-    var summary = replayer.run()
-    summary.minimumDeliveredFraction = options.minimumDeliveredFraction
-    if let input = options.summaryFields?() {
-      summary.extraFields = input.fields
-      summary.inputFailure = input.failure
-    }
-    summary.acceptedBytes = sink.acceptedBytes
-    if case .rtmp = options.target { summary.rtmpAudio = rtmpAudio(options, tracks: tracks) }
-    reporter.emit("summary") { object in
-      summary.fill(&object)
-    }
-    return summary
   }
 }

@@ -1,9 +1,10 @@
 import IngestCore
 
-/// The outcome of a replay, printed at the end and as `--json`.
+/// The outcome of a replay, printed at the end and as `--json`: what the run read, and what each
+/// output took.
 public struct ReplaySummary: Sendable {
-  /// The pipeline's counters at the end.
-  public var snapshot: PipelineSnapshot
+  /// Each output's figures, in `--to` order (one for most runs).
+  public var outputs: [OutputSummary]
   /// Dump records skipped as invalid (recoverable reader errors).
   public var skippedRecords: Int
   /// Dump records refused by the reader (invalid content, intact framing: skipped, reading went
@@ -13,17 +14,10 @@ public struct ReplaySummary: Sendable {
   public var refusedFormats: [RefusedFormat] = []
   /// The error that stopped reading early, if any.
   public var readError: DumpError?
-  /// The sink failure that stopped the run, if any.
-  public var sinkError: SinkError?
   /// Wall time of the run on the pipeline clock, nanoseconds.
   public var elapsedNanoseconds: Int64
   /// Peak resident memory of the process from the kernel, when known.
   public var peakResidentBytes: Int?
-  /// Tier changes during the run.
-  public var tierChanges: Int
-  /// The smallest share of the appended video frames (of all samples when there is no video)
-  /// the output must have accepted for the run to succeed, 0...1.
-  public var minimumDeliveredFraction: Double = ReplayOptions.defaultMinimumDeliveredFraction
   /// The signal (`SIGINT`, `SIGTERM`) that stopped the run before the end of the dump, if any:
   /// a requested stop, so the run still succeeds when its outputs were finished.
   public var stopSignal: String? = nil
@@ -31,73 +25,51 @@ public struct ReplaySummary: Sendable {
   public var extraFields = JSONObject()
   /// Set by the input when it failed on its own (the encoder died): the run did not succeed.
   public var inputFailure: String? = nil
-  /// What the output itself took, when it knows better than the units handed to it (a file:
-  /// what reached the disk); see `sentBytes`.
-  public var acceptedBytes: Int64? = nil
-  /// RTMP: the audio track FLV carried; the other one is counted as dropped (`notCarried`).
-  public var rtmpAudio: SampleKind? = nil
 
-  /// Bytes the output accepted.
-  public var sentBytes: Int64 { acceptedBytes ?? snapshot.sentBytes }
+  /// The first output's counters (the only output's, in a run with one).
+  public var snapshot: PipelineSnapshot { outputs[0].snapshot }
+  /// The first output failure, if any.
+  public var sinkError: SinkError? { outputs.lazy.compactMap(\.sinkError).first }
+  /// Bytes the first output accepted.
+  public var sentBytes: Int64 { outputs[0].sentBytes }
+  /// Tier changes of the first output.
+  public var tierChanges: Int { outputs[0].tierChanges }
 
-  /// Why units were left in the ring at the end, when some were.
-  public var undeliveredCause: String? {
-    guard snapshot.inFlight > 0 else { return nil }
-    switch sinkError {
-    case .diskFull?: return "the disk is full"
-    case .connect?, .publishRefused?, .authentication?, .certificate?, .timeout?:
-      return "the connection failed"
-    case .write?, .unsupported?: return "the output failed"
-    case .cancelled?: return "the output was cancelled"
-    case nil:
-      return readError == nil
-        ? "the drain timed out before the output took them" : "reading the dump failed"
-    }
+  /// Sets every output's minimum share of delivered video frames.
+  public var minimumDeliveredFraction: Double {
+    get { outputs[0].minimumDeliveredFraction }
+    set { for index in outputs.indices { outputs[index].minimumDeliveredFraction = newValue } }
   }
 
-  /// RTMP: which audio track went and how to choose the other, when the dump has both.
-  public var rtmpAudioNote: String? {
-    guard let rtmpAudio else { return nil }
-    let other: SampleKind = rtmpAudio == .audioApp ? .audioMic : .audioApp
-    guard snapshot.appended[Int(other.rawValue)] > 0 else { return nil }
-    return "RTMP carries one audio track: \(rtmpAudio) was sent, \(other) was not "
-      + "(--rtmp-audio \(other == .audioApp ? "app" : "mic") sends it instead)"
-  }
-
-  /// Whether nothing failed and the output accepted at least `minimumDeliveredFraction` of what
-  /// was appended: a run that dropped most of its stream did not deliver it, whatever it sent.
+  /// Whether nothing failed and every output accepted at least its minimum share: a run that
+  /// dropped most of its stream did not deliver it, whatever it sent.
   public var succeeded: Bool {
-    readError == nil && sinkError == nil && shortfall == nil && inputFailure == nil
+    readError == nil && inputFailure == nil && outputs.allSatisfy(\.succeeded)
   }
 
-  /// Why the output did not take enough of the stream, as one line; `nil` when it did.
+  /// Why an output did not take enough of the stream, as one line; `nil` when all did. With
+  /// several outputs the line names the output.
   public var shortfall: String? {
-    let video = Int(SampleKind.video.rawValue)
-    let hasVideo = snapshot.appended[video] > 0
-    let appended = hasVideo ? snapshot.appended[video] : snapshot.totalAppended
-    guard appended > 0 else { return nil }
-    let sent = hasVideo ? snapshot.sent[video] : snapshot.totalSent
-    let what = hasVideo ? "video frames" : "samples"
-    if sentBytes == 0 || sent == 0 {
-      return "the output accepted nothing: 0 of \(appended) \(what) sent"
-    }
-    let fraction = Double(sent) / Double(appended)
-    guard fraction < minimumDeliveredFraction else { return nil }
-    let percent = { (value: Double) in JSONObject.fixed(value * 100, decimals: 0) }
-    return "the output accepted only \(sent) of \(appended) \(what) (\(percent(fraction))%, "
-      + "below the minimum of \(percent(minimumDeliveredFraction))%, --min-delivered)"
+    outputs.lazy.compactMap { output in output.shortfall.map { label(output) + $0 } }.first
   }
+
+  /// `output N (DESCRIPTION): ` in a run with several outputs, else nothing.
+  public func label(_ output: OutputSummary) -> String {
+    outputs.count > 1 ? "output \(output.index) (\(output.description)): " : ""
+  }
+
+  /// Peak of the run's ledger: every output's pipeline reports the shared one.
+  public var peakLedger: Int { outputs.map(\.snapshot.peakLedger).max() ?? 0 }
 }
 
 extension ReplaySummary {
-  /// Writes the summary's fields into a JSON object (the `summary` event and `--json`).
+  /// Writes the summary's fields into a JSON object (the `summary` event and `--json`). A run
+  /// with one output has its figures at the top level; with several, each output's are in
+  /// `outputs`, labelled with its `output` number and `to`.
   public func fill(_ object: inout JSONObject) {
-    let kinds = SampleKind.allCases
     var appended = JSONObject()
-    var sent = JSONObject()
-    for kind in kinds {
+    for kind in SampleKind.allCases {
       appended.add(kind.description, snapshot.appended[Int(kind.rawValue)])
-      sent.add(kind.description, snapshot.sent[Int(kind.rawValue)])
     }
     object.add("ok", succeeded)
     if let failure = inputFailure ?? shortfall { object.add("failure", failure) }
@@ -106,24 +78,29 @@ extension ReplaySummary {
       stopSignal ?? (readError == nil && sinkError == nil && inputFailure == nil ? "end" : "error"))
     object.add("elapsed_s", Double(elapsedNanoseconds) / 1e9)
     object.add("appended", appended)
-    object.add("sent", sent)
-    object.add("sent_bytes", sentBytes)
-    object.add("dropped", snapshot.drops.total)
-    object.add("drops", StatusReporter.dropObject(snapshot.drops))
-    object.add("undelivered", snapshot.inFlight)
-    if let undeliveredCause { object.add("undelivered_cause", undeliveredCause) }
-    if let rtmpAudio { object.add("rtmp_audio", rtmpAudio.description) }
-    object.add("peak_ledger", snapshot.peakLedger)
+    if outputs.count == 1 {
+      outputs[0].fill(&object, readError: readError)
+    } else {
+      object.add(
+        "outputs",
+        outputs.map { output in
+          var item = JSONObject()
+          item.add("output", output.index)
+          item.add("to", output.description)
+          item.add("ok", output.succeeded)
+          if let shortfall = output.shortfall { item.add("failure", shortfall) }
+          output.fill(&item, readError: readError)
+          return item
+        })
+    }
+    object.add("peak_ledger", peakLedger)
     object.add("budget", snapshot.budget)
     if let peak = peakResidentBytes { object.add("peak_resident", peak) }
-    object.add("tier_changes", tierChanges)
-    object.add("final_tier", snapshot.tier.rawValue)
     object.add("clock_resets", snapshot.discontinuities)
     object.add("skipped_records", skippedRecords)
     object.add("invalid_records", invalidRecords)
     if !refusedFormats.isEmpty { object.add("refused_formats", refusedFormats.map(\.json)) }
     if let readError { object.add("read_error", readError.description) }
-    if let sinkError { object.add("sink_error", sinkError.description) }
     object.merge(extraFields)
   }
 }

@@ -1,64 +1,79 @@
 import IngestCore
 import IngestPOSIX
 
-/// Replays a dump into a pipeline as a capture would: samples handed to `append` at their times
-/// (or as fast as possible), the sender pumped inline or on its own thread, status reported.
+/// Replays a dump into the outputs' pipelines as a capture would: samples handed to each
+/// output's `append` at their times (or as fast as possible), the senders pumped inline or on
+/// their own threads, status reported.
+///
+/// With several outputs, each has its own pipeline: an output that falls behind drops from its
+/// own ring, and one that fails stops alone while the others go on.
 public final class Replayer<Source: ByteSource> {
   private var reader: DumpReader<Source>
-  private let pipeline: Pipeline
-  private let sender: Sender
-  private let senderThread: SenderThread?
+  private let lanes: [OutputLane]
   private let clock: any PacingClock
   private let speed: ReplaySpeed
-  private let reporter: StatusReporter
-  /// Called about every `progressInterval` with the counters (for a terminal progress line).
+  /// Called about every `progressInterval` with the first output's counters (for a terminal
+  /// progress line).
   public var onProgress: ((PipelineSnapshot, Int64) -> Void)?
   public var progressInterval: Int64 = 250_000_000
-  /// How long the end of the run may wait for the sink to take what the ring holds.
+  /// How long the end of the run may wait for the sinks to take what the rings hold.
   public var drainTimeout: Int64 = 30_000_000_000
 
+  /// A replay into one output.
   /// - Parameters:
   ///   - senderThread: when given, the sender runs on it (network sinks); otherwise the replay loop
   ///     pumps it between samples, which is deterministic with a `VirtualClock`.
-  public init(
+  public convenience init(
     reader: DumpReader<Source>, pipeline: Pipeline, sender: Sender, senderThread: SenderThread?,
     clock: any PacingClock, speed: ReplaySpeed, reporter: StatusReporter
   ) {
-    self.reader = reader
-    self.pipeline = pipeline
-    self.sender = sender
-    self.senderThread = senderThread
-    self.clock = clock
-    self.speed = speed
-    self.reporter = reporter
+    let lane = OutputLane(
+      index: 1, sink: sender.sink, pipeline: pipeline, sender: sender, thread: senderThread,
+      reporter: reporter)
+    self.init(reader: reader, lanes: [lane], clock: clock, speed: speed)
   }
 
-  /// Runs to the end of the dump, drains the ring and finishes the sink.
+  /// A replay into every output of `lanes` (at least one).
+  init(reader: DumpReader<Source>, lanes: [OutputLane], clock: any PacingClock, speed: ReplaySpeed)
+  {
+    precondition(!lanes.isEmpty)
+    self.reader = reader
+    self.lanes = lanes
+    self.clock = clock
+    self.speed = speed
+  }
+
+  /// The reporter of the run's own events (start, stopping, refused formats, summary).
+  var runReporter: StatusReporter { lanes[0].reporter }
+
+  /// Runs to the end of the dump (or until every output failed), drains the rings and finishes
+  /// the sinks.
   public func run() -> ReplaySummary {
     let start = clock.now()
     var pacer = ReplayPacer(speed: { if case .factor(let f) = speed { f } else { 1 } }())
     var nextProgress = start
     var readError: DumpError?
-    var sinkError: SinkError?
     var invalidRecords = 0
     var refusedFormats: [RefusedFormat] = []
     var stopSignal: String?
-    senderThread?.start()
+    for lane in lanes { lane.thread?.start() }
     reading: while true {
       if let signal = StopSignal.requested {
         stopSignal = signal
-        reporter.emit("stopping") { $0.add("signal", signal) }
+        runReporter.emit("stopping") { $0.add("signal", signal) }
         break
       }
       let record: DumpRecord?
       do { record = try reader.next() } catch {
         if error.isRecoverable {
           invalidRecords += 1
-          if let kind = reader.refusedSampleKind { pipeline.sampleLost(kind) }
+          if let kind = reader.refusedSampleKind {
+            for lane in lanes where lane.isLive { lane.pipeline.sampleLost(kind) }
+          }
           if let kind = reader.refusedFormatKind {
             let refused = RefusedFormat(kind: kind, error: error)
             refusedFormats.append(refused)
-            reporter.emit("formatRefused") { $0.merge(refused.json) }
+            runReporter.emit("formatRefused") { $0.merge(refused.json) }
           }
           continue
         }
@@ -67,7 +82,7 @@ public final class Replayer<Source: ByteSource> {
       }
       guard let record else { break }
       if case .format(let kind, let format) = record {
-        pipeline.changeFormat(format, for: kind)
+        for lane in lanes where lane.isLive { lane.pipeline.changeFormat(format, for: kind) }
         continue
       }
       guard case .sample(let header) = record else { continue }
@@ -75,82 +90,100 @@ public final class Replayer<Source: ByteSource> {
       if case .factor = speed {
         let due = pacer.due(kind: header.kind, time: header.dts ?? header.pts, now: now)
         while now < due && StopSignal.requested == nil {
-          if let error = pump(now: now, until: due) {
-            sinkError = error
-            break reading
-          }
+          wait(now: now, until: due)
+          guard lanes.contains(where: \.isLive) else { break reading }
           now = clock.now()
         }
       }
       reader.withPayload { payload in
-        _ = pipeline.append(
-          kind: header.kind, pts: header.pts, dts: header.dts, isKeyframe: header.isKeyframe,
-          payload: payload, nalUnits: header.nalUnits)
-      }
-      if let senderThread {
-        senderThread.wake()
-        if let error = senderThread.failure {
-          sinkError = error
-          break
+        for lane in lanes where lane.isLive {
+          _ = lane.pipeline.append(
+            kind: header.kind, pts: header.pts, dts: header.dts, isKeyframe: header.isKeyframe,
+            payload: payload, nalUnits: header.nalUnits)
         }
-      } else if case .failed(let error) = sender.pump(now: now) {
-        sinkError = error
-        break
       }
-      // With a sender thread, the thread reports; the reporter is not shared between threads.
-      if senderThread == nil { reporter.tick(now: now) }
+      for lane in lanes where lane.isLive { send(lane, now: now) }
+      guard lanes.contains(where: \.isLive) else { break }
       if now >= nextProgress {
         nextProgress = now + progressInterval
-        onProgress?(pipeline.snapshot(), now - start)
+        onProgress?(lanes[0].pipeline.snapshot(), now - start)
       }
     }
-    if sinkError == nil {
-      sinkError = drain(for: stopSignal == nil ? drainTimeout : StopSignal.drainNanoseconds)
-    }
-    if sinkError == nil {
-      do { try sender.finish() } catch { sinkError = error }
+    drain(for: stopSignal == nil ? drainTimeout : StopSignal.drainNanoseconds)
+    for lane in lanes where lane.isLive {
+      do { try lane.sender.finish() } catch { lane.fail(error) }
     }
     let end = clock.now()
-    reporter.tick(now: end, force: true)
+    for lane in lanes { lane.reporter.tick(now: end, force: true) }
     return ReplaySummary(
-      snapshot: pipeline.snapshot(), skippedRecords: reader.skippedRecords,
-      invalidRecords: invalidRecords, refusedFormats: refusedFormats, readError: readError,
-      sinkError: sinkError, elapsedNanoseconds: end - start,
-      peakResidentBytes: ProcResidentProbe().peakResidentBytes(), tierChanges: reporter.tierChanges,
-      stopSignal: stopSignal)
+      outputs: lanes.map {
+        $0.summary(minimumDeliveredFraction: ReplayOptions.defaultMinimumDeliveredFraction)
+      },
+      skippedRecords: reader.skippedRecords, invalidRecords: invalidRecords,
+      refusedFormats: refusedFormats, readError: readError, elapsedNanoseconds: end - start,
+      peakResidentBytes: ProcResidentProbe().peakResidentBytes(), stopSignal: stopSignal)
   }
 
-  /// Pumps the inline sender (or just waits for a threaded one) until `deadline`.
-  private func pump(now: Int64, until deadline: Int64) -> SinkError? {
+  /// After an append: wakes the lane's thread, or pumps its sender inline.
+  private func send(_ lane: OutputLane, now: Int64) {
+    if let thread = lane.thread {
+      thread.wake()
+      if let error = thread.failure { lane.fail(error) }
+      return
+    }
+    if case .failed(let error) = lane.sender.pump(now: now) {
+      lane.fail(error)
+      return
+    }
+    // A threaded lane's thread reports; a reporter is not shared between threads.
+    lane.reporter.tick(now: now)
+  }
+
+  /// Pumps the inline senders (threaded ones send by themselves) and sleeps until `deadline`,
+  /// or sooner when a sink asks to be called again.
+  private func wait(now: Int64, until deadline: Int64) {
     var wake = deadline
-    if senderThread == nil {
-      switch sender.pump(now: now) {
-      case .failed(let error): return error
+    for lane in lanes where lane.isLive {
+      if let thread = lane.thread {
+        if let error = thread.failure { lane.fail(error) }
+        continue
+      }
+      switch lane.sender.pump(now: now) {
+      case .failed(let error): lane.fail(error)
       case .blocked(let until): wake = min(wake, until)
       case .idle: break
       }
-      reporter.tick(now: now)
-    } else if let error = senderThread?.failure {
-      return error
+      lane.reporter.tick(now: now)
     }
     clock.sleep(until: min(wake, now + 100_000_000))
-    return nil
   }
 
-  /// Sends what remains in the ring, waiting for the sink up to `timeout` nanoseconds.
-  private func drain(for timeout: Int64) -> SinkError? {
-    if let senderThread { return senderThread.stop(drainingFor: timeout) }
+  /// Sends what remains in the rings, waiting for each sink up to `timeout` nanoseconds; the
+  /// threaded outputs drain at the same time.
+  private func drain(for timeout: Int64) {
+    // A failed output's thread has ended already; joining it stops its status ticker.
+    let threaded = lanes.filter { $0.thread != nil }
+    for lane in threaded { lane.thread?.beginStopping(drainingFor: timeout) }
+    for lane in lanes where lane.isLive && lane.thread == nil {
+      if let error = drainInline(lane, for: timeout) { lane.fail(error) }
+    }
+    for lane in threaded {
+      if let error = lane.thread?.join() { lane.fail(error) }
+    }
+  }
+
+  private func drainInline(_ lane: OutputLane, for timeout: Int64) -> SinkError? {
     let deadline = clock.now() + timeout
     while true {
       let now = clock.now()
-      switch sender.pump(now: now) {
+      switch lane.sender.pump(now: now) {
       case .failed(let error): return error
       case .idle:
         return nil
       case .blocked(let until):
         // An output that never answered during the whole run is not waited for at its end.
-        if now >= deadline || !sender.hasConnected { return nil }
-        reporter.tick(now: now)
+        if now >= deadline || !lane.sender.hasConnected { return nil }
+        lane.reporter.tick(now: now)
         clock.sleep(until: min(until, deadline))
       }
     }

@@ -104,11 +104,23 @@ public final class SenderThread: @unchecked Sendable {
   /// Lets the thread send what the ring holds (up to `timeout` nanoseconds), then stops it.
   /// - Returns: the fatal sink error, if the sender failed.
   public func stop(drainingFor timeout: Int64) -> SinkError? {
+    beginStopping(drainingFor: timeout)
+    return join()
+  }
+
+  /// Tells the thread to send what the ring holds (up to `timeout` nanoseconds) and end; `join`
+  /// waits for it. Several outputs drain at the same time this way.
+  public func beginStopping(drainingFor timeout: Int64) {
     pthread_mutex_lock(&mutex)
     stopping = true
     drainDeadline = clock.now() + timeout
     pthread_cond_signal(&condition)
     pthread_mutex_unlock(&mutex)
+  }
+
+  /// Waits for the thread to end after `beginStopping`, and stops the status ticker.
+  /// - Returns: the fatal sink error, if the sender failed.
+  public func join() -> SinkError? {
     if let thread { pthread_join(thread, nil) }
     thread = nil
     pthread_mutex_lock(&mutex)

@@ -16,6 +16,14 @@ public enum OutputTarget: Equatable, Sendable {
   case rtmp(url: String)
   case hls(directory: String, playlist: String)
 
+  /// Whether the output is a live receiver over the network (SRT, RTMP).
+  public var isNetwork: Bool {
+    switch self {
+    case .srt, .rtmp: true
+    case .file, .null, .hls: false
+    }
+  }
+
   /// Parses `--to`.
   /// - Throws: `OutputURLError` naming the part that is wrong (never echoing URL secrets).
   public init(parsing text: String) throws(OutputURLError) {

@@ -40,7 +40,10 @@ enum ReplayCommand: Command {
       'congested.ts?rate=500k'.
 
     options:
-      --to OUTPUT               where to send the stream (required)
+      --to OUTPUT               where to send the stream (required); give it again for more
+                                outputs in one run (e.g. an SRT push and an HLS recording):
+                                each output has its own ring and drop policy under the one
+                                budget, so a slow or failed output drops or fails alone
       --speed realtime|max|N    realtime (default) paces samples by their timestamps; max as fast
                                 as possible; N times realtime, N above 0 and up to 1000. max to
                                 srt:// or rtmp:// is paced to realtime: a live receiver cannot
@@ -127,11 +130,16 @@ enum ReplayCommand: Command {
   static func parseRunOptions(_ args: Arguments, input: String) throws -> (
     ReplayOptions, StatusOutput?
   ) {
-    guard let to = args["--to"] else { throw UsageError("--to OUTPUT is required") }
-    var options: ReplayOptions
-    do { options = ReplayOptions(target: try OutputTarget(parsing: to)) } catch {
-      throw UsageError("--to: \(error)")
+    let outputs = args.values("--to")
+    guard !outputs.isEmpty else { throw UsageError("--to OUTPUT is required") }
+    var targets: [OutputTarget] = []
+    for to in outputs {
+      do { targets.append(try OutputTarget(parsing: to)) } catch {
+        throw UsageError("--to: \(error)")
+      }
     }
+    try ReplayOptionChecks.checkDistinct(targets)
+    var options = ReplayOptions(targets: targets)
     if let text = args["--buffer"] {
       guard let seconds = Double(text), seconds >= 2, seconds <= 5 else {
         throw UsageError("--buffer must be between 2 and 5 seconds, got '\(text)'")
@@ -145,7 +153,7 @@ enum ReplayCommand: Command {
       options.pipeline.overheadBytes = overhead
     }
     try ReplayOptionChecks.checkBudget(options.pipeline)
-    try ReplayOptionChecks.checkHLSOnly(args, target: options.target)
+    try ReplayOptionChecks.checkHLSOnly(args, targets: options.targets)
     if let segment = try args.int("--segment", in: 2...4) { options.segmentSeconds = segment }
     if let window = try args.int("--hls-window", in: 0...10000) {
       try ReplayOptionChecks.checkWindow(window)
@@ -160,7 +168,10 @@ enum ReplayCommand: Command {
     let caFile = args["--ca-file"]
     let insecure = args.has("--insecure")
     if caFile != nil || insecure {
-      guard case .rtmp(let url) = options.target, url.lowercased().hasPrefix("rtmps://") else {
+      let rtmps = options.targets.contains { target in
+        if case .rtmp(let url) = target { url.lowercased().hasPrefix("rtmps://") } else { false }
+      }
+      guard rtmps else {
         throw UsageError("--ca-file and --insecure apply to rtmps:// outputs only")
       }
       guard caFile == nil || !insecure else {
@@ -203,9 +214,12 @@ enum ReplayCommand: Command {
     }
     let prefix = "ingest \(command): "
     if let error = summary.readError { Console.error(prefix + "\(input): \(error)") }
-    if let error = summary.sinkError { Console.error(prefix + "output failed: \(error)") }
+    for output in summary.outputs {
+      let label = summary.label(output)
+      if let error = output.sinkError { Console.error(prefix + label + "output failed: \(error)") }
+      if let shortfall = output.shortfall { Console.error(prefix + label + shortfall) }
+    }
     if let failure = summary.inputFailure { Console.error(prefix + failure) }
-    if let shortfall = summary.shortfall { Console.error(prefix + shortfall) }
     if let note = status?.closedNote { Console.error(prefix + note) }
     if let problem = status?.problem {
       Console.error(prefix + problem)
@@ -252,34 +266,20 @@ enum ReplayCommand: Command {
     lines.append(
       "replayed \(dump) in \(format(Double(summary.elapsedNanoseconds) / 1e9, 2)) s (speed \(options.effectiveSpeed))"
         + (summary.stopSignal.map { ", stopped by \($0)" } ?? ""))
-    let kinds = SampleKind.allCases.filter { s.appended[Int($0.rawValue)] > 0 }
-    lines.append(
-      "  samples  "
-        + kinds.map { "\($0) \(s.sent[Int($0.rawValue)])/\(s.appended[Int($0.rawValue)]) sent" }
-        .joined(separator: ", "))
-    lines.append("  bytes    \(summary.sentBytes) sent")
-    var dropLine = "  drops    \(s.drops.total)"
-    if s.drops.total > 0 {
-      var parts: [String] = []
-      for kind in SampleKind.allCases {
-        for reason in DropReason.allCases where s.drops[kind, reason] > 0 {
-          parts.append("\(kind) \(reason) \(s.drops[kind, reason])")
-        }
+    for output in summary.outputs {
+      if summary.outputs.count > 1 {
+        lines.append("  output \(output.index) \(output.description)")
       }
-      dropLine += " (" + parts.joined(separator: ", ") + ")"
+      lines.append(
+        contentsOf: outputLines(
+          output, readError: summary.readError, indent: summary.outputs.count > 1))
     }
-    lines.append(dropLine)
-    if let cause = summary.undeliveredCause {
-      lines.append("  undelivered \(s.inFlight) (\(cause))")
-    }
-    if let note = summary.rtmpAudioNote { lines.append("  audio    \(note)") }
     var memory =
-      "  memory   peak ledger \(format(Double(s.peakLedger) / 1e6, 1)) MB of \(format(Double(s.budget) / 1e6, 1)) MB"
+      "  memory   peak ledger \(format(Double(summary.peakLedger) / 1e6, 1)) MB of \(format(Double(s.budget) / 1e6, 1)) MB"
     if let peak = summary.peakResidentBytes {
       memory += ", peak resident \(format(Double(peak) / 1e6, 1)) MB"
     }
     lines.append(memory)
-    lines.append("  tiers    \(summary.tierChanges) changes, final T\(s.tier.rawValue)")
     if s.discontinuities > 0 { lines.append("  clock    \(s.discontinuities) reset(s) handled") }
     if summary.skippedRecords > 0 {
       lines.append("  skipped  \(summary.skippedRecords) dump records")
@@ -294,6 +294,38 @@ enum ReplayCommand: Command {
       lines.append("  invalid  \(summary.invalidRecords) dump records refused by the reader")
     }
     return lines.joined(separator: "\n")
+  }
+
+  /// One output's lines of the text summary: samples, bytes, drops, what was left and tiers.
+  private static func outputLines(_ output: OutputSummary, readError: DumpError?, indent: Bool)
+    -> [String]
+  {
+    let s = output.snapshot
+    let pad = indent ? "  " : ""
+    var lines: [String] = []
+    let kinds = SampleKind.allCases.filter { s.appended[Int($0.rawValue)] > 0 }
+    lines.append(
+      "  \(pad)samples  "
+        + kinds.map { "\($0) \(s.sent[Int($0.rawValue)])/\(s.appended[Int($0.rawValue)]) sent" }
+        .joined(separator: ", "))
+    lines.append("  \(pad)bytes    \(output.sentBytes) sent")
+    var dropLine = "  \(pad)drops    \(s.drops.total)"
+    if s.drops.total > 0 {
+      var parts: [String] = []
+      for kind in SampleKind.allCases {
+        for reason in DropReason.allCases where s.drops[kind, reason] > 0 {
+          parts.append("\(kind) \(reason) \(s.drops[kind, reason])")
+        }
+      }
+      dropLine += " (" + parts.joined(separator: ", ") + ")"
+    }
+    lines.append(dropLine)
+    if let cause = output.undeliveredCause(readError: readError) {
+      lines.append("  \(pad)undelivered \(s.inFlight) (\(cause))")
+    }
+    if let note = output.rtmpAudioNote { lines.append("  \(pad)audio    \(note)") }
+    lines.append("  \(pad)tiers    \(output.tierChanges) changes, final T\(s.tier.rawValue)")
+    return lines
   }
 
   static func format(_ value: Double, _ decimals: Int) -> String {

@@ -1,5 +1,6 @@
 import IngestCLI
 import IngestCore
+import IngestPOSIX
 import IngestSinks
 
 /// Checks of `ingest replay` options that depend on each other or on the output, made before
@@ -23,9 +24,27 @@ enum ReplayOptionChecks {
     }
   }
 
+  /// Refuses the same file or HLS directory named by two `--to` options: the two outputs would
+  /// write over each other.
+  static func checkDistinct(_ targets: [OutputTarget]) throws(UsageError) {
+    var seen: [String] = []
+    for target in targets {
+      let place: String
+      switch target {
+      case .file(let path, _): place = path
+      case .hls(let directory, _): place = directory
+      case .null, .srt, .rtmp: continue
+      }
+      if seen.contains(where: { $0 == place || SameFileCheck.isSameFile($0, place) }) {
+        throw UsageError("--to names \(place) twice: each output needs its own file or directory")
+      }
+      seen.append(place)
+    }
+  }
+
   /// Refuses HLS options given for another kind of output, where they would be ignored.
-  static func checkHLSOnly(_ args: Arguments, target: OutputTarget) throws(UsageError) {
-    if case .hls = target { return }
+  static func checkHLSOnly(_ args: Arguments, targets: [OutputTarget]) throws(UsageError) {
+    if targets.contains(where: { if case .hls = $0 { true } else { false } }) { return }
     if let name = hlsOnly.first(where: { args[$0] != nil }) {
       throw UsageError("\(name) applies to HLS outputs only (--to hls:DIR or DIR/NAME.m3u8)")
     }

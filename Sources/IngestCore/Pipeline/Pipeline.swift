@@ -36,24 +36,34 @@ public final class Pipeline: @unchecked Sendable {
   private var sinkCongestion = 0.0
   private var events = EventQueue(capacity: 64)
   private let currentTier = Atomic<Int>(0)
+  /// The run's shared ring ledger when other outputs share the budget, and this ring's bytes
+  /// last entered in it.
+  private let share: RingShare?
+  private var sharedRingBytes = 0
 
   /// Sets up the ring and reserves the pipeline's own buffers in `budget`.
   /// - Parameters:
   ///   - budget: a ledger in which the caller already reserved its buffers (reader, sink).
-  ///   - headroom: bytes the sender writes in front of each unit (`TSOutputStream.maximumPrefixSize`
-  ///     for TS sinks).
+  ///   - share: set when other outputs share `budget`: the caller reserved this ring's records
+  ///     (`SendRing.recordTableBytes`) in it, and the ring gets `share.arenaBytes`; nil gives the
+  ///     ring all that the budget leaves.
   /// - Throws: `BudgetError` when the buffers do not fit in the budget.
   public init(
     configuration: PipelineConfiguration, tracks: TrackFormats, payloadFormat: PayloadFormat,
-    budget: MemoryBudget, clock: any PipelineClock
+    budget: MemoryBudget, clock: any PipelineClock, share: RingShare? = nil
   ) throws(BudgetError) {
     var budget = budget
-    try budget.reserve(
-      "ring records", bytes: SendRing.recordTableBytes(capacity: configuration.recordCapacity))
-    let headroom = payloadFormat == .transportStream ? TSOutputStream.maximumPrefixSize : 0
-    guard budget.available > headroom + 188 else {
-      throw .exceeded(name: "ring arena", bytes: headroom + 188, available: budget.available)
+    if share == nil {
+      try budget.reserve(
+        "ring records", bytes: SendRing.recordTableBytes(capacity: configuration.recordCapacity))
     }
+    // The sender writes PAT/PMT/PCR packets in front of each TS unit, in its headroom.
+    let headroom = payloadFormat == .transportStream ? TSOutputStream.maximumPrefixSize : 0
+    let arena = share?.arenaBytes ?? budget.available
+    guard arena > headroom + 188, arena <= budget.available else {
+      throw .exceeded(name: "ring arena", bytes: headroom + 188, available: arena)
+    }
+    self.share = share
     self.configuration = configuration
     self.tracks = tracks
     formats = tracks
@@ -69,7 +79,7 @@ public final class Pipeline: @unchecked Sendable {
     awaitingFirstKeyframe = tracks.format(for: .video) != nil
     packetizer = payloadFormat == .transportStream ? TSPacketizer(program: tracks) : nil
     ring = SendRing(
-      arenaCapacity: budget.available, recordCapacity: configuration.recordCapacity,
+      arenaCapacity: arena, recordCapacity: configuration.recordCapacity,
       headroom: headroom, durationLimit: configuration.bufferTicks)
     ladder = DegradationLadder(configuration: configuration.ladder)
     counters.budget = budget.budget
@@ -332,7 +342,12 @@ public final class Pipeline: @unchecked Sendable {
 
   /// Recomputes the ledger and the pressure, and moves the ladder. Called with the lock held.
   private func noteRingChange(now: Int64) {
-    let ledger = budget.ledger(ringBytes: ring.liveBytes)
+    var ringBytes = ring.liveBytes
+    if let share {
+      ringBytes = share.ledger.add(ringBytes - sharedRingBytes)
+      sharedRingBytes = ring.liveBytes
+    }
+    let ledger = budget.ledger(ringBytes: ringBytes)
     counters.ledger = ledger
     counters.peakLedger = max(counters.peakLedger, ledger)
     if ring.keyframeWanted {

@@ -76,8 +76,11 @@ public enum LiveSession {
 private final class ReportForwarder: Sendable {
   private let state = HandOverLock<(reporter: StatusReporter?, early: [String])>((nil, []))
 
+  /// The first reporter attached gets the reports (with several outputs, the first output's:
+  /// the run's own events go there too).
   func attach(_ reporter: StatusReporter) {
-    let early = state.withLock { state in
+    let early = state.withLock { state -> [String] in
+      guard state.reporter == nil else { return [] }
       state.reporter = reporter
       defer { state.early = [] }
       return state.early

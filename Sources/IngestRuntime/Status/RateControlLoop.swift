@@ -28,7 +28,7 @@ public final class RateControlLoop {
     guard let estimate = sink.linkEstimate(now: now) else { return }
     let before = controller
     guard let decision = controller.update(estimate) else { return }
-    reporter.emit("rate", now: now) { object in
+    reporter.emitForOutput("rate", now: now) { object in
       object.add("reason", decision.reason.rawValue)
       object.add("target_bps", decision.targetBitsPerSecond)
       object.add("frame_rate", decision.frameRate)

@@ -29,6 +29,10 @@ public final class StatusReporter: @unchecked Sendable {
   /// Steers the encoder from the sink's link estimates when set (a live encoder to steer); the
   /// ladder then owns only the memory side and leaves bitrate and frame rate to it.
   public var rateControl: RateControlLoop?
+  /// In a run with several outputs, this reporter's output number (from 1): the events about
+  /// the output (`stats`, `drops`, `tier`, `sink`, connection and encoder events) carry it as
+  /// `output`. Events of the run itself, written with `emit`, do not.
+  public var output: Int?
 
   /// - Parameters:
   ///   - writeLine: receives each JSON line (without newline); nil to only keep counters.
@@ -48,12 +52,26 @@ public final class StatusReporter: @unchecked Sendable {
   /// Seconds since the reporter started, on the pipeline clock.
   public func elapsed(_ now: Int64) -> Double { Double(now - start) / 1e9 }
 
-  /// Emits an event built by the caller, stamped with the time.
+  /// Emits an event of the run, built by the caller, stamped with the time.
   public func emit(_ name: String, now: Int64? = nil, _ fill: (inout JSONObject) -> Void = { _ in })
   {
+    write(name, now: now, output: nil, fill)
+  }
+
+  /// Emits an event about this reporter's output: labelled with `output` when it is set.
+  public func emitForOutput(
+    _ name: String, now: Int64? = nil, _ fill: (inout JSONObject) -> Void = { _ in }
+  ) {
+    write(name, now: now, output: output, fill)
+  }
+
+  private func write(
+    _ name: String, now: Int64?, output: Int?, _ fill: (inout JSONObject) -> Void
+  ) {
     var object = JSONObject()
     object.add("event", name)
     object.add("t", elapsed(now ?? clock.now()))
+    if let output { object.add("output", output) }
     fill(&object)
     let line = object.rendered
     writeLine.withLock { $0?(line) }
@@ -64,21 +82,21 @@ public final class StatusReporter: @unchecked Sendable {
   public func attach(_ sink: any OutputSink) {
     self.sink = sink
     sink.setStatusHandler { [weak self] name, fields in
-      self?.emit(name) { $0.merge(fields) }
+      self?.emitForOutput(name) { $0.merge(fields) }
     }
   }
 
   /// Reports a connection event of the sender.
   public func report(_ event: SenderEvent) {
     switch event {
-    case .connected(let attempt): emit("connected") { $0.add("attempt", attempt) }
-    case .disconnected(let reason): emit("disconnected") { $0.add("reason", reason) }
+    case .connected(let attempt): emitForOutput("connected") { $0.add("attempt", attempt) }
+    case .disconnected(let reason): emitForOutput("disconnected") { $0.add("reason", reason) }
     case .retrying(let reason, let delay):
-      emit("retry") {
+      emitForOutput("retry") {
         $0.add("reason", reason)
         $0.add("delay_s", Double(delay) / 1e9)
       }
-    case .failed(let reason): emit("failed") { $0.add("reason", reason) }
+    case .failed(let reason): emitForOutput("failed") { $0.add("reason", reason) }
     }
   }
 
@@ -94,7 +112,7 @@ public final class StatusReporter: @unchecked Sendable {
     if let sink {
       pipeline.updateSinkCongestion(rateControl?.ladderCongestion ?? sink.congestion)
       if let statistics = sink.statusFields() {
-        emit("sink", now: now) { $0.add("stats", statistics) }
+        emitForOutput("sink", now: now) { $0.add("stats", statistics) }
       }
     }
     let snapshot = pipeline.snapshot()
@@ -105,7 +123,7 @@ public final class StatusReporter: @unchecked Sendable {
       lastSentBytes = snapshot.sentBytes
       lastSampleTime = now
     }
-    emit("stats", now: now) { object in
+    emitForOutput("stats", now: now) { object in
       object.add("tier", snapshot.tier.rawValue)
       object.add("ring_s", Double(snapshot.ringDuration) / 90_000)
       object.add("ring_bytes", snapshot.ringBytes)
@@ -122,7 +140,7 @@ public final class StatusReporter: @unchecked Sendable {
     if snapshot.drops != lastDrops {
       let delta = Self.difference(snapshot.drops, lastDrops)
       lastDrops = snapshot.drops
-      emit("drops", now: now) { object in
+      emitForOutput("drops", now: now) { object in
         object.add("new", delta)
         object.add("total", Self.dropObject(snapshot.drops))
       }
@@ -154,7 +172,7 @@ public final class StatusReporter: @unchecked Sendable {
     switch event {
     case .tierChanged(let from, let to, let pressure, let source):
       tierChanges += 1
-      emit("tier", now: now) {
+      emitForOutput("tier", now: now) {
         $0.add("from", from.name)
         $0.add("to", to.name)
         $0.add("tier", to.rawValue)
@@ -165,7 +183,7 @@ public final class StatusReporter: @unchecked Sendable {
     case .keyframeRequested:
       requestEncoder("keyframe", now: now) { _ in }
     case .formatChanged(let kind, let format):
-      emit("formatChanged", now: now) {
+      emitForOutput("formatChanged", now: now) {
         $0.add("kind", kind.description)
         switch format {
         case .h264(let h264):
@@ -185,7 +203,7 @@ public final class StatusReporter: @unchecked Sendable {
         }
       }
     case .clockReset(let kind, let dts):
-      emit("clockReset", now: now) {
+      emitForOutput("clockReset", now: now) {
         $0.add("kind", kind.description)
         $0.add("dts", dts)
       }
@@ -227,7 +245,7 @@ public final class StatusReporter: @unchecked Sendable {
     details.add("request", kind)
     fill(&details)
     onEncoderRequest?(details)
-    emit("encoder", now: now) {
+    emitForOutput("encoder", now: now) {
       $0.add("request", kind)
       fill(&$0)
     }

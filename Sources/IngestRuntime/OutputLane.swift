@@ -1,0 +1,54 @@
+import IngestCore
+import IngestPOSIX
+
+/// One output of a run: its sink, and the pipeline (ring, drop policy, ladder), sender and
+/// status reporter that serve it alone, so a slow or failed output drops or fails for itself.
+///
+/// The replay loop appends every sample to each live lane. A lane with a `thread` is sent from
+/// there; the others are pumped by the replay loop between samples.
+final class OutputLane {
+  /// The output's place among the outputs, from 1.
+  let index: Int
+  let sink: any OutputSink
+  let pipeline: Pipeline
+  let sender: Sender
+  let thread: SenderThread?
+  let reporter: StatusReporter
+  /// RTMP: the audio track the output carries.
+  let rtmpAudio: SampleKind?
+  /// The fatal error that stopped the output; the lane takes no more samples after it.
+  private(set) var failure: SinkError?
+
+  init(
+    index: Int, sink: any OutputSink, pipeline: Pipeline, sender: Sender, thread: SenderThread?,
+    reporter: StatusReporter, rtmpAudio: SampleKind? = nil
+  ) {
+    self.index = index
+    self.sink = sink
+    self.pipeline = pipeline
+    self.sender = sender
+    self.thread = thread
+    self.reporter = reporter
+    self.rtmpAudio = rtmpAudio
+  }
+
+  /// Whether the lane still takes samples.
+  var isLive: Bool { failure == nil }
+
+  /// Records the error that stopped the output (the first one counts).
+  func fail(_ error: SinkError) {
+    if failure == nil { failure = error }
+  }
+
+  /// The output's part of the summary.
+  func summary(minimumDeliveredFraction: Double) -> OutputSummary {
+    var summary = OutputSummary(
+      index: index, description: sink.redactedDescription, snapshot: pipeline.snapshot(),
+      tierChanges: reporter.tierChanges)
+    summary.sinkError = failure
+    summary.acceptedBytes = sink.acceptedBytes
+    summary.rtmpAudio = rtmpAudio
+    summary.minimumDeliveredFraction = minimumDeliveredFraction
+    return summary
+  }
+}

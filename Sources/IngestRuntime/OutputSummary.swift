@@ -1,0 +1,98 @@
+import IngestCore
+
+/// What one output of a run took: its counters, its failure, and whether it delivered enough.
+public struct OutputSummary: Sendable {
+  /// The output's place among `--to` options, from 1.
+  public var index: Int
+  /// The output as `--to` named it, secrets left out.
+  public var description: String
+  /// The output's pipeline counters at the end (its ring, drops and ladder).
+  public var snapshot: PipelineSnapshot
+  /// The sink failure that stopped this output, if any.
+  public var sinkError: SinkError?
+  /// What the output itself took, when it knows better than the units handed to it (a file:
+  /// what reached the disk); see `sentBytes`.
+  public var acceptedBytes: Int64?
+  /// RTMP: the audio track FLV carried; the other one is counted as dropped (`notCarried`).
+  public var rtmpAudio: SampleKind?
+  /// Tier changes of this output's ladder.
+  public var tierChanges: Int
+  /// The smallest share of the appended video frames (of all samples when there is no video)
+  /// the output must have accepted, 0...1.
+  public var minimumDeliveredFraction = ReplayOptions.defaultMinimumDeliveredFraction
+
+  public init(index: Int, description: String, snapshot: PipelineSnapshot, tierChanges: Int) {
+    self.index = index
+    self.description = description
+    self.snapshot = snapshot
+    self.tierChanges = tierChanges
+  }
+
+  /// Bytes the output accepted.
+  public var sentBytes: Int64 { acceptedBytes ?? snapshot.sentBytes }
+
+  /// Why units were left in the ring at the end, when some were; `readError` is the run's.
+  public func undeliveredCause(readError: DumpError?) -> String? {
+    guard snapshot.inFlight > 0 else { return nil }
+    switch sinkError {
+    case .diskFull?: return "the disk is full"
+    case .connect?, .publishRefused?, .authentication?, .certificate?, .timeout?:
+      return "the connection failed"
+    case .write?, .unsupported?: return "the output failed"
+    case .cancelled?: return "the output was cancelled"
+    case nil:
+      return readError == nil
+        ? "the drain timed out before the output took them" : "reading the dump failed"
+    }
+  }
+
+  /// RTMP: which audio track went and how to choose the other, when the dump has both.
+  public var rtmpAudioNote: String? {
+    guard let rtmpAudio else { return nil }
+    let other: SampleKind = rtmpAudio == .audioApp ? .audioMic : .audioApp
+    guard snapshot.appended[Int(other.rawValue)] > 0 else { return nil }
+    return "RTMP carries one audio track: \(rtmpAudio) was sent, \(other) was not "
+      + "(--rtmp-audio \(other == .audioApp ? "app" : "mic") sends it instead)"
+  }
+
+  /// Whether the output did not fail and accepted at least `minimumDeliveredFraction`.
+  public var succeeded: Bool { sinkError == nil && shortfall == nil }
+
+  /// Why the output did not take enough of the stream, as one line; `nil` when it did.
+  public var shortfall: String? {
+    let video = Int(SampleKind.video.rawValue)
+    let hasVideo = snapshot.appended[video] > 0
+    let appended = hasVideo ? snapshot.appended[video] : snapshot.totalAppended
+    guard appended > 0 else { return nil }
+    let sent = hasVideo ? snapshot.sent[video] : snapshot.totalSent
+    let what = hasVideo ? "video frames" : "samples"
+    if sentBytes == 0 || sent == 0 {
+      return "the output accepted nothing: 0 of \(appended) \(what) sent"
+    }
+    let fraction = Double(sent) / Double(appended)
+    guard fraction < minimumDeliveredFraction else { return nil }
+    let percent = { (value: Double) in JSONObject.fixed(value * 100, decimals: 0) }
+    return "the output accepted only \(sent) of \(appended) \(what) (\(percent(fraction))%, "
+      + "below the minimum of \(percent(minimumDeliveredFraction))%, --min-delivered)"
+  }
+
+  /// Writes the output's own figures into `object`; `readError` is the run's.
+  public func fill(_ object: inout JSONObject, readError: DumpError?) {
+    var sent = JSONObject()
+    for kind in SampleKind.allCases {
+      sent.add(kind.description, snapshot.sent[Int(kind.rawValue)])
+    }
+    object.add("sent", sent)
+    object.add("sent_bytes", sentBytes)
+    object.add("dropped", snapshot.drops.total)
+    object.add("drops", StatusReporter.dropObject(snapshot.drops))
+    object.add("undelivered", snapshot.inFlight)
+    if let cause = undeliveredCause(readError: readError) {
+      object.add("undelivered_cause", cause)
+    }
+    if let rtmpAudio { object.add("rtmp_audio", rtmpAudio.description) }
+    object.add("tier_changes", tierChanges)
+    object.add("final_tier", snapshot.tier.rawValue)
+    if let sinkError { object.add("sink_error", sinkError.description) }
+  }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import Glibc
+import IngestTestSupport
+import Testing
+
+/// `--to` given more than once: one read of the dump, one budget, and an own ring, drop policy
+/// and sender for each output, so a slow or failed output drops or fails for itself.
+@Suite(.serialized) struct MultiOutputTests {
+  /// The `outputs` array of a `--json` summary, by output number.
+  private func outputs(_ summary: [String: Any]) throws -> [[String: Any]] {
+    try #require(summary["outputs"] as? [[String: Any]], "\(summary)")
+  }
+
+  private func counts(_ object: [String: Any], _ key: String) -> [String: Int] {
+    object[key] as? [String: Int] ?? [:]
+  }
+
+  /// SRT through a real 400 kbit/s link (a network namespace and `tc tbf`) for a stream of
+  /// about 850 kbit/s, and an HLS recording in the same run: the SRT output drops from its own
+  /// ring while the recording keeps every frame and decodes clean in ffmpeg and GStreamer.
+  @Test func congestedSRTDropsForItselfWhileTheRecordingStaysComplete() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    guard let link = LinkedNamespace(tag: 23, subnet: "198.18.23") else {
+      print("skipped: cannot create a network namespace here (needs root and iproute2)")
+      return
+    }
+    defer { link.remove() }
+    let received = directory.appending(path: "rx.ts")
+    let peer = try SRTPeer(
+      port: 9000, output: received, bind: link.peerAddress, namespace: link.name)
+    defer { peer.stop(signal: SIGKILL) }
+    try link.throttle(rate: "400kbit")
+    let recording = directory.appending(path: "rec").path
+    let status = directory.appending(path: "status.jsonl").path
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("screen.dump"),
+        "--to", "srt://\(link.peerAddress):\(peer.port)?latency=120", "--to", "hls:\(recording)",
+        "--json", "--quiet", "--status", status, "--min-delivered", "0",
+      ], timeout: 90)
+    #expect(!result.timedOut, "the run hung")
+    #expect(result.status == 0, "\(result.stderr)")
+    let summary = try JSONLines.summary(result.stdout)
+    let appended = counts(summary, "appended")
+    let list = try outputs(summary)
+    try #require(list.count == 2)
+    let srt = list[0]
+    let hls = list[1]
+    #expect(srt["output"] as? Int == 1 && hls["output"] as? Int == 2)
+    #expect((srt["dropped"] as? Int ?? 0) > 0, "the congested output dropped nothing: \(srt)")
+    #expect(counts(hls, "sent") == appended, "the recording lost frames: \(hls)")
+    #expect(hls["dropped"] as? Int == 0, "\(hls)")
+
+    // The recording: every segment decodes, in both decoders.
+    let playlist = recording + "/index.m3u8"
+    #expect(try CommandRunner.decodeErrors(playlist).isEmpty)
+    let gst = try GStreamerDecode.decode(playlist, codec: "h264", playlist: true)
+    #expect(gst.problems.isEmpty, "\(gst.problems)")
+    #expect(gst.frames == appended["video"], "GStreamer decoded \(gst.frames) pictures")
+
+    // Figures of each output are labelled with its number; the run's own events are not.
+    let events = FaultSupport.statusEvents(status)
+    let stats = events.filter { $0["event"] as? String == "stats" }
+    #expect(Set(stats.compactMap { $0["output"] as? Int }) == [1, 2])
+    #expect(events.first { $0["event"] as? String == "summary" }?["output"] == nil)
+    let drops = events.filter { $0["event"] as? String == "drops" }
+    #expect(!drops.isEmpty && drops.allSatisfy { $0["output"] as? Int == 1 }, "\(drops)")
+    print(
+      "SRT at 400 kbit/s with an HLS recording: video sent \(counts(srt, "sent")["video"] ?? 0) "
+        + "live, \(counts(hls, "sent")["video"] ?? 0) recorded of \(appended["video"] ?? 0)")
+  }
+
+  /// An SRT output that never connects (nothing listens) beside a `.ts` recording: the file gets
+  /// every sample and decodes clean; the run fails (exit 1) and says which output failed.
+  @Test func anOutputThatNeverConnectsDoesNotStopTheRecording() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let port = try LoopbackServers.freePort(SOCK_DGRAM)
+    let file = directory.appending(path: "rec.ts").path
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("screen.dump"),
+        "--to", "srt://127.0.0.1:\(port)?conntimeo=500", "--to", file, "--json", "--quiet",
+      ], timeout: 90)
+    #expect(!result.timedOut, "the run hung")
+    #expect(result.status == 1, "\(result.stderr)")
+    #expect(
+      result.stderr.contains("output 1 (") && result.stderr.contains("output failed"),
+      "\(result.stderr)")
+    let summary = try JSONLines.summary(result.stdout)
+    #expect(summary["ok"] as? Bool == false)
+    let list = try outputs(summary)
+    try #require(list.count == 2)
+    #expect(list[0]["ok"] as? Bool == false)
+    #expect(list[1]["ok"] as? Bool == true)
+    #expect(counts(list[1], "sent") == counts(summary, "appended"), "\(list[1])")
+    #expect(try CommandRunner.decodeErrors(file).isEmpty)
+  }
+
+  /// Local outputs alone are pumped in the replay loop: at full speed nothing is dropped, and
+  /// each `.ts` is byte for byte what a run with that output alone writes.
+  @Test func localOutputsTogetherWriteWhatEachWritesAlone() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let alone = directory.appending(path: "alone.ts").path
+    let first = directory.appending(path: "first.ts").path
+    let second = directory.appending(path: "second.ts").path
+    let dump = CommandRunner.fixture("bframes.dump")
+    let single = try CommandRunner.ingest(["replay", dump, "--to", alone, "--speed", "max"])
+    #expect(single.status == 0, "\(single.stderr)")
+    let both = try CommandRunner.ingest([
+      "replay", dump, "--to", first, "--to", second, "--to", "hls:\(directory.path)/hls",
+      "--speed", "max", "--json",
+    ])
+    #expect(both.status == 0, "\(both.stderr)")
+    let expected = try Data(contentsOf: URL(fileURLWithPath: alone))
+    #expect(try Data(contentsOf: URL(fileURLWithPath: first)) == expected)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: second)) == expected)
+    let list = try outputs(try JSONLines.summary(both.stdout))
+    #expect(list.count == 3 && list.allSatisfy { $0["dropped"] as? Int == 0 }, "\(list)")
+  }
+
+  /// Two outputs naming one file (or one HLS directory) would write over each other.
+  @Test func oneFileNamedTwiceIsAUsageError() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let file = directory.appending(path: "same.ts").path
+    let result = try CommandRunner.ingest([
+      "replay", CommandRunner.fixture("screen.dump"), "--to", file, "--to", "file:\(file)",
+    ])
+    #expect(result.status == 2)
+    #expect(result.stderr.contains("twice"), "\(result.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: file))
+  }
+}

@@ -92,6 +92,14 @@ enum ReplayCommand: Command {
     }
     let showProgress = !args.has("--quiet") && Console.stderrIsTerminal
     let total = showProgress ? DumpLength.duration(of: dump) : nil
+    let link = showProgress ? LinkFigures() : nil
+    if let link {
+      let status = options.statusLine
+      options.statusLine = { line in
+        link.observe(line)
+        status?(line)
+      }
+    }
     let clock = SystemClock()
     StopSignal.install()
     let summary: ReplaySummary
@@ -99,7 +107,7 @@ enum ReplayCommand: Command {
       summary = try ReplaySession.run(dumpPath: dump, options: options, clock: clock) {
         snapshot, elapsed in
         if showProgress {
-          Console.progress(progressLine(snapshot, elapsed: elapsed, total: total))
+          Console.progress(progressLine(snapshot, elapsed: elapsed, total: total, link: link))
         }
       }
     } catch {
@@ -224,25 +232,6 @@ enum ReplayCommand: Command {
       )
     }
     return Int(value * 1_000_000)
-  }
-
-  /// The terminal progress line, at most 79 columns so a redraw never wraps; with the dump's
-  /// duration (`total`, 90 kHz ticks) known, the percent done and the speed factor.
-  static func progressLine(_ s: PipelineSnapshot, elapsed: Int64, total: Int64?) -> String {
-    let ticks = max(0, s.newestDTS - s.firstDTS)
-    let seconds = Double(elapsed) / 1e9
-    let bitrate = seconds > 0 ? Double(s.sentBytes) * 8 / seconds / 1e6 : 0
-    var line = "\(format(Double(ticks) / 90_000, 1))s"
-    if let total, total > 0 {
-      line += " \(min(100, ticks * 100 / total))%"
-      let factor = seconds > 0 ? Double(ticks) / 90_000 / seconds : 0
-      line += " \(format(factor, 2))x"
-    }
-    line +=
-      " \(format(bitrate, 2))Mb/s drops \(s.drops.total) T\(s.tier.rawValue)"
-      + " ring \(format(Double(s.ringDuration) / 90_000, 2))s \(format(Double(s.ringBytes) / 1e6, 1))MB"
-      + " ledger \(format(Double(s.ledger) / 1e6, 1))MB"
-    return String(line.prefix(79))
   }
 
   static func summaryText(_ summary: ReplaySummary, dump: String, options: ReplayOptions) -> String

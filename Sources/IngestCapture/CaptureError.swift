@@ -1,4 +1,5 @@
 import IngestCore
+import IngestPOSIX
 
 /// Why turning a media file into captured samples failed, naming the file, stream and packet.
 public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -28,7 +29,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
   public var description: String {
     switch self {
     case .libav(let operation, let path, let code, let message):
-      "\(operation) failed for \(path): \(message) (\(code))"
+      "\(operation) failed for \(SystemPath.display(path)): \(message) (\(code))"
     case .noSuchStream(let index, let count):
       "no stream \(index) in the input (it has \(count) streams, 0...\(max(count - 1, 0)))"
     case .unsupportedStream(let index, let role, let found):

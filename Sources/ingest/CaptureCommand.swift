@@ -56,7 +56,9 @@ enum CaptureCommand: Command {
       throw UsageError("missing -o OUT.dump")
     }
     if SameFileCheck.isSameFile(input, output) {
-      throw UsageError("-o \(output) is the input \(input): it would be overwritten")
+      throw UsageError(
+        "-o \(SystemPath.display(output)) is the input \(SystemPath.display(input)):"
+          + " it would be overwritten")
     }
     let video = try choice(arguments, "--video")
     let app = try choice(arguments, "--app-audio")
@@ -129,7 +131,8 @@ enum CaptureCommand: Command {
     let seconds =
       "\(millis / 1000).\(String(repeating: "0", count: 3 - String(millis % 1000).count))\(millis % 1000)"
     var line =
-      "\(output): " + parts.joined(separator: ", ") + ", \(seconds) s, \(writer.offset) bytes"
+      "\(SystemPath.display(output)): " + parts.joined(separator: ", ")
+      + ", \(seconds) s, \(writer.offset) bytes"
     if capture.droppedPackets > 0 { line += ", \(capture.droppedPackets) packets skipped" }
     if capture.corruptPackets > 0 {
       line += ", \(capture.corruptPackets) corrupt packets skipped"

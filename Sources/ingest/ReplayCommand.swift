@@ -118,7 +118,7 @@ enum ReplayCommand: Command {
       if args.has("--json") {
         var object = JSONObject()
         object.add("command", "replay")
-        object.add("input", dump)
+        object.add("input", SystemPath.display(dump))
         object.add("ok", true)
         object.add("empty", true)
         Console.out(object.rendered + "\n")
@@ -175,8 +175,8 @@ enum ReplayCommand: Command {
         throw UsageError("--ca-file and --insecure contradict each other: choose one")
       }
       // libavformat reports an unreadable CA file as a generic I/O error during the connect.
-      if let caFile, access(caFile, R_OK) != 0 {
-        throw UsageError("--ca-file: cannot read '\(caFile)'")
+      if let caFile, SystemPath.withCString(caFile, { access($0, R_OK) }) != 0 {
+        throw UsageError("--ca-file: cannot read '\(SystemPath.display(caFile))'")
       }
       options.rtmpsCAFile = caFile
       options.rtmpsVerifyPeer = !insecure
@@ -210,7 +210,9 @@ enum ReplayCommand: Command {
       Console.error(summaryText(summary, dump: input, options: options))
     }
     let prefix = "ingest \(command): "
-    if let error = summary.readError { Console.error(prefix + "\(input): \(error)") }
+    if let error = summary.readError {
+      Console.error(prefix + "\(SystemPath.display(input)): \(error)")
+    }
     if let error = summary.sinkError { Console.error(prefix + "output failed: \(error)") }
     if let failure = summary.inputFailure { Console.error(prefix + failure) }
     if let shortfall = summary.shortfall { Console.error(prefix + shortfall) }
@@ -239,7 +241,7 @@ enum ReplayCommand: Command {
     let s = summary.snapshot
     var lines: [String] = []
     lines.append(
-      "replayed \(dump) in \(format(Double(summary.elapsedNanoseconds) / 1e9, 2)) s (speed \(options.effectiveSpeed))"
+      "replayed \(SystemPath.display(dump)) in \(format(Double(summary.elapsedNanoseconds) / 1e9, 2)) s (speed \(options.effectiveSpeed))"
         + (summary.stopSignal.map { ", stopped by \($0)" } ?? ""))
     let kinds = SampleKind.allCases.filter { s.appended[Int($0.rawValue)] > 0 }
     lines.append(

@@ -1,3 +1,11 @@
+import IngestPOSIX
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// A small command-line parser: flags with values, boolean switches and positionals.
 ///
 /// Swift packages from outside the toolchain are not available, so the CLI parses by hand.
@@ -48,6 +56,16 @@ package struct Arguments {
       } else {
         throw UsageError("unknown option \(name)")
       }
+    }
+  }
+
+  /// The process's arguments after the program's name, read from the bytes the kernel passed
+  /// (`CommandLine.arguments` would have replaced those that are not UTF-8), so that a file name
+  /// reaches `open` exactly as given; see `SystemPath`.
+  package static var commandLine: [String] {
+    (1..<Int(CommandLine.argc)).map { index in
+      guard let word = CommandLine.unsafeArgv[index] else { return "" }
+      return SystemPath.string(decoding: UnsafeRawBufferPointer(start: word, count: strlen(word)))
     }
   }
 

@@ -1,5 +1,6 @@
 import CFFmpeg
 import IngestFFmpeg
+import IngestPOSIX
 
 /// Owns one demuxing `AVFormatContext`; every libav error is mapped to `CaptureError` here.
 final class AVFormatInput {
@@ -10,7 +11,10 @@ final class AVFormatInput {
     self.path = path
     if let message = FFmpegLibrary.loadError { throw .libraryUnavailable(message) }
     var context: UnsafeMutablePointer<AVFormatContext>?
-    let opened = cffmpeg_avformat_open_input(&context, path, nil, nil)
+    // The bytes of the name as given, also when they are not UTF-8 (see `SystemPath`).
+    let opened = SystemPath.withCString(path) {
+      cffmpeg_avformat_open_input(&context, $0, nil, nil)
+    }
     guard opened >= 0, context != nil else {
       throw Self.error("avformat_open_input", path: path, code: opened)
     }

@@ -118,6 +118,8 @@ public final class MediaFileCapture {
         converter = .hevc(try HEVCSampleConverter(extradata: stream.extradata, stream: index))
       case (.audioApp, .audio, .aac), (.audioMic, .audio, .aac):
         converter = .aac(try AACSampleConverter(extradata: stream.extradata, stream: index))
+      case (.video, .video, _), (.audioApp, .audio, _), (.audioMic, .audio, _):
+        throw .unsupportedCodec(index: index, kind: kind, found: stream.summary)
       default:
         throw .unsupportedStream(index: index, role: role, found: stream.summary)
       }
@@ -298,7 +300,8 @@ public final class MediaFileCapture {
     queuedBytes += payload.count
   }
 
-  private static func role(_ kind: SampleKind) -> String {
+  /// How messages name the track of `kind`.
+  static func role(_ kind: SampleKind) -> String {
     switch kind {
     case .video: "video"
     case .audioApp: "app audio"

@@ -32,7 +32,7 @@ public struct FileDescriptor: Hashable, Sendable {
     }
   }
 
-  /// Opens `path` (`O_CLOEXEC` is always added).
+  /// Opens `path` (`O_CLOEXEC` is always added; a `SystemPath` string opens its own bytes).
   public static func open(_ path: String, _ flags: Int32, permissions: mode_t = 0o644) throws(Errno)
     -> FileDescriptor
   {
@@ -97,7 +97,7 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
 
 // The C calls under other names, so the methods above can have the natural ones.
 private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
-  open(path, flags, mode)
+  SystemPath.withCString(path) { open($0, flags, mode) }
 }
 private func systemRead(_ fd: Int32, _ base: UnsafeMutableRawPointer, _ count: Int) -> Int {
   read(fd, base, count)

@@ -29,7 +29,7 @@ public final class FileWriter: ByteSink {
     self.path = path
     self.bufferCapacity = bufferCapacity
     let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : O_APPEND)
-    fd = open(path, flags, 0o644)
+    fd = SystemPath.withCString(path) { open($0, flags, 0o644) }
     guard fd >= 0 else { throw FileError(operation: "create", path: path, errno: errno) }
     buffer = .allocate(byteCount: bufferCapacity, alignment: 16)
   }
@@ -111,6 +111,6 @@ public struct FileError: Error, Equatable, Sendable, CustomStringConvertible {
   public var isDiskFull: Bool { errno == ENOSPC || errno == EDQUOT }
 
   public var description: String {
-    "cannot \(operation) \(path): \(String(cString: strerror(errno)))"
+    "cannot \(operation) \(SystemPath.display(path)): \(String(cString: strerror(errno)))"
   }
 }

@@ -20,11 +20,11 @@ public enum SameFileCheck {
     let slash = path.lastIndex(of: "/")
     let parent = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
     if identity(parent) == folder { return true }
-    guard let handle = opendir(directory) else { return false }
+    guard let handle = SystemPath.withCString(directory, { opendir($0) }) else { return false }
     defer { closedir(handle) }
     while let entry = readdir(handle) {
       let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-        String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        SystemPath.string(decoding: raw.prefix(while: { $0 != 0 }))
       }
       if name != "." && name != "..",
         identity(directory + "/" + name) == file
@@ -42,7 +42,7 @@ public enum SameFileCheck {
 
   private static func identity(_ path: String) -> Identity? {
     var stats = stat()
-    guard stat(path, &stats) == 0 else { return nil }
+    guard SystemPath.withCString(path, { stat($0, &stats) }) == 0 else { return nil }
     return Identity(device: UInt64(stats.st_dev), inode: UInt64(stats.st_ino))
   }
 }

@@ -94,8 +94,8 @@ enum BenchCommand: Command {
     if scenarios.contains(.srt) && settings.srtURL == nil {
       throw UsageError("the srt scenario needs --srt URL")
     }
-    guard access(settings.dumpPath, R_OK) == 0 else {
-      Console.error("ingest bench: cannot read \(settings.dumpPath)")
+    guard SystemPath.withCString(settings.dumpPath, { access($0, R_OK) }) == 0 else {
+      Console.error("ingest bench: cannot read \(SystemPath.display(settings.dumpPath))")
       return 1
     }
     if args.has("--child") {
@@ -211,7 +211,9 @@ enum BenchCommand: Command {
 
   /// Writes `text` to a new file at `path`.
   private static func write(_ text: String, to path: String) -> Bool {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    let fd = SystemPath.withCString(path) {
+      open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    }
     guard fd >= 0 else { return false }
     defer { close(fd) }
     var text = text

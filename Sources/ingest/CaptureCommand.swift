@@ -33,7 +33,9 @@ enum CaptureCommand: Command {
                                 where the interruption began and ended
       -h, --help                show this help
 
-    exit status: 0 ok, 1 the input could not be read or converted, 2 bad usage
+    exit status: 0 ok, 1 the input could not be read or converted (a track whose codec is
+    not H.264, HEVC or AAC: leave it out with --video none, --app-audio none or --mic-audio
+    none), 2 bad usage
 
     example:
       ingest capture screen.mp4 -o Fixtures/screen.dump --mic-audio none
@@ -54,7 +56,9 @@ enum CaptureCommand: Command {
       throw UsageError("missing -o OUT.dump")
     }
     if SameFileCheck.isSameFile(input, output) {
-      throw UsageError("-o \(output) is the input \(input): it would be overwritten")
+      throw UsageError(
+        "-o \(SystemPath.display(output)) is the input \(SystemPath.display(input)):"
+          + " it would be overwritten")
     }
     let video = try choice(arguments, "--video")
     let app = try choice(arguments, "--app-audio")
@@ -80,6 +84,13 @@ enum CaptureCommand: Command {
     } catch {
       switch error {
       case .noSuchStream, .unsupportedStream, .nothingSelected: throw UsageError("\(error)")
+      case .unsupportedCodec(_, let kind, _):
+        // The input is fine as a file, but this track cannot be converted: runtime, exit 1.
+        let option = optionName(kind)
+        Console.error(
+          "ingest capture: \(error)\n  leave the track out with \(option) none,"
+            + " or choose another stream with \(option) N")
+        return 1
       default: throw error
       }
     }
@@ -120,7 +131,8 @@ enum CaptureCommand: Command {
     let seconds =
       "\(millis / 1000).\(String(repeating: "0", count: 3 - String(millis % 1000).count))\(millis % 1000)"
     var line =
-      "\(output): " + parts.joined(separator: ", ") + ", \(seconds) s, \(writer.offset) bytes"
+      "\(SystemPath.display(output)): " + parts.joined(separator: ", ")
+      + ", \(seconds) s, \(writer.offset) bytes"
     if capture.droppedPackets > 0 { line += ", \(capture.droppedPackets) packets skipped" }
     if capture.corruptPackets > 0 {
       line += ", \(capture.corruptPackets) corrupt packets skipped"
@@ -128,6 +140,15 @@ enum CaptureCommand: Command {
     if let stopSignal { line += ", stopped by \(stopSignal)" }
     Console.out(line + "\n")
     return 0
+  }
+
+  /// The option that chooses the stream of the `kind` track.
+  private static func optionName(_ kind: SampleKind) -> String {
+    switch kind {
+    case .video: "--video"
+    case .audioApp: "--app-audio"
+    case .audioMic: "--mic-audio"
+    }
   }
 
   private static func choice(_ arguments: Arguments, _ name: String) throws(UsageError)

@@ -13,7 +13,8 @@ enum DumpLength {
   /// The longest track's presentation span in 90 kHz ticks, or nil when it cannot be known.
   static func duration(of path: String) -> Int64? {
     var stats = stat()
-    guard stat(path, &stats) == 0, stats.st_mode & S_IFMT == S_IFREG,
+    guard SystemPath.withCString(path, { stat($0, &stats) }) == 0,
+      stats.st_mode & S_IFMT == S_IFREG,
       let source = try? FileByteSource(path: path)
     else { return nil }
     let inspection = DumpInspection(reading: source)

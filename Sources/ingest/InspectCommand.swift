@@ -35,11 +35,11 @@ enum InspectCommand: Command {
       // Nothing of it was read as a dump: a report of "0 bytes" and no tracks would mislead.
       if args.has("--json") {
         var object = JSONObject()
-        object.add("dump", path)
+        object.add("dump", SystemPath.display(path))
         object.add("error", error.description)
         Console.out(object.rendered + "\n")
       }
-      Console.error("ingest inspect: \(path): \(error)")
+      Console.error("ingest inspect: \(SystemPath.display(path)): \(error)")
       return 1
     }
     if args.has("--json") {
@@ -48,7 +48,7 @@ enum InspectCommand: Command {
       Console.out(text(inspection, path: path))
     }
     if let error = inspection.fatalError {
-      Console.error("ingest inspect: \(path): \(error)")
+      Console.error("ingest inspect: \(SystemPath.display(path)): \(error)")
       return 1
     }
     return 0
@@ -83,7 +83,7 @@ enum InspectCommand: Command {
   }
 
   static func text(_ inspection: DumpInspection, path: String) -> String {
-    var out = "\(path): \(inspection.bytes) bytes\n"
+    var out = "\(SystemPath.display(path)): \(inspection.bytes) bytes\n"
     let present = inspection.tracks.filter { $0.samples > 0 || $0.format != nil }
     for track in present {
       let rate =
@@ -140,7 +140,7 @@ enum InspectCommand: Command {
 
   static func json(_ inspection: DumpInspection, path: String) -> JSONObject {
     var object = JSONObject()
-    object.add("dump", path)
+    object.add("dump", SystemPath.display(path))
     object.add("bytes", inspection.bytes)
     var tracks: [JSONObject] = []
     for track in inspection.tracks where track.samples > 0 || track.format != nil {

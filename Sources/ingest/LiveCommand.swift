@@ -90,6 +90,7 @@ enum LiveCommand: Command {
     case let other: throw UsageError("--rate-control must be on or off, got '\(other)'")
     }
     let showProgress = !args.has("--quiet") && Console.stderrIsTerminal
+    let link = ReplayCommand.linkFigures(&options, showProgress: showProgress)
     StopSignal.install()
     let summary: ReplaySummary
     do {
@@ -98,7 +99,8 @@ enum LiveCommand: Command {
         clock: SystemClock()
       ) { snapshot, elapsed in
         if showProgress {
-          Console.progress(ReplayCommand.progressLine(snapshot, elapsed: elapsed, total: nil))
+          Console.progress(
+            ReplayCommand.progressLine(snapshot, elapsed: elapsed, total: nil, link: link))
         }
       }
     } catch {

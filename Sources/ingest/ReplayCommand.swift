@@ -95,6 +95,7 @@ enum ReplayCommand: Command {
     }
     let showProgress = !args.has("--quiet") && Console.stderrIsTerminal
     let total = showProgress ? DumpLength.duration(of: dump) : nil
+    let link = linkFigures(&options, showProgress: showProgress)
     let clock = SystemClock()
     StopSignal.install()
     let summary: ReplaySummary
@@ -102,7 +103,7 @@ enum ReplayCommand: Command {
       summary = try ReplaySession.run(dumpPath: dump, options: options, clock: clock) {
         snapshot, elapsed in
         if showProgress {
-          Console.progress(progressLine(snapshot, elapsed: elapsed, total: total))
+          Console.progress(progressLine(snapshot, elapsed: elapsed, total: total, link: link))
         }
       }
     } catch {
@@ -113,7 +114,7 @@ enum ReplayCommand: Command {
       if args.has("--json") {
         var object = JSONObject()
         object.add("command", "replay")
-        object.add("input", dump)
+        object.add("input", SystemPath.display(dump))
         object.add("ok", true)
         object.add("empty", true)
         Console.out(object.rendered + "\n")
@@ -178,8 +179,8 @@ enum ReplayCommand: Command {
         throw UsageError("--ca-file and --insecure contradict each other: choose one")
       }
       // libavformat reports an unreadable CA file as a generic I/O error during the connect.
-      if let caFile, access(caFile, R_OK) != 0 {
-        throw UsageError("--ca-file: cannot read '\(caFile)'")
+      if let caFile, SystemPath.withCString(caFile, { access($0, R_OK) }) != 0 {
+        throw UsageError("--ca-file: cannot read '\(SystemPath.display(caFile))'")
       }
       options.rtmpsCAFile = caFile
       options.rtmpsVerifyPeer = !insecure
@@ -213,7 +214,9 @@ enum ReplayCommand: Command {
       Console.error(summaryText(summary, dump: input, options: options))
     }
     let prefix = "ingest \(command): "
-    if let error = summary.readError { Console.error(prefix + "\(input): \(error)") }
+    if let error = summary.readError {
+      Console.error(prefix + "\(SystemPath.display(input)): \(error)")
+    }
     for output in summary.outputs {
       let label = summary.label(output)
       if let error = output.sinkError { Console.error(prefix + label + "output failed: \(error)") }
@@ -240,31 +243,12 @@ enum ReplayCommand: Command {
     return Int(value * 1_000_000)
   }
 
-  /// The terminal progress line, at most 79 columns so a redraw never wraps; with the dump's
-  /// duration (`total`, 90 kHz ticks) known, the percent done and the speed factor.
-  static func progressLine(_ s: PipelineSnapshot, elapsed: Int64, total: Int64?) -> String {
-    let ticks = max(0, s.newestDTS - s.firstDTS)
-    let seconds = Double(elapsed) / 1e9
-    let bitrate = seconds > 0 ? Double(s.sentBytes) * 8 / seconds / 1e6 : 0
-    var line = "\(format(Double(ticks) / 90_000, 1))s"
-    if let total, total > 0 {
-      line += " \(min(100, ticks * 100 / total))%"
-      let factor = seconds > 0 ? Double(ticks) / 90_000 / seconds : 0
-      line += " \(format(factor, 2))x"
-    }
-    line +=
-      " \(format(bitrate, 2))Mb/s drops \(s.drops.total) T\(s.tier.rawValue)"
-      + " ring \(format(Double(s.ringDuration) / 90_000, 2))s \(format(Double(s.ringBytes) / 1e6, 1))MB"
-      + " ledger \(format(Double(s.ledger) / 1e6, 1))MB"
-    return String(line.prefix(79))
-  }
-
   static func summaryText(_ summary: ReplaySummary, dump: String, options: ReplayOptions) -> String
   {
     let s = summary.snapshot
     var lines: [String] = []
     lines.append(
-      "replayed \(dump) in \(format(Double(summary.elapsedNanoseconds) / 1e9, 2)) s (speed \(options.effectiveSpeed))"
+      "replayed \(SystemPath.display(dump)) in \(format(Double(summary.elapsedNanoseconds) / 1e9, 2)) s (speed \(options.effectiveSpeed))"
         + (summary.stopSignal.map { ", stopped by \($0)" } ?? ""))
     for output in summary.outputs {
       if summary.outputs.count > 1 {

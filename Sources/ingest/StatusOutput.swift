@@ -30,13 +30,17 @@ final class StatusOutput: Sendable {
       return
     }
     if SameFileCheck.isSameFile(destination, input) {
-      throw UsageError("--status \(destination) is the input \(input): it would be overwritten")
+      throw UsageError(
+        "--status \(SystemPath.display(destination)) is the input \(SystemPath.display(input)):"
+          + " it would be overwritten")
     }
-    fd = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    name = destination
+    fd = SystemPath.withCString(destination) {
+      open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    }
+    name = SystemPath.display(destination)
     guard fd >= 0 else {
       throw UsageError(
-        "--status: cannot create \(destination): \(String(cString: strerror(errno)))")
+        "--status: cannot create \(name): \(String(cString: strerror(errno)))")
     }
   }
 

@@ -20,7 +20,8 @@ enum UploadLauncher: Command {
   /// Replaces this process with `ingest-upload ARGV`; returns only by exiting when that fails.
   static func exec(_ argv: [String]) -> Never {
     let path = Executable.sibling("ingest-upload", overriddenBy: "INGEST_UPLOAD_BIN")
-    let words = ([path] + argv).map { strdup($0) } + [nil]
+    // The words as the kernel gave them to this process, not their escaped strings.
+    let words = ([path] + argv).map { SystemPath.withCString($0) { strdup($0) } } + [nil]
     execv(path, words)
     Console.error("ingest upload: cannot run \(path): \(String(cString: strerror(errno)))")
     exit(1)

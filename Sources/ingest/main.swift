@@ -38,7 +38,7 @@ extension String {
 // `ingest replay --status - | head` ends the status output, not the recording.
 signal(SIGPIPE, SIG_IGN)
 
-var argv = CommandLine.arguments.dropFirst()
+var argv = ArraySlice(Arguments.commandLine)
 guard let word = argv.first else {
   Console.error(topLevelHelp(commands))
   exit(2)

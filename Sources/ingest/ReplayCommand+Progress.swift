@@ -1,0 +1,51 @@
+import IngestCLI
+import IngestCore
+import IngestRuntime
+
+extension ReplayCommand {
+  /// When the progress line is shown: the `LinkFigures` it reads, fed from the run's status
+  /// lines (which still go to `--status`, if given).
+  static func linkFigures(_ options: inout ReplayOptions, showProgress: Bool) -> LinkFigures? {
+    guard showProgress else { return nil }
+    let link = LinkFigures()
+    let status = options.statusLine
+    options.statusLine = { line in
+      link.observe(line)
+      status?(line)
+    }
+    return link
+  }
+
+  /// The terminal progress line (`ProgressLine`: at most 79 columns, so a redraw never wraps).
+  /// Its parts in order of importance, the last ones left out when long figures fill the line:
+  /// the position; with the dump's duration (`total`, 90 kHz ticks) known, the percent done and
+  /// the speed factor; the bit rate; the output link's round trip and send buffer once `link`
+  /// has them (SRT); drops, tier, ledger and ring.
+  static func progressLine(
+    _ s: PipelineSnapshot, elapsed: Int64, total: Int64?, link: LinkFigures? = nil
+  ) -> String {
+    let ticks = max(0, s.newestDTS - s.firstDTS)
+    let seconds = Double(elapsed) / 1e9
+    let bitrate = seconds > 0 ? Double(s.sentBytes) * 8 / seconds / 1e6 : 0
+    var line = ProgressLine()
+    line.append("\(format(Double(ticks) / 90_000, 1))s")
+    if let total, total > 0 {
+      line.append("\(min(100, ticks * 100 / total))%")
+      let factor = seconds > 0 ? Double(ticks) / 90_000 / seconds : 0
+      line.append("\(format(factor, 2))x")
+    }
+    line.append("\(format(bitrate, 2))Mb/s")
+    if let reading = link?.latest {
+      let roundTrip = reading.roundTripMilliseconds
+      line.append("rtt \(format(roundTrip, roundTrip < 10 ? 1 : 0))ms")
+      line.append("sndbuf \(reading.sendBufferMilliseconds)ms")
+    }
+    line.append("drops \(s.drops.total)")
+    line.append("T\(s.tier.rawValue)")
+    line.append("ledger \(format(Double(s.ledger) / 1e6, 1))MB")
+    line.append(
+      "ring \(format(Double(s.ringDuration) / 90_000, 1))s \(format(Double(s.ringBytes) / 1e6, 1))MB"
+    )
+    return line.text
+  }
+}

@@ -3,8 +3,8 @@ extension EncoderOptions {
   public static let usage = """
     usage: ingest-encode SOURCE [options]
 
-    Reads SOURCE in real time, encodes H.264 (libx264, zerolatency) and AAC-LC, and writes the
-    dump stream (docs/dump-format.md) to standard output as it goes. Requests are read as JSON
+    Reads SOURCE in real time, encodes H.264 (libx264) or HEVC (libx265), zerolatency, and
+    AAC-LC, and writes the dump stream (docs/dump-format.md) to standard output as it goes. Requests are read as JSON
     lines on standard input; what was applied, figures once a second and errors are JSON lines
     on standard error. Timestamps are CLOCK_MONOTONIC nanoseconds (timescale 1000000000).
 
@@ -18,12 +18,15 @@ extension EncoderOptions {
                            audio, a second one mic audio
 
     options
+      --codec h264|hevc    video through libx264 (default) or libx265
       --size WxH           output picture size (default 1280x720)
-      --fps N              frame rate of testsrc and x11grab, and x264's rate hint (default 30)
+      --fps N              frame rate of testsrc and x11grab, and the encoder's rate hint
+                           (default 30)
       --bitrate BPS        video bitrate, capped by a quarter-second VBV (default 2500000)
-      --gop N              frames from one IDR to the next (default 2 s of frames)
+      --gop N              frames from one keyframe to the next (default 2 s of frames; HEVC
+                           keyframes after the first are CRA pictures: open GOPs)
       --bframes N          B-frames (default 0; a live stream wants none)
-      --preset NAME        x264 preset (default veryfast)
+      --preset NAME        x264 or x265 preset (default veryfast)
       --audio-bitrate BPS  AAC bitrate per track (default 128000)
       --mic SOURCE         mic audio from another source (sine: a 440 Hz beep, or any SOURCE)
       --no-mic             no mic track, even if SOURCE has a second audio stream
@@ -33,15 +36,21 @@ extension EncoderOptions {
 
     requests (one JSON object a line on standard input; other members are ignored)
       {"request":"bitrate","target_bps":N}     new bitrate from the next frame, no restart
+                                               (hevc: from the next keyframe, see below)
       {"request":"bitrate","restore":true}     back to --bitrate
       {"request":"frameRate","target_fps":N}   drop frames before the encoder ("fps" also read)
       {"request":"mic","enabled":false}        encoded silence on the mic track (true: mic again)
       {"request":"keyframe"}                   an IDR picture on the next frame
       {"request":"keyframesOnly","enabled":B}  every frame an IDR picture, or the GOP again
 
+    libx265 cannot change its bitrate in place through libavcodec 5.1: with --codec hevc a new
+    bitrate (and the scaling behind frameRate) waits for the next keyframe, where the encoder is
+    drained and opened again; a keyframe request brings it forward. A notice says so once.
+
     standard error
       {"event":"started",...}   {"event":"applied","request":...,"frame":F,"pts_ns":T,...}
       {"event":"stats",...}     {"event":"rejected","line":...,"reason":...}
+      {"event":"notice","request":"bitrate","message":...}
       {"event":"end","reason":"source|duration|signal|reader",...}
 
     exit status: 0 at the end of the source, after --duration, on SIGINT/SIGTERM, or when the

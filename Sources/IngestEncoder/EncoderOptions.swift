@@ -17,7 +17,9 @@ public struct EncoderOptions: Equatable, Sendable {
   public var gop: Int?
   /// B-frames between references (0: none, the live default).
   public var bFrames = 0
-  /// The x264 preset.
+  /// The video codec (`--codec`): H.264 through libx264 or HEVC through libx265.
+  public var codec = VideoCodec.h264
+  /// The x264 or x265 preset.
   public var preset = "veryfast"
   /// AAC bitrate per audio track.
   public var audioBitrate = 128_000
@@ -44,7 +46,7 @@ public struct EncoderOptions: Equatable, Sendable {
       switch argument {
       case "-h", "--help": return nil
       case "--loop", "--no-mic": flags.insert(argument)
-      case "--mic", "--size", "--fps", "--bitrate", "--gop", "--bframes", "--preset",
+      case "--mic", "--size", "--fps", "--bitrate", "--gop", "--bframes", "--codec", "--preset",
         "--audio-bitrate", "--duration":
         guard index < arguments.count else { throw EncoderUsageError("\(argument) needs a value") }
         values.append((argument, arguments[index]))
@@ -76,6 +78,11 @@ public struct EncoderOptions: Equatable, Sendable {
       case "--bitrate": options.bitrate = try integer(name, value, 10_000...200_000_000)
       case "--gop": options.gop = try integer(name, value, 1...100_000)
       case "--bframes": options.bFrames = try integer(name, value, 0...16)
+      case "--codec":
+        guard let codec = VideoCodec(rawValue: value) else {
+          throw EncoderUsageError("--codec wants h264 or hevc, got \(value)")
+        }
+        options.codec = codec
       case "--preset": options.preset = value
       case "--audio-bitrate": options.audioBitrate = try integer(name, value, 8_000...512_000)
       case "--duration":

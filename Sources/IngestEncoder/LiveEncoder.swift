@@ -3,12 +3,12 @@ import Foundation
 import IngestCore
 import IngestPOSIX
 
-/// The encoder process: reads a source in real time, encodes H.264 and AAC, writes the dump
+/// The encoder process: reads a source in real time, encodes H.264 or HEVC and AAC, writes the dump
 /// stream to standard output, obeys the requests on standard input and reports on standard error.
 ///
 /// ```
 ///            main thread                                     mic thread (--mic only)
-/// source ─► decode ─► filter ─► pace ─► x264 / AAC ─┐     mic source ─► … ─► AAC ─┐
+/// source ─► decode ─► filter ─► pace ─► x264|x265 / AAC ┐  mic source ─► … ─► AAC ─┐
 ///                      requests (control thread) ──┘                             │
 ///                                               DumpOutput (one record at a time) ◄┘ ─► stdout
 /// ```
@@ -30,6 +30,9 @@ public final class LiveEncoder {
   private var epoch: Int64 = 0
   private var thinner = FrameRateThinner()
   private var idrPending = false
+  /// A bitrate request libx265 takes only at the next keyframe: echoed when it takes effect.
+  private var deferredBitrate: (request: EncoderRequest, received: Int64)?
+  private var deferralNoted = false
   private var keyframesOnly = false
   private var encodedFrames = 0
   private var droppedFrames = 0
@@ -69,7 +72,7 @@ public final class LiveEncoder {
   public func run() throws(EncoderError) {
     StopSignal.install()
     output = try DumpOutput()
-    var formats: [(FormatDescription, SampleKind)] = [(.h264(video.format), .video)]
+    var formats: [(FormatDescription, SampleKind)] = [(video.format, .video)]
     for track in audio + (micInput != nil ? [micTrack!] : []) {
       formats.append((.aac(track.encoder.format), track.role.kind))
     }
@@ -81,6 +84,7 @@ public final class LiveEncoder {
     second.start = 0
     log.emit("started") {
       $0.add("source", options.source.description)
+      $0.add("codec", options.codec.rawValue)
       $0.add("clock", "CLOCK_MONOTONIC")
       $0.add("epoch_ns", epoch)
       $0.add("width", options.width)
@@ -152,9 +156,10 @@ public final class LiveEncoder {
     let idr = idrPending || keyframesOnly
     idrPending = false
     for (request, received) in applied { echo(request, received: received, at: time) }
-    let more = try video.encode(frame, microseconds: time / 1000, idr: idr) {
-      (payload, pts, dts, keyframe) throws(EncoderError) -> Bool in
-      try writeVideo(payload, pts: pts, dts: dts, keyframe: keyframe)
+    let more = try video.encode(frame, microseconds: time / 1000, idr: idr, writeVideo)
+    if video.reopenedOnLastFrame, let (request, received) = deferredBitrate {
+      deferredBitrate = nil
+      echo(request, received: received, at: time)
     }
     encodedFrames += 1
     second.frames += 1
@@ -162,14 +167,17 @@ public final class LiveEncoder {
     return more
   }
 
-  private func writeVideo(_ payload: UnsafeRawBufferPointer, pts: Int64, dts: Int64, keyframe: Bool)
-    throws(EncoderError) -> Bool
-  {
-    second.bytes += payload.count
-    let written = try output.writeSample(
-      kind: .video, ptsNanoseconds: epoch + pts * 1000,
-      dtsNanoseconds: options.bFrames > 0 ? epoch + dts * 1000 : nil, isKeyframe: keyframe,
-      payload: payload)
+  private func writeVideo(_ encoded: VideoEncoder.Output) throws(EncoderError) -> Bool {
+    let written: Bool
+    switch encoded {
+    case .format(let format): written = try output.writeFormat(format, for: .video)
+    case .packet(let payload, let pts, let dts, let keyframe):
+      second.bytes += payload.count
+      written = try output.writeSample(
+        kind: .video, ptsNanoseconds: epoch + pts * 1000,
+        dtsNanoseconds: options.bFrames > 0 ? epoch + dts * 1000 : nil, isKeyframe: keyframe,
+        payload: payload)
+    }
     if !written { state.stop("reader") }
     return written
   }
@@ -213,7 +221,12 @@ public final class LiveEncoder {
     var applied: [(EncoderRequest, Int64)] = []
     for received in control.take() {
       switch received.request {
-      case .bitrate(let bps): video.setBitrate(bps ?? options.bitrate)
+      case .bitrate(let bps):
+        guard video.setBitrate(bps ?? options.bitrate) else {
+          deferBitrate(received.request, received: received.receivedNanoseconds)
+          continue
+        }
+        deferredBitrate = nil
       case .frameRate(let fps):
         let share = min(1, fps / Double(options.fps))
         thinner.setTarget(share < 1 ? fps : nil)
@@ -227,6 +240,21 @@ public final class LiveEncoder {
       applied.append((received.request, received.receivedNanoseconds))
     }
     return applied
+  }
+
+  /// Keeps a bitrate request for the next keyframe, and says once that this is how the encoder
+  /// takes them.
+  private func deferBitrate(_ request: EncoderRequest, received: Int64) {
+    deferredBitrate = (request, received)
+    guard !deferralNoted else { return }
+    deferralNoted = true
+    log.emit("notice") {
+      $0.add("request", "bitrate")
+      $0.add(
+        "message",
+        "libx265 cannot change its bitrate in place through libavcodec 5.1: a new bitrate takes"
+          + " effect at the next keyframe, where the encoder is opened again")
+    }
   }
 
   /// `{"event":"applied",…}`: what took effect, on which encoded frame (its index among the
@@ -268,10 +296,7 @@ public final class LiveEncoder {
   private func drain() {
     guard state.reason != "reader" else { return }
     do {
-      _ = try video.encode(nil, microseconds: 0, idr: false) {
-        (payload, pts, dts, keyframe) throws(EncoderError) -> Bool in
-        try writeVideo(payload, pts: pts, dts: dts, keyframe: keyframe)
-      }
+      _ = try video.encode(nil, microseconds: 0, idr: false, writeVideo)
     } catch {
       log.emit("error") { $0.add("message", error.description) }
     }

@@ -28,6 +28,9 @@ enum LiveCommand: Command {
       PATH                      a media file at its own pace (--loop to repeat)
 
     encoder options (passed to ingest-encode)
+      --codec h264|hevc         libx264 (default) or libx265; with hevc a bitrate request
+                                takes effect at the next keyframe (libx265 cannot change it
+                                in place through libavcodec), and RTMP outputs are refused
       --size WxH  --fps N  --bitrate BPS (default 2500000)  --gop N  --bframes N
       --preset NAME  --audio-bitrate BPS  --mic SOURCE  --no-mic  --loop
       --duration SECONDS        stop after this much media time (default: until stopped)
@@ -50,8 +53,8 @@ enum LiveCommand: Command {
 
   /// ingest-encode's options that take a value, passed through as given.
   private static let encoderValued: Set<String> = [
-    "--size", "--fps", "--bitrate", "--gop", "--bframes", "--preset", "--audio-bitrate", "--mic",
-    "--duration",
+    "--codec", "--size", "--fps", "--bitrate", "--gop", "--bframes", "--preset", "--audio-bitrate",
+    "--mic", "--duration",
   ]
   private static let encoderFlags: Set<String> = ["--no-mic", "--loop"]
 

@@ -10,7 +10,8 @@
 ///  5. as for duration.
 /// For duration, only the oldest units shorten the span: the oldest waiting unit goes; if it is
 /// video, the rest of its GOP goes with it (and video waits for a keyframe if that was the newest).
-/// Never a partial access unit: a unit is in the ring whole or not at all.
+/// Never a partial access unit: a unit is in the ring whole or not at all. HEVC RASL pictures
+/// whose references went follow them (`SendRing+LeadingPictures.swift`).
 extension SendRing {
   /// Drops by the space policy. Returns false when nothing can be dropped.
   func dropForSpace() -> Bool {

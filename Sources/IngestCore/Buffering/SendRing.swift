@@ -36,10 +36,13 @@ public final class SendRing {
     /// Video whose NAL units all have nal_ref_idc 0: nothing references it.
     public var isDisposable: Bool
     public var isDiscontinuity: Bool
+    /// HEVC video whose slices are all RASL: it may reference pictures from before the CRA it
+    /// follows (the previous GOP), so it goes whenever one of those did not reach the output.
+    public var isRASL: Bool
 
     public init(
       kind: SampleKind, pts: Int64, dts: Int64, isKeyframe: Bool, isDisposable: Bool = false,
-      isDiscontinuity: Bool = false
+      isDiscontinuity: Bool = false, isRASL: Bool = false
     ) {
       self.kind = kind
       self.pts = pts
@@ -47,6 +50,7 @@ public final class SendRing {
       self.isKeyframe = isKeyframe
       self.isDisposable = isDisposable
       self.isDiscontinuity = isDiscontinuity
+      self.isRASL = isRASL
     }
   }
 
@@ -104,6 +108,10 @@ public final class SendRing {
   public internal(set) var awaitingKeyframe = false
   /// Set when the ring started waiting for a keyframe; the pipeline turns it into a keyframe request.
   public var keyframeWanted = false
+  /// The GOP whose RASL pictures cannot be decoded, because a picture of the GOP before it did
+  /// not reach the output (or there was none: the stream starts at GOP 1), and the reason its
+  /// RASL pictures are counted under when they are dropped. See `SendRing+LeadingPictures`.
+  var raslBlock: (gop: Int64, reason: DropReason)? = (1, .awaitingKeyframe)
   /// Every drop and refusal, by track and reason.
   public internal(set) var drops = DropCounts()
 
@@ -173,6 +181,10 @@ public final class SendRing {
         drops[.video, .awaitingKeyframe] += 1
         return nil
       }
+      if let reason = raslDropReason(info) {
+        drops[.video, reason] += 1
+        return nil
+      }
     }
     let slotLength = headroom + byteCount
     guard slotLength <= byteLimit, slotLength <= arenaCapacity, byteCount > 0 else {
@@ -224,6 +236,12 @@ public final class SendRing {
         drops[.video, .awaitingKeyframe] += 1
         return false
       }
+      // A drop on the sender's side while the unit was written may have cut its references.
+      if let reason = raslDropReason(info) {
+        liveBytes -= slotLength
+        drops[.video, reason] += 1
+        return false
+      }
     }
     if info.kind == .video && info.isKeyframe { newestGOP += 1 }
     let index = (head + count) % recordCapacity
@@ -255,6 +273,8 @@ public final class SendRing {
   public func startAwaitingKeyframe() {
     if !awaitingKeyframe { keyframeWanted = true }
     awaitingKeyframe = true
+    // The GOP the next keyframe opens follows video that was not sent.
+    blockRASL(ofGOP: newestGOP + 1, reason: .awaitingKeyframe)
   }
 
   // MARK: Sender side
@@ -330,6 +350,11 @@ public final class SendRing {
     record.pointee.state = .dropped
     liveBytes -= record.pointee.slotLength
     drops[record.pointee.info.kind, reason] += 1
+    let info = record.pointee.info
+    // A disposable picture is referenced by none, a RASL one by no picture that is not RASL.
+    if info.kind == .video && !info.isDisposable && !info.isRASL {
+      referencesLost(inGOP: record.pointee.gop, reason: reason)
+    }
   }
 
   /// Removes tombstones from the head so their arena space comes back.

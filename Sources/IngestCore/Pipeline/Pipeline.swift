@@ -27,6 +27,9 @@ public final class Pipeline: @unchecked Sendable {
   private var pendingDiscontinuity = [Bool](repeating: false, count: SampleKind.allCases.count)
   /// No video keyframe arrived yet: a frame before it references nothing the output has.
   private var awaitingFirstKeyframe: Bool
+  /// The newest video keyframe is a CRA or BLA picture: RASL pictures after it belong to it (an
+  /// IDR has none; a RASL NAL type after one is not treated as leading).
+  private var gopAdmitsRASL = false
 
   // Shared, under `lock`.
   private let lock = HandOverLock()
@@ -133,6 +136,7 @@ public final class Pipeline: @unchecked Sendable {
       }
     }
     let disposable = summary?.isDisposable ?? false
+    if kind == .video && isKeyframe { gopAdmitsRASL = summary?.admitsRASL ?? false }
     if kind == .video && awaitingFirstKeyframe {
       // Video that starts mid-GOP: drop until the first keyframe, and ask for one.
       guard isKeyframe else {
@@ -155,7 +159,8 @@ public final class Pipeline: @unchecked Sendable {
     }
     let info = SendRing.UnitInfo(
       kind: kind, pts: stamp.pts, dts: stamp.dts, isKeyframe: kind.isAudio || isKeyframe,
-      isDisposable: disposable, isDiscontinuity: discontinuity)
+      isDisposable: disposable, isDiscontinuity: discontinuity,
+      isRASL: !isKeyframe && gopAdmitsRASL && summary?.isRASL == true)
     var layout: TSPacketizer.Layout?
     if let packetizer {
       do {
@@ -218,7 +223,11 @@ public final class Pipeline: @unchecked Sendable {
     }
     pendingDiscontinuity[Int(kind.rawValue)] = true
     if kind == .video { awaitingFirstKeyframe = true }
-    lock.withLock { events.push(.formatChanged(kind: kind, format: format)) }
+    lock.withLock {
+      // The RASL pictures after the new format's first keyframe reference the old stream.
+      if kind == .video { ring.blockRASL(ofGOP: ring.newestGOP + 1, reason: .awaitingKeyframe) }
+      events.push(.formatChanged(kind: kind, format: format))
+    }
     return true
   }
 

@@ -15,6 +15,8 @@ extension AVCCScanner {
     var nalCount = 0
     var annexBSize = 0
     var slices = 0
+    var raslSlices = 0
+    var admitsRASL = false
     var referenced = false
     var containsIRAP = false
     var hasVPS = false
@@ -37,6 +39,8 @@ extension AVCCScanner {
         if temporalID == nil { temporalID = id ?? 0 }
         if !type.isSubLayerNonReference || id != highestTemporalID { referenced = true }
         if type.isIRAP { containsIRAP = true }
+        if type.isRASL { raslSlices += 1 }
+        if type.admitsRASL { admitsRASL = true }
       }
       annexBSize += 4 + length
     }
@@ -44,6 +48,7 @@ extension AVCCScanner {
       payloadSize: payload.count, lengthSize: lengthSize, nalCount: nalCount,
       annexBSize: annexBSize, containsIDR: containsIRAP,
       hasParameterSets: hasVPS && hasSPS && hasPPS, isDisposable: slices > 0 && !referenced,
+      isRASL: slices > 0 && raslSlices == slices, admitsRASL: admitsRASL,
       temporalID: temporalID ?? 0)
   }
 }

@@ -26,13 +26,19 @@ public struct AVCCSummary: Hashable, Sendable {
   /// alone: H.264 slices all with nal_ref_idc 0; HEVC slices all of sub-layer non-reference
   /// pictures (`_N` types) of the stream's highest temporal sub-layer.
   public let isDisposable: Bool
+  /// HEVC: every slice is of a RASL picture (NAL types 8, 9), which may reference pictures
+  /// from before the CRA it follows: it is sent only when those were. False for H.264.
+  public let isRASL: Bool
+  /// HEVC: the unit is a CRA or BLA picture, which RASL pictures may follow (an open GOP).
+  public let admitsRASL: Bool
   /// HEVC: the TemporalId of the first slice, which the access unit delimiter repeats. 0 for
   /// H.264.
   public let temporalID: Int
 
   init(
     payloadSize: Int, lengthSize: Int, nalCount: Int, annexBSize: Int, containsIDR: Bool,
-    hasParameterSets: Bool, isDisposable: Bool, temporalID: Int = 0
+    hasParameterSets: Bool, isDisposable: Bool, isRASL: Bool = false,
+    admitsRASL: Bool = false, temporalID: Int = 0
   ) {
     self.payloadSize = payloadSize
     self.lengthSize = lengthSize
@@ -41,6 +47,8 @@ public struct AVCCSummary: Hashable, Sendable {
     self.containsIDR = containsIDR
     self.hasParameterSets = hasParameterSets
     self.isDisposable = isDisposable
+    self.isRASL = isRASL
+    self.admitsRASL = admitsRASL
     self.temporalID = temporalID
   }
 

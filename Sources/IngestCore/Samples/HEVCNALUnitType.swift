@@ -37,6 +37,15 @@ public struct HEVCNALUnitType: RawRepresentable, Hashable, Sendable {
   /// two reserved IRAP types, 16-23): decoding can start here, given the parameter sets.
   @inlinable public var isIRAP: Bool { (16...23).contains(rawValue) }
 
+  /// Whether the slice belongs to a random access skipped leading (RASL) picture (RASL_N 8,
+  /// RASL_R 9): it follows a CRA or BLA picture in decoding order, precedes it in output order and
+  /// may reference pictures from before it, so it cannot be decoded when those were not.
+  @inlinable public var isRASL: Bool { rawValue == 8 || rawValue == 9 }
+
+  /// Whether the slice belongs to a CRA or BLA picture (types 16-18, 21): the IRAP pictures that
+  /// RASL pictures may follow. An IDR picture has none.
+  @inlinable public var admitsRASL: Bool { (16...18).contains(rawValue) || rawValue == 21 }
+
   /// Whether the slice belongs to a sub-layer non-reference picture: the even types below 16
   /// that the specification names `_N` (TRAIL_N, TSA_N, STSA_N, RADL_N, RASL_N and the reserved
   /// RSV_VCL_N10/12/14). No picture of the same temporal sub-layer references it.

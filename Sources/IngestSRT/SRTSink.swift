@@ -38,6 +38,7 @@ public final class SRTSink: OutputSink {
   private var lastSendNanoseconds: Int64 = 0
   private var watchdog = SRTProgressWatchdog(now: 0)
   private var linkMeter = SRTLinkMeter()
+  private var queueLimit = SRTQueueLimit()
 
   /// The figures of the last connection as it closed (after `finish` or `close`), for an
   /// end-of-run summary; `nil` before the first connection ends.
@@ -153,6 +154,7 @@ public final class SRTSink: OutputSink {
       }
     }
     linkMeter.reset()
+    queueLimit.reset()
     self.socket = socket
     watchdog = SRTProgressWatchdog(now: Self.monotonicNanoseconds())
     agreedLatencyMilliseconds = Int(
@@ -221,6 +223,8 @@ public final class SRTSink: OutputSink {
     guard let socket, socket.isOpen else {
       throw .write(endpoint: endpoint, reason: "not connected", retryable: true)
     }
+    // Bytes libsrt may take in this call; unlimited without figures, or after a stall.
+    var byteAllowance = Int.max
     if let stats = socket.statistics() {
       let clock = Self.monotonicNanoseconds()
       watchdog.observe(
@@ -246,18 +250,32 @@ public final class SRTSink: OutputSink {
       // acknowledged again until we send more. So after one latency without an acknowledgement
       // the unit goes out anyway; the packet that follows the gap makes the receiver ask for
       // the retransmission, or lets libsrt drop what is already too late, and the queue moves.
+      //
+      // The same holds for bytes: the buffer may hold what the link drains in half the latency
+      // (`SRTQueueLimit`), checked before every message, so a burst (a keyframe) is fed to
+      // libsrt as fast as the link takes it, also half-way through a unit.
       let latency = Int64(agreedLatencyMilliseconds) * 1_000_000
-      if !chunker.hasPartialUnit, Int(stats.msSndBuf) * 2 > agreedLatencyMilliseconds,
-        sinceProgress < latency
-      {
-        return .wouldBlock(retryAt: now + retryDelayNanoseconds)
+      let buffered = Int(max(stats.byteSndBuf, 0))
+      queueLimit.observe(
+        acknowledgedBytes: Int64(clamping: stats.byteSentUniqueTotal) - Int64(buffered)
+          - Int64(clamping: stats.byteSndDropTotal), bufferedBytes: buffered, now: clock)
+      if sinceProgress < latency {
+        if !chunker.hasPartialUnit, Int(stats.msSndBuf) * 2 > agreedLatencyMilliseconds {
+          return .wouldBlock(retryAt: now + retryDelayNanoseconds)
+        }
+        byteAllowance =
+          queueLimit.limitBytes(latencyMilliseconds: agreedLatencyMilliseconds)
+          - buffered
       }
     }
     let started = Self.monotonicNanoseconds()
     let progress: SRTMessageChunker.Progress
     do throws(SinkError) {
       progress = try chunker.push(unit, bytes: bytes) { message throws(SinkError) in
-        try send(message, on: socket)
+        guard byteAllowance >= message.count else { return false }
+        guard try send(message, on: socket) else { return false }
+        byteAllowance -= message.count
+        return true
       }
     } catch {
       if error.isRetryable { close() }

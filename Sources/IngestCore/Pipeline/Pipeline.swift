@@ -326,6 +326,10 @@ public final class Pipeline: @unchecked Sendable {
     lock.withLock { sinkCongestion = max(0, min(1, value)) }
   }
 
+  /// The DTS span of the units waiting in the ring (90 kHz ticks): the backlog the output has
+  /// not taken yet. Cheaper than a `snapshot`.
+  public var waitingTicks: Int64 { lock.withLock { ring.waitingDuration } }
+
   /// A copy of the counters.
   public func snapshot() -> PipelineSnapshot {
     lock.withLock {

@@ -22,10 +22,15 @@ public final class RateControlLoop {
   public var ladderCongestion: Double { controller.keyframesOnly ? 1 : 0 }
 
   /// Reads the link when due and reports a decision through `reporter`.
-  func tick(now: Int64, sink: any OutputSink, reporter: StatusReporter) {
+  /// - Parameter pipeline: the output's pipeline, whose ring backlog counts as queue.
+  func tick(now: Int64, sink: any OutputSink, pipeline: Pipeline, reporter: StatusReporter) {
     guard now >= nextRead else { return }
     nextRead = now + intervalNanoseconds
-    guard let estimate = sink.linkEstimate(now: now) else { return }
+    guard var estimate = sink.linkEstimate(now: now) else { return }
+    // An SRT sink holds data back rather than let libsrt's queue outgrow what the link drains
+    // within the latency, so a link that does not keep up shows as a backlog in the ring: it
+    // is queue all the same.
+    estimate.queueMilliseconds += Double(pipeline.waitingTicks) / 90
     let before = controller
     guard let decision = controller.update(estimate) else { return }
     reporter.emitForOutput("rate", now: now) { object in

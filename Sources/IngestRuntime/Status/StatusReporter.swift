@@ -105,7 +105,9 @@ public final class StatusReporter: @unchecked Sendable {
   /// - Parameter force: sample and report now even if a second has not passed (end of run).
   public func tick(now: Int64, force: Bool = false) {
     while let event = pipeline.nextEvent() { report(event, now: now) }
-    if let sink, let rateControl { rateControl.tick(now: now, sink: sink, reporter: self) }
+    if let sink, let rateControl {
+      rateControl.tick(now: now, sink: sink, pipeline: pipeline, reporter: self)
+    }
     guard now >= nextSample || force else { return }
     nextSample = now + 1_000_000_000
     pipeline.updateResident(probe.residentBytes())

@@ -284,12 +284,14 @@ import Testing
     #expect(try CommandRunner.ingest(["inspect", dump, "--json"]).stdout.contains(reason))
   }
 
-  /// screen.dump with a 6 s stall from its 151st video frame on: nothing arrives for 6 s, then
-  /// every track goes on with its clock 6 s later (the capture froze; the first sample after
-  /// it is that video frame).
-  static func stalled() throws -> [DumpItems.Item] {
+  /// screen.dump with a 6 s stall after its 150th video frame: nothing arrives for 6 s, then
+  /// every track goes on with its clock 6 s later (the capture froze). `first` is the kind of
+  /// the first sample after the stall.
+  static func stalled(first: SampleKind) throws -> [DumpItems.Item] {
     let screen = try Self.screen()
-    let cut = Self.indices(of: .video, in: screen)[150]
+    let last = Self.indices(of: .video, in: screen)[149]
+    guard let cut = screen.indices.first(where: { $0 > last && screen[$0].sample?.kind == first })
+    else { throw CocoaError(.fileReadCorruptFile) }
     return screen.indices.map { index in
       guard index >= cut, var sample = screen[index].sample else { return screen[index] }
       func later(_ time: MediaTime) -> MediaTime {
@@ -298,6 +300,25 @@ import Testing
       sample.pts = later(sample.pts)
       sample.dts = sample.dts.map(later)
       return .sample(sample)
+    }
+  }
+
+  /// Whether each audio PID resumed after the stall (at its unit flagged as a discontinuity)
+  /// as far from the video as the same units are in `reference` (within one AAC frame: an
+  /// audio clock re-anchored at the video's time may move by up to one).
+  static func audioResumesWithVideo(_ replay: Replay, reference: Replay) -> Bool {
+    func resumed(_ pid: UInt16) -> (index: Int, pts: Int64)? {
+      let units = replay.check.units.filter { $0.pid == pid }
+      guard let index = units.firstIndex(where: \.discontinuity), let pts = units[index].pts
+      else { return nil }
+      return (index, pts)
+    }
+    guard let video = resumed(0x100) else { return false }
+    let expected = reference.pts(0x100)[video.index]
+    return [UInt16(0x101), 0x102].allSatisfy { pid in
+      guard let audio = resumed(pid) else { return false }
+      let distance = audio.pts - video.pts
+      return abs(distance - (reference.pts(pid)[audio.index] - expected)) <= 1_920
     }
   }
 
@@ -313,7 +334,8 @@ import Testing
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let replay = try Self.replay(
-      try Self.stalled(), named: "stalled", in: directory, gstreamerWarnings: [Self.stallWarning])
+      try Self.stalled(first: .video), named: "stalled", in: directory,
+      gstreamerWarnings: [Self.stallWarning])
     #expect(replay.result.status == 0)
     #expect(replay.result.stdout.contains("\"drops\":{}"))
     // The PCR jumps once, flagged; every PID's first unit after it is flagged too.
@@ -327,11 +349,8 @@ import Testing
     let video = replay.pts(0x100)
     let step = zip(video, video.dropFirst()).map { $1 - $0 }.max() ?? 0
     #expect(abs(step - (6 * 90_000 + 3_000)) <= 1)
-    let resumed = video[150]
-    for pid in [UInt16(0x101), 0x102] {
-      let first = replay.pts(pid).first { $0 >= video[149] + 3_000 } ?? 0
-      #expect(abs(first - resumed) < 1_920 + 1, "\(pid)")
-    }
+    let reference = try Self.replay(try Self.screen(), named: "reference", in: directory)
+    #expect(Self.audioResumesWithVideo(replay, reference: reference))
     // ffmpeg's mpegts muxer, remuxing the same streams, gets the same warning from GStreamer.
     let remuxed = directory.appending(path: "ffmpeg.ts").path
     let remux = try CommandRunner.run(
@@ -343,5 +362,25 @@ import Testing
     #expect(remux.status == 0, "\(remux.stderr)")
     let theirs = try Self.gstreamerProblems(remuxed, check: try TransportStreamCheck(path: remuxed))
     #expect(theirs.count == 1 && theirs.allSatisfy { $0.contains(Self.stallWarning) }, "\(theirs)")
+  }
+
+  /// The same stall with app audio first after it: the audio clock's jump looks like an
+  /// interruption and is pulled back to the video's last frame; the video, 6 s on as well, is
+  /// pulled back with it. The gap is gone (so GStreamer has none to warn about), the tracks
+  /// stay in sync.
+  @Test func aStallWithAudioFirstKeepsTheTracksInSync() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let replay = try Self.replay(
+      try Self.stalled(first: .audioApp), named: "stalled", in: directory)
+    #expect(replay.result.status == 0)
+    #expect(replay.result.stdout.contains("\"clock_resets\":3"))
+    for pid in replay.check.elementaryPIDs {
+      #expect(replay.check.units.filter { $0.pid == pid && $0.discontinuity }.count == 1)
+    }
+    let video = replay.pts(0x100)
+    #expect(zip(video, video.dropFirst()).allSatisfy { $1 - $0 < 90_000 })
+    let reference = try Self.replay(try Self.screen(), named: "reference", in: directory)
+    #expect(Self.audioResumesWithVideo(replay, reference: reference))
   }
 }

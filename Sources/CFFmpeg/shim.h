@@ -88,6 +88,10 @@ CFFMPEG_LAZY(int, avio_closep, (AVIOContext **io), (io))
 CFFMPEG_LAZY(AVPacket *, av_packet_alloc, (void), ())
 CFFMPEG_LAZY_VOID(av_packet_free, (AVPacket **packet), (packet))
 CFFMPEG_LAZY_VOID(av_packet_unref, (AVPacket *packet), (packet))
+CFFMPEG_LAZY(uint8_t *, av_packet_new_side_data,
+             (AVPacket *packet, enum AVPacketSideDataType type, size_t size),
+             (packet, type, size))
+CFFMPEG_LAZY_VOID(av_packet_free_side_data, (AVPacket *packet), (packet))
 CFFMPEG_LAZY(const char *, avcodec_get_name, (enum AVCodecID id), (id))
 CFFMPEG_LAZY(int, av_dict_set, (AVDictionary **dictionary, const char *key, const char *value,
                                 int flags),

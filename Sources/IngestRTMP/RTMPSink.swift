@@ -13,6 +13,11 @@ import IngestFFmpeg
 /// Every connection starts with a video keyframe: video before the first keyframe after `open`, and
 /// audio before it, are discarded as `.awaitingKeyframe` (and counted in `droppedUnits`). Each `open` sends fresh sequence headers.
 ///
+/// A format change mid-stream (a unit whose `format` is set: the device rotated, the audio route
+/// changed) sends a new sequence header (AVC or AAC) just before the next packet of that track:
+/// the packet carries the new record as `AV_PKT_DATA_NEW_EXTRADATA` side data, from which the
+/// flv muxer writes the header tag.
+///
 /// Threading: all calls except `cancel()` come from one thread (the sender), which is where all
 /// libavformat I/O runs. No call blocks longer than its timeout in `Options`; `cancel()` from any
 /// thread makes a blocked call return within about 100 ms.
@@ -83,6 +88,8 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
   private var videoStream: Int32 = -1
   private var audioStream: Int32 = -1
   private var videoLengthSize = 4
+  /// Per stream: a format record not yet sent as a sequence header (a format change).
+  private var pendingExtradata: [[UInt8]?] = [nil, nil]
   /// 90 kHz dts of the first unit of this connection; nil until a keyframe arrives.
   private var baseDTS: Int64?
   /// Last dts written per stream, in the stream's time base.
@@ -162,6 +169,13 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     default: return .discarded(.notCarried)
     }
     guard stream >= 0 else { return .discarded(.notCarried) }
+    if let format = unit.format {
+      // Taken before any discard below: the units after this one are in the new format.
+      guard adopt(format, stream: stream) else {
+        droppedUnits += 1
+        return .discarded(.invalid)
+      }
+    }
 
     if baseDTS == nil {
       guard videoStream < 0 || (unit.kind == .video && unit.isKeyframe) else {
@@ -200,6 +214,22 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     return try send(bytes, unit: unit, stream: stream, pts: pts, dts: dts, context: context)
   }
 
+  /// Makes `format` the one the next packet of `stream` announces; false for a format FLV
+  /// cannot carry on that stream.
+  private func adopt(_ format: FormatDescription, stream: Int32) -> Bool {
+    switch format {
+    case .h264(var video) where stream == videoStream:
+      videoLengthSize = video.nalLengthSize
+      video.nalLengthSize = 4
+      pendingExtradata[Int(stream)] = video.avcC
+    case .aac(let audio) where stream == audioStream:
+      pendingExtradata[Int(stream)] = audio.audioSpecificConfig
+    default:
+      return false
+    }
+    return true
+  }
+
   private func send(
     _ payload: UnsafeRawBufferPointer, unit: OutgoingUnit, stream: Int32, pts: Int64, dts: Int64,
     context: UnsafeMutablePointer<AVFormatContext>
@@ -218,6 +248,18 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     packet.pointee.duration = 0
     packet.pointee.pos = -1
     packet.pointee.flags = unit.kind == .video && unit.isKeyframe ? AV_PKT_FLAG_KEY : 0
+    let extradata = pendingExtradata[Int(stream)]
+    if let extradata {
+      // The muxer compares this with the stream's extradata and, when it differs, copies it
+      // there and writes a sequence header tag in front of the packet.
+      guard
+        let side = cffmpeg_av_packet_new_side_data(
+          packet, AV_PKT_DATA_NEW_EXTRADATA, extradata.count)
+      else {
+        throw .unsupported(endpoint: target.redactedDescription, reason: "out of memory")
+      }
+      side.update(from: extradata, count: extradata.count)
+    }
 
     // av_write_frame, not av_interleaved_write_frame: the send ring already orders units by dts,
     // and the interleaver would hold every packet until each stream has one queued, which grows
@@ -227,6 +269,7 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     let result = RTMPLog.capturing(into: logCapture) { cffmpeg_av_write_frame(context, packet) }
     packet.pointee.data = nil
     packet.pointee.size = 0
+    if extradata != nil { cffmpeg_av_packet_free_side_data(packet) }
     measure(blockedSince: started, dts: unit.dts)
     guard result >= 0 else {
       broken = true
@@ -243,6 +286,7 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     }
     if unit.dts - (baseDTS ?? unit.dts) >= 90_000 { closedBeforeMedia = 0 }
     lastDTS[Int(stream)] = dts
+    pendingExtradata[Int(stream)] = nil
     return .written
   }
 
@@ -260,6 +304,7 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     audioStream = -1
     baseDTS = nil
     lastDTS = [Int64.min, Int64.min]
+    pendingExtradata = [nil, nil]
     broken = false
     blockedNanoseconds = 0
     windowStartDTS = nil

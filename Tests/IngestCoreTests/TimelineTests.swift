@@ -123,6 +123,41 @@ private let origin: Int64 = 900_000
     #expect(resumed.dts == back.dts + 2089 || resumed.dts == back.dts + 2090)
   }
 
+  @Test func stallWithAudioFirstPullsTheVideoBackAsFarAsTheAudio() throws {
+    var timeline = Timeline()
+    // Video at 30 fps and app audio at 48 kHz for 2 s; then nothing for 6 s.
+    var (video, audio): (Int64, Int64) = (0, 0)
+    var audioFrame: Int64 = 0
+    for frame: Int64 in 0..<60 {
+      video = try timeline.stamp(kind: .video, pts: time(frame * 20, 600), dts: nil).dts
+      // The audio frames that start before the next video frame, in time order as captured.
+      while audioFrame * 1024 * 600 < (frame + 1) * 20 * 48000 {
+        audio = try timeline.stamp(kind: .audioApp, pts: time(audioFrame * 1024, 48000), dts: nil)
+          .dts
+        audioFrame += 1
+      }
+    }
+    #expect(audioFrame == 94)
+    // Audio comes back first, 6 s on: it is pulled back next to the video.
+    let stall: Int64 = 6
+    let audioBack = try timeline.stamp(
+      kind: .audioApp, pts: time(94 * 1024 + stall * 48000, 48000), dts: nil)
+    #expect(audioBack.isDiscontinuity)
+    #expect(audioBack.dts > audio && audioBack.dts - audio < 90_000)
+    // The video, 6 s on too, follows it: the two stay as far apart as their clocks say.
+    let videoBack = try timeline.stamp(
+      kind: .video, pts: time(60 * 20 + stall * 600, 600), dts: nil)
+    #expect(videoBack.isDiscontinuity)
+    let clockDistance: Int64 = (60 * 20 * 90_000 / 600) - (94 * 1024 * 90_000 / 48000)
+    #expect(abs((videoBack.dts - audioBack.dts) - clockDistance) <= 1)
+    #expect(videoBack.dts > video)
+    // A later long still screen is a pause again, not a reset.
+    let still = try timeline.stamp(
+      kind: .video, pts: time(60 * 20 + stall * 600 + 5 * 600, 600), dts: nil)
+    #expect(!still.isDiscontinuity)
+    #expect(still.dts - videoBack.dts == 5 * 90_000)
+  }
+
   @Test func audioTrackStartingOnAnotherClockJoinsAtTheSharedNow() throws {
     var timeline = Timeline()
     var videoDTS: Int64 = 0

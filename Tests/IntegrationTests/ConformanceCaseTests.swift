@@ -18,9 +18,11 @@ import Testing
   }
 
   /// Writes `items` as a dump in `directory`, replays it to a .ts file and checks the stream.
+  /// - Parameter gstreamerWarnings: warnings GStreamer is expected to print once each (the
+  ///   test says why); any other warning or error fails the case.
   static func replay(
     _ items: [DumpItems.Item], named name: String, in directory: URL,
-    arguments: [String] = []
+    arguments: [String] = [], gstreamerWarnings: [String] = []
   ) throws -> Replay {
     let dump = directory.appending(path: "\(name).dump").path
     try DumpItems.write(items, to: dump)
@@ -33,9 +35,21 @@ import Testing
     #expect(
       check.conformanceViolations(parameterSets: parameterSets).map(\.description) == [],
       "\(name)")
-    #expect(try CommandRunner.gstreamerDecodeProblems(output, pids: check.elementaryPIDs) == "")
+    let problems = try Self.gstreamerProblems(output, check: check)
+    #expect(
+      problems.filter { line in !gstreamerWarnings.contains { line.contains($0) } } == [],
+      "\(name)")
+    for warning in gstreamerWarnings {
+      #expect(problems.filter { $0.contains(warning) }.count == 1, "\(name): \(warning)")
+    }
     #expect(check.continuityErrors == 0)
     return Replay(result: result, check: check, output: output)
+  }
+
+  /// GStreamer's warnings and errors for the stream at `path`, one per line.
+  static func gstreamerProblems(_ path: String, check: TransportStreamCheck) throws -> [String] {
+    try CommandRunner.gstreamerDecodeProblems(path, pids: check.elementaryPIDs)
+      .split(separator: "\n").map(String.init)
   }
 
   static func screen() throws -> [DumpItems.Item] {
@@ -268,5 +282,105 @@ import Testing
     #expect(text.stderr.contains(reason), "\(name)")
     #expect(try CommandRunner.ingest(["inspect", dump]).stdout.contains(reason))
     #expect(try CommandRunner.ingest(["inspect", dump, "--json"]).stdout.contains(reason))
+  }
+
+  /// screen.dump with a 6 s stall after its 150th video frame: nothing arrives for 6 s, then
+  /// every track goes on with its clock 6 s later (the capture froze). `first` is the kind of
+  /// the first sample after the stall.
+  static func stalled(first: SampleKind) throws -> [DumpItems.Item] {
+    let screen = try Self.screen()
+    let last = Self.indices(of: .video, in: screen)[149]
+    guard let cut = screen.indices.first(where: { $0 > last && screen[$0].sample?.kind == first })
+    else { throw CocoaError(.fileReadCorruptFile) }
+    return screen.indices.map { index in
+      guard index >= cut, var sample = screen[index].sample else { return screen[index] }
+      func later(_ time: MediaTime) -> MediaTime {
+        MediaTime(value: time.value + 6 * Int64(time.timescale), timescale: time.timescale)
+      }
+      sample.pts = later(sample.pts)
+      sample.dts = sample.dts.map(later)
+      return .sample(sample)
+    }
+  }
+
+  /// Whether each audio PID resumed after the stall (at its unit flagged as a discontinuity)
+  /// as far from the video as the same units are in `reference` (within one AAC frame: an
+  /// audio clock re-anchored at the video's time may move by up to one).
+  static func audioResumesWithVideo(_ replay: Replay, reference: Replay) -> Bool {
+    func resumed(_ pid: UInt16) -> (index: Int, pts: Int64)? {
+      let units = replay.check.units.filter { $0.pid == pid }
+      guard let index = units.firstIndex(where: \.discontinuity), let pts = units[index].pts
+      else { return nil }
+      return (index, pts)
+    }
+    guard let video = resumed(0x100) else { return false }
+    let expected = reference.pts(0x100)[video.index]
+    return [UInt16(0x101), 0x102].allSatisfy { pid in
+      guard let audio = resumed(pid) else { return false }
+      let distance = audio.pts - video.pts
+      return abs(distance - (reference.pts(pid)[audio.index] - expected)) <= 1_920
+    }
+  }
+
+  /// GStreamer's MPEG-TS packetizer warns "GAP detected" whenever a PCR is more than 500 ms past
+  /// the last one, whether or not the packet carries the discontinuity_indicator (it tracks PCR
+  /// groups by value alone). The stall is a genuine 6 s gap in the media, which any stream of
+  /// this input carries: ffmpeg's own mpegts muxer, given the same streams, draws the same
+  /// single warning. Bridging the gap with PCR-only packets instead would put 6 s of PCR into
+  /// one burst, which a live receiver's clock recovery takes as 6 s of jitter.
+  static let stallWarning = "GAP detected. diff 0:00:06"
+
+  @Test func aStallIsATimeBaseDiscontinuityAndKeepsItsGap() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let replay = try Self.replay(
+      try Self.stalled(first: .video), named: "stalled", in: directory,
+      gstreamerWarnings: [Self.stallWarning])
+    #expect(replay.result.status == 0)
+    #expect(replay.result.stdout.contains("\"drops\":{}"))
+    // The PCR jumps once, flagged; every PID's first unit after it is flagged too.
+    let pcrs = replay.check.pcrs
+    let jumps = zip(pcrs, pcrs.dropFirst()).filter { $1.pcr - $0.pcr > 90_000 }
+    #expect(jumps.count == 1 && jumps.allSatisfy { $1.discontinuity })
+    for pid in replay.check.elementaryPIDs {
+      #expect(replay.check.units.filter { $0.pid == pid && $0.discontinuity }.count == 1)
+    }
+    // The gap stays in the timestamps (6 s plus one frame), and audio resumes with the video.
+    let video = replay.pts(0x100)
+    let step = zip(video, video.dropFirst()).map { $1 - $0 }.max() ?? 0
+    #expect(abs(step - (6 * 90_000 + 3_000)) <= 1)
+    let reference = try Self.replay(try Self.screen(), named: "reference", in: directory)
+    #expect(Self.audioResumesWithVideo(replay, reference: reference))
+    // ffmpeg's mpegts muxer, remuxing the same streams, gets the same warning from GStreamer.
+    let remuxed = directory.appending(path: "ffmpeg.ts").path
+    let remux = try CommandRunner.run(
+      "ffmpeg",
+      [
+        "-nostdin", "-v", "error", "-i", replay.output, "-map", "0", "-c", "copy", "-f", "mpegts",
+        remuxed,
+      ])
+    #expect(remux.status == 0, "\(remux.stderr)")
+    let theirs = try Self.gstreamerProblems(remuxed, check: try TransportStreamCheck(path: remuxed))
+    #expect(theirs.count == 1 && theirs.allSatisfy { $0.contains(Self.stallWarning) }, "\(theirs)")
+  }
+
+  /// The same stall with app audio first after it: the audio clock's jump looks like an
+  /// interruption and is pulled back to the video's last frame; the video, 6 s on as well, is
+  /// pulled back with it. The gap is gone (so GStreamer has none to warn about), the tracks
+  /// stay in sync.
+  @Test func aStallWithAudioFirstKeepsTheTracksInSync() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let replay = try Self.replay(
+      try Self.stalled(first: .audioApp), named: "stalled", in: directory)
+    #expect(replay.result.status == 0)
+    #expect(replay.result.stdout.contains("\"clock_resets\":3"))
+    for pid in replay.check.elementaryPIDs {
+      #expect(replay.check.units.filter { $0.pid == pid && $0.discontinuity }.count == 1)
+    }
+    let video = replay.pts(0x100)
+    #expect(zip(video, video.dropFirst()).allSatisfy { $1 - $0 < 90_000 })
+    let reference = try Self.replay(try Self.screen(), named: "reference", in: directory)
+    #expect(Self.audioResumesWithVideo(replay, reference: reference))
   }
 }

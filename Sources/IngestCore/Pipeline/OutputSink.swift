@@ -21,10 +21,16 @@ public struct OutgoingUnit: Sendable, Equatable {
   /// For `.transportStream`: how many leading bytes are PAT/PMT/PCR packets written in front of
   /// the unit's own packets. Always 0 for `.accessUnits`.
   public var prefixLength: Int
+  /// The track's format record when it differs from the one the sink last had for the track
+  /// (from `open`, or from an earlier unit): the track changed format mid-stream (a device
+  /// rotated) and this unit is the first in the new one. Nil otherwise. A sink that carries
+  /// the format out of band (RTMP's sequence headers) sends it before this unit, and still
+  /// takes it when it discards the unit; TS sinks ignore it, their packets carry the format.
+  public var format: FormatDescription?
 
   public init(
     kind: SampleKind, pts: Int64, dts: Int64, isKeyframe: Bool, isDiscontinuity: Bool,
-    prefixLength: Int
+    prefixLength: Int, format: FormatDescription? = nil
   ) {
     self.kind = kind
     self.pts = pts
@@ -32,6 +38,7 @@ public struct OutgoingUnit: Sendable, Equatable {
     self.isKeyframe = isKeyframe
     self.isDiscontinuity = isDiscontinuity
     self.prefixLength = prefixLength
+    self.format = format
   }
 }
 

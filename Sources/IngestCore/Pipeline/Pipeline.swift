@@ -38,6 +38,9 @@ public final class Pipeline: @unchecked Sendable {
   private var counters = PipelineSnapshot()
   private var sinkCongestion = 0.0
   private var events = EventQueue(capacity: 64)
+  /// Format changes not yet passed to the sender: each applies to the units of its track from
+  /// ring sequence `from` on. Pruned as the sender asks (`format(for:)`).
+  private var formatLog: [(kind: SampleKind, format: FormatDescription, from: Int64)] = []
   private let currentTier = Atomic<Int>(0)
   /// The run's shared ring ledger when other outputs share the budget, and this ring's bytes
   /// last entered in it.
@@ -226,6 +229,8 @@ public final class Pipeline: @unchecked Sendable {
     lock.withLock {
       // The RASL pictures after the new format's first keyframe reference the old stream.
       if kind == .video { ring.blockRASL(ofGOP: ring.newestGOP + 1, reason: .awaitingKeyframe) }
+      // Every unit committed from here on was appended after the change.
+      formatLog.append((kind, format, ring.nextSequence))
       events.push(.formatChanged(kind: kind, format: format))
     }
     return true
@@ -275,6 +280,25 @@ public final class Pipeline: @unchecked Sendable {
   /// Takes the oldest waiting unit; nil when the ring is empty.
   public func beginSend() -> SendRing.InFlightUnit? {
     lock.withLock { ring.beginSend() }
+  }
+
+  /// The format record of `unit`'s track in force when the unit was appended: the announced one
+  /// (`tracks`), or the one a `changeFormat` before it set. Asked in the order units are sent,
+  /// so the changes older units needed are forgotten.
+  public func format(for unit: SendRing.InFlightUnit) -> FormatDescription? {
+    lock.withLock {
+      let kind = unit.info.kind
+      var newest: Int?
+      for index in formatLog.indices
+      where formatLog[index].kind == kind && formatLog[index].from <= unit.sequence {
+        newest = index
+      }
+      guard let newest else { return tracks.format(for: kind) }
+      let (format, from) = (formatLog[newest].format, formatLog[newest].from)
+      // Later units are as new as this one: older changes of the track no longer apply.
+      formatLog.removeAll { $0.kind == kind && $0.from < from }
+      return format
+    }
   }
 
   /// The unit from `beginSend` was delivered (`bytes` on the wire, prefix included).

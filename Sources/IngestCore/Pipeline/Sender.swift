@@ -26,6 +26,8 @@ public final class Sender {
   private var failure: SinkError?
   /// Why the last connection attempt or connection failed, for the end-of-run error.
   private var lastRetryError: SinkError?
+  /// The formats the sink has: those it was opened with, then each one passed with a unit.
+  private var sinkFormats: TrackFormats
   private var current:
     (unit: SendRing.InFlightUnit, bytes: UnsafeRawBufferPointer, outgoing: OutgoingUnit)?
   /// Receives connection events on the sender's thread.
@@ -51,6 +53,7 @@ public final class Sender {
     self.sink = sink
     self.backoff = backoff
     self.clock = clock
+    sinkFormats = pipeline.tracks
     if pipeline.payloadFormat == .transportStream {
       output = TSOutputStream(program: pipeline.tracks)
     }
@@ -122,6 +125,7 @@ public final class Sender {
     onConnectAttempt(false)
     connected = true
     connections += 1
+    sinkFormats = pipeline.tracks
     if connections > 1 {
       // The in-flight unit may have been half-written to the old connection: start afresh at a
       // keyframe with PAT/PMT and discontinuity indicators.
@@ -172,10 +176,15 @@ public final class Sender {
       .copyMemory(from: UnsafeRawBufferPointer(rebasing: prefix[..<prefixLength]))
     }
     let bytes = UnsafeRawBufferPointer(rebasing: unit.slot[(unit.headroom - prefixLength)...])
+    var changed: FormatDescription?
+    if let format = pipeline.format(for: unit), format != sinkFormats.format(for: unit.info.kind) {
+      changed = format
+      sinkFormats.set(format, for: unit.info.kind)
+    }
     let outgoing = OutgoingUnit(
       kind: unit.info.kind, pts: unit.info.pts, dts: unit.info.dts,
       isKeyframe: unit.info.isKeyframe,
-      isDiscontinuity: unit.info.isDiscontinuity, prefixLength: prefixLength)
+      isDiscontinuity: unit.info.isDiscontinuity, prefixLength: prefixLength, format: changed)
     return (unit, bytes, outgoing)
   }
 }

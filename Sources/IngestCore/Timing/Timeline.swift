@@ -7,6 +7,10 @@
 ///   any clock forwards by more than `jumpThreshold`) is re-anchored onto the shared timeline and the
 ///   sample is marked as a discontinuity, never emitted with a backwards DTS. That is what an
 ///   audio clock does after an interruption such as a phone call.
+/// - A stall of the whole capture (nothing for seconds, then every track later) is told from such
+///   an interruption by the video: when an audio track that came first after the stall was
+///   pulled back to the shared "now" and the video then jumps forward by about as much, the video
+///   is pulled back by the same amount, so A/V sync survives whichever track resumes first.
 /// - A glitch is not a reset: an audio timestamp that repeats or steps back by at most
 ///   `maximumAudioFrameStep` is placed one frame on from the previous one, and the track's later samples keep
 ///   their own times (no lasting shift). A video DTS that does so is nudged one tick on.
@@ -77,6 +81,12 @@ public struct Timeline: Sendable {
   private var tracks = [Track](repeating: Track(), count: SampleKind.allCases.count)
   /// The latest decode time of any track: the shared "now" a reset clock is re-anchored to.
   private var now: Int64 = .min
+  /// The last audio clock that jumped forward by more than the threshold and was pulled back to
+  /// the shared "now": by how much, and where it was placed. When the video then jumps forward
+  /// by about as much, the whole capture stalled (nothing arrived for seconds, then every track
+  /// went on later) and audio merely came first: the video is pulled back by the same amount,
+  /// so the tracks stay as far apart as their clocks say.
+  private var audioPulledBack: (by: Int64, at: Int64)?
   /// Number of re-anchored clocks so far.
   public private(set) var discontinuities = 0
   /// Number of samples whose time was corrected without a reset: repeated or slightly backwards
@@ -134,6 +144,9 @@ public struct Timeline: Sendable {
       } else if step <= 0 || step > threshold {
         // One frame on, or at the shared "now" when other tracks went on meanwhile.
         let anchored = max(track.lastDTS + frame, now)
+        if step > threshold && stampDTS &- anchored > threshold {
+          audioPulledBack = (stampDTS &- anchored, anchored)
+        }
         track.adjustment = track.adjustment &+ (anchored &- stampDTS)
         stampDTS = anchored
         discontinuity = true
@@ -166,7 +179,17 @@ public struct Timeline: Sendable {
       }
       track.lastCorrected = corrected
     } else if track.started {
-      if stampDTS <= track.lastDTS {
+      if let pulled = audioPulledBack, pulled.at >= track.lastDTS,
+        stampDTS &- track.lastDTS > threshold,
+        (stampDTS &- track.lastDTS &- pulled.by).magnitude <= UInt64(threshold)
+      {
+        // The capture stalled and an audio track, first after it, was pulled back: follow it.
+        let anchored = max(stampDTS &- pulled.by, track.lastDTS + 1)
+        track.adjustment = track.adjustment &+ (anchored &- stampDTS)
+        stampDTS = anchored
+        discontinuity = true
+        audioPulledBack = nil
+      } else if stampDTS <= track.lastDTS {
         if track.lastDTS &- stampDTS < threshold {
           // A video DTS that repeats or steps back a little: nudge it forward, no reset.
           stampDTS = track.lastDTS + 1

@@ -42,8 +42,14 @@ final class OutputLane {
 
   /// The output's part of the summary.
   func summary(minimumDeliveredFraction: Double) -> OutputSummary {
+    var snapshot = pipeline.snapshot()
+    // Units the sink took but lost (a file's buffer on a full disk) were not sent: they count
+    // as undelivered.
+    if let unstored = sink.unstoredUnits {
+      for kind in snapshot.sent.indices { snapshot.sent[kind] -= unstored[kind] }
+    }
     var summary = OutputSummary(
-      index: index, description: sink.redactedDescription, snapshot: pipeline.snapshot(),
+      index: index, description: sink.redactedDescription, snapshot: snapshot,
       tierChanges: reporter.tierChanges)
     summary.sinkError = failure
     summary.acceptedBytes = sink.acceptedBytes

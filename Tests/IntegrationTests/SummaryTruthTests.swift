@@ -15,13 +15,16 @@ import Testing
     let summary = try JSONLines.summary(json.stdout)
     #expect(summary["sent_bytes"] as? Int == 0)
     #expect(summary["ok"] as? Bool == false)
-    if (summary["undelivered"] as? Int ?? 0) > 0 {
-      #expect(summary["undelivered_cause"] as? String == "the disk is full")
-    }
+    // Nor did any unit: those the file's buffer held when the disk refused them are undelivered.
+    let sent = summary["sent"] as? [String: Int] ?? [:]
+    #expect(sent.values.allSatisfy { $0 == 0 }, "\(sent)")
+    #expect((summary["undelivered"] as? Int ?? 0) > 0)
+    #expect(summary["undelivered_cause"] as? String == "the disk is full")
     let text = try CommandRunner.ingest(
       ["replay", CommandRunner.fixture("screen.dump"), "--to", "file:/dev/full", "--speed", "max"],
       timeout: 60)
     #expect(text.stderr.contains("bytes    0 sent"), "\(text.stderr)")
+    #expect(text.stderr.contains("samples  video 0/"), "\(text.stderr)")
     #expect(!text.stderr.contains("did not take them in time"))
   }
 }

@@ -95,6 +95,10 @@ public protocol OutputSink: AnyObject {
   /// Bytes the destination itself took (a file: what reached it, not what waits in its write
   /// buffer), when the sink knows better than the count of units it was handed; nil otherwise.
   var acceptedBytes: Int64? { get }
+  /// Units written to the sink whose bytes did not all reach the destination (a file's write
+  /// buffer when the disk filled), by track (`SampleKind.rawValue`); nil when the sink loses
+  /// nothing it took. The summary counts them as undelivered, not sent.
+  var unstoredUnits: [Int]? { get }
 }
 
 extension OutputSink {
@@ -102,4 +106,5 @@ extension OutputSink {
   public func setStatusHandler(_ handler: @escaping @Sendable (String, JSONObject) -> Void) {}
   public func linkEstimate(now: Int64) -> LinkEstimate? { nil }
   public var acceptedBytes: Int64? { nil }
+  public var unstoredUnits: [Int]? { nil }
 }

@@ -33,6 +33,10 @@ enum CaptureCommand: Command {
                                 where the interruption began and ended
       -h, --help                show this help
 
+    A packet the demuxer or the converter refuses (a NAL length past its end, say) is skipped
+    and counted ("corrupt packets skipped"); video then waits for the next keyframe. An
+    interrupted capture (a signal, a read error) leaves a dump that ends at a whole record.
+
     exit status: 0 ok, 1 the input could not be read or converted (a track whose codec is
     not H.264, HEVC or AAC: leave it out with --video none, --app-audio none or --mic-audio
     none), 2 bad usage

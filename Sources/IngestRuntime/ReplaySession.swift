@@ -155,6 +155,8 @@ public enum ReplaySession {
     // the other way round). Local outputs alone are pumped inline, losing nothing at any speed.
     let ownThreads = sinks.count > 1 && options.hasNetworkOutput
     let systemClock = clock as? SystemClock
+    // One encoder, steered from one link: the first network output's (or the only output's).
+    let steering = options.targets.firstIndex(where: \.isNetwork) ?? 0
     var lanes: [OutputLane] = []
     for (offset, (sink, threaded)) in sinks.enumerated() {
       let pipeline = pipelines[offset]
@@ -168,8 +170,6 @@ public enum ReplaySession {
           options: options)
       }
       reporter.attach(sink)
-      // One encoder, steered from one link: the first network output's (or the only output's).
-      let steering = options.targets.firstIndex(where: \.isNetwork) ?? 0
       if let configuration = options.rateControl, offset == steering {
         reporter.rateControl = RateControlLoop(configuration: configuration)
       }

@@ -23,14 +23,20 @@ struct SRTLinkMeter {
   /// Forgets what was measured (a new connection starts its counters at zero).
   mutating func reset() { samples.removeAll(keepingCapacity: true) }
 
+  /// Bytes the receiver acknowledged since the connection was made: unique bytes sent, less
+  /// what is still in the send buffer and what libsrt dropped as too late.
+  static func acknowledgedBytes(_ stats: SRT_TRACEBSTATS) -> Int64 {
+    Int64(clamping: stats.byteSentUniqueTotal) - Int64(max(stats.byteSndBuf, 0))
+      - Int64(clamping: stats.byteSndDropTotal)
+  }
+
   mutating func estimate(
     _ stats: SRT_TRACEBSTATS, now: Int64, latencyMilliseconds: Int
   ) -> LinkEstimate {
     let buffered = Int64(max(stats.byteSndBuf, 0))
     let sample = Sample(
       time: now,
-      acknowledgedBytes: Int64(clamping: stats.byteSentUniqueTotal) - buffered
-        - Int64(clamping: stats.byteSndDropTotal),
+      acknowledgedBytes: Self.acknowledgedBytes(stats),
       packetsSent: stats.pktSentTotal, retransmitted: Int64(stats.pktRetransTotal),
       lost: Int64(stats.pktSndLossTotal))
     if samples.count == 16 { samples.removeFirst() }

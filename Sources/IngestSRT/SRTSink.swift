@@ -257,8 +257,8 @@ public final class SRTSink: OutputSink {
       let latency = Int64(agreedLatencyMilliseconds) * 1_000_000
       let buffered = Int(max(stats.byteSndBuf, 0))
       queueLimit.observe(
-        acknowledgedBytes: Int64(clamping: stats.byteSentUniqueTotal) - Int64(buffered)
-          - Int64(clamping: stats.byteSndDropTotal), bufferedBytes: buffered, now: clock)
+        acknowledgedBytes: SRTLinkMeter.acknowledgedBytes(stats), bufferedBytes: buffered,
+        now: clock)
       if sinceProgress < latency {
         if !chunker.hasPartialUnit, Int(stats.msSndBuf) * 2 > agreedLatencyMilliseconds {
           return .wouldBlock(retryAt: now + retryDelayNanoseconds)

@@ -25,7 +25,8 @@ extension SendRing {
   func referencesLost(inGOP gop: Int64, reason: DropReason) {
     let next = gop + 1
     blockRASL(ofGOP: next, reason: reason)
-    guard next <= newestGOP else { return }
+    // The scan is for the RASL pictures already waiting: without any, a drop costs no walk.
+    guard next <= newestGOP, newestRASLGOP >= next else { return }
     for step in 0..<count {
       let index = (head + step) % recordCapacity
       let record = records[index]

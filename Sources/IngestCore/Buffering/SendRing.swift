@@ -112,6 +112,9 @@ public final class SendRing {
   /// not reach the output (or there was none: the stream starts at GOP 1), and the reason its
   /// RASL pictures are counted under when they are dropped. See `SendRing+LeadingPictures`.
   var raslBlock: (gop: Int64, reason: DropReason)? = (1, .awaitingKeyframe)
+  /// The newest GOP a RASL picture entered the ring in: a drop need not look for RASL pictures
+  /// of a later GOP (H.264 and closed GOPs never have any).
+  var newestRASLGOP: Int64 = .min
   /// Every drop and refusal, by track and reason.
   public internal(set) var drops = DropCounts()
 
@@ -250,6 +253,7 @@ public final class SendRing {
         info: info, state: .waiting, gop: info.kind == .video ? newestGOP : -1, offset: offset,
         slotLength: slotLength, sequence: nextSequence))
     nextSequence += 1
+    if info.isRASL { newestRASLGOP = newestGOP }
     count += 1
     waitingCount += 1
     if info.kind == .video && info.isKeyframe { waitingKeyframes += 1 }

@@ -282,18 +282,20 @@ public final class Pipeline: @unchecked Sendable {
     lock.withLock { ring.beginSend() }
   }
 
-  /// The format record of `unit`'s track in force when the unit was appended: the announced one
-  /// (`tracks`), or the one a `changeFormat` before it set. Asked in the order units are sent,
+  /// The format record a `changeFormat` before `unit` set for its track, in force when the unit
+  /// was appended; nil when the announced one (`tracks`) is. Asked in the order units are sent,
   /// so the changes older units needed are forgotten.
   public func format(for unit: SendRing.InFlightUnit) -> FormatDescription? {
     lock.withLock {
+      // The common case, a run without a format change: nothing to look up or compare.
+      guard !formatLog.isEmpty else { return nil }
       let kind = unit.info.kind
       var newest: Int?
       for index in formatLog.indices
       where formatLog[index].kind == kind && formatLog[index].from <= unit.sequence {
         newest = index
       }
-      guard let newest else { return tracks.format(for: kind) }
+      guard let newest else { return nil }
       let (format, from) = (formatLog[newest].format, formatLog[newest].from)
       // Later units are as new as this one: older changes of the track no longer apply.
       formatLog.removeAll { $0.kind == kind && $0.from < from }

@@ -177,6 +177,8 @@ public final class Sender {
     }
     let bytes = UnsafeRawBufferPointer(rebasing: unit.slot[(unit.headroom - prefixLength)...])
     var changed: FormatDescription?
+    // Nil: the announced format, which the sink had from `open` (units go in append order, so
+    // none of them follows a changed one).
     if let format = pipeline.format(for: unit), format != sinkFormats.format(for: unit.info.kind) {
       changed = format
       sinkFormats.set(format, for: unit.info.kind)

@@ -3,16 +3,20 @@ import IngestPOSIX
 
 /// Writes the transport stream to a plain `.ts` file, optionally through a simulated link so the
 /// bytes that got through can be checked.
+///
+/// The bytes go through a `BackgroundFileWriter`: write(2) runs on the writer's own thread, so
+/// the kernel's copy into the page cache overlaps with the replay's reading and packetizing.
 public final class FileSink: OutputSink {
   public let payloadFormat = PayloadFormat.transportStream
   public let path: String
   private var shaper: LinkShaper
-  private var writer: FileWriter?
+  private var writer: BackgroundFileWriter?
   private var stored: Int64 = 0
   private let bufferCapacity: Int
-  /// Units the open writer took whose bytes may still be in its buffer: their track and where
-  /// they end in what it took, oldest first from `pendingHead`. At most a buffer of 188-byte
-  /// units.
+  private let bufferCount: Int
+  /// Units the open writer took whose bytes may still be in its buffers: their track and where
+  /// they end in what it took, oldest first from `pendingHead`. At most the buffers' worth of
+  /// 188-byte units, twice over before it is compacted.
   private var pending: [(kind: Int, end: Int64)] = []
   private var pendingHead = 0
   /// Bytes the open writer took.
@@ -23,13 +27,24 @@ public final class FileSink: OutputSink {
   /// - Parameters:
   ///   - path: the file to create (truncated if present).
   ///   - shaper: a simulated link (`?rate=`, `?stall=`), inactive by default.
-  public init(path: String, shaper: LinkShaper = LinkShaper(), bufferCapacity: Int = 64 << 10) {
+  ///   - bufferCapacity: bytes of each of the writer's `bufferCount` buffers.
+  public init(
+    path: String, shaper: LinkShaper = LinkShaper(), bufferCapacity: Int = 1 << 20,
+    bufferCount: Int = 2
+  ) {
     self.path = path
     self.shaper = shaper
     self.bufferCapacity = bufferCapacity
+    self.bufferCount = bufferCount
   }
 
-  public var bufferBytes: Int { bufferCapacity }
+  /// Most units whose bytes may wait in the writer's buffers, twice (see `notePending`).
+  private var pendingCapacity: Int { 2 * (bufferCapacity * bufferCount / 188 + 1) }
+
+  /// The writer's buffers and the table of units waiting in them.
+  public var bufferBytes: Int {
+    bufferCapacity * bufferCount + pendingCapacity * MemoryLayout<(Int, Int64)>.stride
+  }
   public var congestion: Double { 0 }
   public var redactedDescription: String { path }
   /// What reached the file, so a full disk does not count buffered bytes as sent.
@@ -44,10 +59,13 @@ public final class FileSink: OutputSink {
   }
 
   public func open(tracks: TrackFormats) throws(SinkError) {
-    do { writer = try FileWriter(path: path, bufferCapacity: bufferCapacity) } catch {
+    do {
+      writer = try BackgroundFileWriter(
+        path: path, bufferCapacity: bufferCapacity, bufferCount: bufferCount)
+    } catch {
       throw SinkError(file: error)
     }
-    pending.reserveCapacity(2 * (bufferCapacity / 188 + 1))
+    pending.reserveCapacity(pendingCapacity)
   }
 
   public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)

@@ -1,0 +1,213 @@
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A file written from a thread of its own, through a few fixed buffers (entered in the memory
+/// ledger by the owner): the caller copies bytes into one buffer while the thread hands a full
+/// one to write(2).
+///
+/// The `.ts` output writes hundreds of megabytes at `--speed max`; the kernel's copy into the
+/// page cache is then about a quarter of a replay's time. Done here, it overlaps with reading,
+/// checking and packetizing the next samples on the replay thread.
+///
+/// A failed write(2) (a full disk) is kept by the thread, and the next `write`, `flush` or
+/// `close` that hands it a buffer throws it; the bytes after the failure are dropped.
+/// `bytesStored` says what reached the file either way.
+///
+/// Not for several threads: one thread makes all calls (the sender's); the writing thread is
+/// the object's own.
+public final class BackgroundFileWriter {
+  /// The path as given (for messages).
+  public let path: String
+  /// Bytes of each buffer.
+  public let bufferCapacity: Int
+  private let descriptor: FileDescriptor
+  private let buffers: [UnsafeMutableRawBufferPointer]
+  /// Bytes in each buffer, set before it is handed over.
+  private var lengths: [Int]
+  /// The buffer being filled and how much of it is.
+  private var current = 0
+  private var filled = 0
+  private var closed = false
+  private var thread: pthread_t?
+  private let stored = Atomic<Int64>(0)
+  /// Bytes handed to `write` so far.
+  public private(set) var bytesWritten: Int64 = 0
+
+  // Under `mutex`: the buffers handed over (`queued` of them from `next`), the end request and
+  // the thread's first error.
+  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+  private let condition: UnsafeMutablePointer<pthread_cond_t>
+  private var next = 0
+  private var queued = 0
+  private var stopping = false
+  private var failure: FileError?
+
+  /// Creates or truncates `path` and starts the writing thread.
+  /// - Parameters:
+  ///   - bufferCapacity: bytes of each buffer.
+  ///   - bufferCount: buffers (two or more): one is filled while the others wait or are written.
+  /// - Throws: `FileError` naming the path and the system's reason.
+  public init(path: String, bufferCapacity: Int = 256 << 10, bufferCount: Int = 2)
+    throws(FileError)
+  {
+    precondition(bufferCapacity > 0 && bufferCount >= 2)
+    self.path = path
+    self.bufferCapacity = bufferCapacity
+    do {
+      descriptor = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_TRUNC)
+    } catch {
+      throw FileError(operation: "create", path: path, errno: error.code)
+    }
+    buffers = (0..<bufferCount).map { _ in
+      .allocate(byteCount: bufferCapacity, alignment: 4096)
+    }
+    lengths = [Int](repeating: 0, count: bufferCount)
+    mutex = .allocate(capacity: 1)
+    condition = .allocate(capacity: 1)
+    pthread_mutex_init(mutex, nil)
+    pthread_cond_init(condition, nil)
+    thread = Self.spawn(self)
+    if thread == nil {
+      // No thread to write with: the calls write themselves (see `hand`).
+      stopping = true
+    }
+  }
+
+  deinit {
+    if !closed { try? close() }
+    for buffer in buffers { buffer.deallocate() }
+    pthread_cond_destroy(condition)
+    pthread_mutex_destroy(mutex)
+    mutex.deallocate()
+    condition.deallocate()
+  }
+
+  /// Bytes the file took (write(2) accepted them); less than `bytesWritten` while some wait in
+  /// the buffers, or after a failed write such as a full disk. Readable at any time.
+  public var bytesStored: Int64 { stored.load(ordering: .acquiring) }
+
+  /// Appends bytes; they reach the file when their buffer fills, on `flush` or on `close`.
+  /// - Throws: the error of an earlier write(2), once a full buffer is handed over.
+  public func write(_ bytes: UnsafeRawBufferPointer) throws(FileError) {
+    guard !closed else { throw FileError(operation: "write", path: path, errno: EBADF) }
+    bytesWritten += Int64(bytes.count)
+    var offset = 0
+    while offset < bytes.count {
+      let count = min(bufferCapacity - filled, bytes.count - offset)
+      UnsafeMutableRawBufferPointer(rebasing: buffers[current][filled..<filled + count])
+        .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count]))
+      filled += count
+      offset += count
+      if filled == bufferCapacity { try hand(waitForAll: false) }
+    }
+  }
+
+  /// Writes what the buffers hold and waits until the file took it.
+  public func flush() throws(FileError) {
+    guard !closed else { return }
+    try hand(waitForAll: true)
+  }
+
+  /// Flushes and asks the kernel to put the data on stable storage.
+  public func sync() throws(FileError) {
+    try flush()
+    do { try descriptor.sync() } catch {
+      throw FileError(operation: "sync", path: path, errno: error.code)
+    }
+  }
+
+  /// Flushes, ends the thread and closes the file; later writes fail.
+  public func close() throws(FileError) {
+    guard !closed else { return }
+    defer {
+      closed = true
+      pthread_mutex_lock(mutex)
+      stopping = true
+      pthread_cond_broadcast(condition)
+      pthread_mutex_unlock(mutex)
+      if let thread { pthread_join(thread, nil) }
+      thread = nil
+      descriptor.close()
+    }
+    try hand(waitForAll: true)
+  }
+
+  /// Hands the buffer being filled (if it holds anything) to the thread and waits until a buffer
+  /// is free to fill, or, with `waitForAll`, until every one was written.
+  /// - Throws: the thread's first write error.
+  private func hand(waitForAll: Bool) throws(FileError) {
+    if thread == nil {
+      // Without a thread, write here.
+      if filled > 0 { writeOut(UnsafeRawBufferPointer(rebasing: buffers[current][..<filled])) }
+      filled = 0
+      if let failure { throw failure }
+      return
+    }
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    if filled > 0 {
+      lengths[current] = filled
+      queued += 1
+      pthread_cond_broadcast(condition)
+      current = (current + 1) % buffers.count
+      filled = 0
+    }
+    let most = waitForAll ? 0 : buffers.count - 1
+    while queued > most { pthread_cond_wait(condition, mutex) }
+    if let failure { throw failure }
+  }
+
+  /// The thread: writes each buffer handed over, in order, until `close`.
+  private func run() {
+    pthread_mutex_lock(mutex)
+    while true {
+      while queued == 0 && !stopping { pthread_cond_wait(condition, mutex) }
+      if queued == 0 { break }
+      let bytes = UnsafeRawBufferPointer(rebasing: buffers[next][..<lengths[next]])
+      let failed = failure != nil
+      pthread_mutex_unlock(mutex)
+      // After a failure the rest is dropped: the file would have a hole.
+      if !failed { writeOut(bytes) }
+      pthread_mutex_lock(mutex)
+      next = (next + 1) % buffers.count
+      queued -= 1
+      pthread_cond_broadcast(condition)
+    }
+    pthread_mutex_unlock(mutex)
+  }
+
+  /// Writes `bytes` whole, counting what the file took; keeps the first error.
+  private func writeOut(_ bytes: UnsafeRawBufferPointer) {
+    var offset = 0
+    while offset < bytes.count {
+      let count: Int
+      do { count = try descriptor.write(UnsafeRawBufferPointer(rebasing: bytes[offset...])) } catch
+      {
+        pthread_mutex_lock(mutex)
+        if failure == nil { failure = FileError(operation: "write", path: path, errno: error.code) }
+        pthread_mutex_unlock(mutex)
+        return
+      }
+      offset += count
+      stored.add(Int64(count), ordering: .releasing)
+    }
+  }
+
+  private static func spawn(_ writer: BackgroundFileWriter) -> pthread_t? {
+    // The thread holds no reference: `close` (also from `deinit`) joins it first.
+    let context = Unmanaged.passUnretained(writer).toOpaque()
+    var handle = pthread_t()
+    let result = pthread_create(
+      &handle, nil,
+      { argument in
+        Unmanaged<BackgroundFileWriter>.fromOpaque(argument!).takeUnretainedValue().run()
+        return nil
+      }, context)
+    return result == 0 ? handle : nil
+  }
+}

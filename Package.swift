@@ -50,7 +50,9 @@ let package = Package(
         ])
       ]
     ),
-    .target(name: "IngestPOSIX", dependencies: ["IngestCore"]),
+    // C source, not a system library: CRC-32/MPEG-2 by carry-less multiplication.
+    .target(name: "CChecksum"),
+    .target(name: "IngestPOSIX", dependencies: ["IngestCore", "CChecksum"]),
     .target(name: "IngestFFmpeg", dependencies: ["CFFmpeg"]),
     .target(name: "IngestSinks", dependencies: ["IngestCore", "IngestPOSIX"]),
     .target(name: "IngestSRT", dependencies: ["IngestCore", "IngestPOSIX", "CSRT"]),

@@ -38,7 +38,9 @@ struct LoopingDump {
   }
 
   private static func open(_ path: String) throws(ReplayError) -> DumpReader<FileByteSource> {
-    do { return DumpReader(source: try FileByteSource(path: path)) } catch { throw .open(error) }
+    do { return DumpReader(source: try FileByteSource(path: path), checksum: .cpu) } catch {
+      throw .open(error)
+    }
   }
 
   /// Moves to the next sample, starting a new pass at the end of the file.

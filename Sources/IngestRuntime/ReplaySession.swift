@@ -128,7 +128,8 @@ public enum ReplaySession {
     if source.isRegularFile {
       let tracks = try trackFormats(dumpPath: source.path)
       return try run(
-        reader: DumpReader(source: source), tracks: tracks, scanBytes: 0, name: name,
+        reader: DumpReader(source: source, checksum: .cpu), tracks: tracks, scanBytes: 0,
+        name: name,
         options: options, clock: clock, onProgress: onProgress)
     }
     let rewindable = RewindableSource(source, limit: streamScanBytes)
@@ -136,7 +137,8 @@ public enum ReplaySession {
     let tracks = try trackFormats(&scan, name: name)
     rewindable.rewind()
     return try run(
-      reader: DumpReader(source: rewindable), tracks: tracks, scanBytes: streamScanBytes,
+      reader: DumpReader(source: rewindable, checksum: .cpu), tracks: tracks,
+      scanBytes: streamScanBytes,
       name: name, options: options, clock: clock, onProgress: onProgress)
   }
 

@@ -43,11 +43,15 @@ public struct DumpReader<Source: ByteSource> {
   private var failure: DumpError?
   private var formats: [FormatDescription?] = [nil, nil, nil]
   private var current: DumpSampleHeader?
+  private let checksum: RecordChecksum
   private static var payloadStart: Int { DumpFormat.recordHeaderSize + DumpFormat.sampleHeaderSize }
 
   /// Creates a reader; the header is read and checked by the first `next()`.
-  public init(source: Source) {
+  /// - Parameter checksum: how the records' CRCs are computed: every byte of the dump goes
+  ///   through it, so a replay passes the CPU's fastest (`IngestPOSIX`'s `.cpu`).
+  public init(source: Source, checksum: RecordChecksum = .portable) {
     self.source = source
+    self.checksum = checksum
   }
 
   /// The kind of the sample record that the last `next()` refused with a recoverable error, when
@@ -128,7 +132,7 @@ public struct DumpReader<Source: ByteSource> {
         throw .truncated(offset: recordOffset)
       }
       let type = buffer[head]
-      let length = Int(load(UInt32.self, at: head + 1))
+      let length = Int(loadUInt32(at: head + 1))
       guard length <= DumpFormat.maximumPayloadSize else {
         throw .recordTooLarge(offset: recordOffset, size: length)
       }
@@ -138,9 +142,9 @@ public struct DumpReader<Source: ByteSource> {
         throw .truncated(offset: recordOffset)
       }
       let crc = buffer.withUnsafeBytes {
-        MPEGCRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[head..<head + end]))
+        checksum.update(0xFFFF_FFFF, UnsafeRawBufferPointer(rebasing: $0[head..<head + end]))
       }
-      guard crc == load(UInt32.self, at: head + end) else {
+      guard crc == loadUInt32(at: head + end) else {
         throw .crcMismatch(offset: recordOffset, recordType: type)
       }
       offset = recordOffset + Int64(total)
@@ -209,11 +213,11 @@ public struct DumpReader<Source: ByteSource> {
     refusedSampleKind = kind
     let flags = buffer[base + 1]
     let pts = MediaTime(
-      value: load(Int64.self, at: base + 2), timescale: load(Int32.self, at: base + 10))
+      value: loadInt64(at: base + 2), timescale: loadInt32(at: base + 10))
     var dts: MediaTime?
     if flags & DumpFormat.hasDTSFlag != 0 {
       dts = MediaTime(
-        value: load(Int64.self, at: base + 14), timescale: load(Int32.self, at: base + 22))
+        value: loadInt64(at: base + 14), timescale: loadInt32(at: base + 22))
     }
     guard pts.isValid, dts?.isValid ?? true else { throw .invalidTimestamp(offset: recordOffset) }
     let payloadSize = length - DumpFormat.sampleHeaderSize
@@ -261,7 +265,7 @@ public struct DumpReader<Source: ByteSource> {
       throw .unknownEvent(offset: recordOffset, code: buffer[base + 1])
     }
     let time = MediaTime(
-      value: load(Int64.self, at: base + 2), timescale: load(Int32.self, at: base + 10))
+      value: loadInt64(at: base + 2), timescale: loadInt32(at: base + 10))
     guard time.isValid else { throw .invalidTimestamp(offset: recordOffset) }
     guard kind.isAudio else {
       throw .malformedRecord(
@@ -273,9 +277,23 @@ public struct DumpReader<Source: ByteSource> {
     }
   }
 
-  private func load<T: FixedWidthInteger>(_: T.Type, at position: Int) -> T {
+  // Little-endian fields, one function per type: a generic one stays unspecialized in this
+  // generic reader and looks its type's metadata up at run time, several times per record.
+  private func loadUInt32(at position: Int) -> UInt32 {
     buffer.withUnsafeBytes {
-      T(littleEndian: $0.loadUnaligned(fromByteOffset: position, as: T.self))
+      UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: position, as: UInt32.self))
+    }
+  }
+
+  private func loadInt32(at position: Int) -> Int32 {
+    buffer.withUnsafeBytes {
+      Int32(littleEndian: $0.loadUnaligned(fromByteOffset: position, as: Int32.self))
+    }
+  }
+
+  private func loadInt64(at position: Int) -> Int64 {
+    buffer.withUnsafeBytes {
+      Int64(littleEndian: $0.loadUnaligned(fromByteOffset: position, as: Int64.self))
     }
   }
 

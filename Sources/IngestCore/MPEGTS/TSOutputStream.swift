@@ -39,6 +39,9 @@ public struct TSOutputStream: Sendable {
 
   /// The tracks being sent.
   public let program: TSProgram
+  /// `program.pcrKind`, kept so that a unit's prefix reads no format (whose arrays are reference
+  /// counted).
+  private let pcrKind: SampleKind?
   /// The PAT packet followed by the PMT packet, continuity counters 0.
   private var psiPackets: [UInt8]
   /// Next continuity counter of PAT, PMT, video, app audio, mic audio.
@@ -52,6 +55,7 @@ public struct TSOutputStream: Sendable {
 
   public init(program: TSProgram) {
     self.program = program
+    pcrKind = program.pcrKind
     psiPackets =
       PSI.packet(section: PSI.patSection(), pid: TSPacket.patPID)
       + PSI.packet(section: PSI.pmtSection(program), pid: TSPacket.pmtPID)
@@ -89,7 +93,7 @@ public struct TSOutputStream: Sendable {
   ) -> Int {
     precondition(prefix.count >= Self.maximumPrefixSize, "prefix buffer too small")
     var written = 0
-    let onPCRPID = kind == program.pcrKind
+    let onPCRPID = kind == pcrKind
     if discontinuity {
       psiForced = true
       // A clock reset on the PCR PID is a time base discontinuity: the PCR may go back.
@@ -117,7 +121,7 @@ public struct TSOutputStream: Sendable {
 
     let markDiscontinuity = discontinuity || pendingDiscontinuity[Int(kind.rawValue)]
     pendingDiscontinuity[Int(kind.rawValue)] = false
-    if let pcrKind = program.pcrKind, let last = lastPCR, !jumped,
+    if let pcrKind, let last = lastPCR, !jumped,
       pcr - last > Self.maximumPCRInterval
     {
       // Intermediate PCRs so that no two are more than 40 ms apart.
@@ -133,7 +137,7 @@ public struct TSOutputStream: Sendable {
       unit[5] |= TSPacket.pcrFlag
       TSPacket.writePCR(unit, at: 6, base: pcr)
       lastPCR = pcr
-    } else if let pcrKind = program.pcrKind,
+    } else if let pcrKind,
       onPCRPID || lastPCR.map({ pcr - $0 >= Self.pcrInterval }) ?? true
     {
       // The first PCR of a new time base says so in its own packet.

@@ -23,9 +23,12 @@ public struct TSPacketizer: Sendable {
   /// For HEVC video, the stream's highest TemporalId (what makes a picture disposable); nil for
   /// H.264.
   private var hevcHighestTemporalID: Int?
+  /// `program.pcrKind` (which tracks are present never changes).
+  private let pcrKind: SampleKind?
 
   public init(program: TSProgram) {
     self.program = program
+    pcrKind = program.pcrKind
     (videoLengthSize, videoParameterSetsSize, hevcHighestTemporalID) = Self.videoFigures(
       program.video)
   }
@@ -98,7 +101,7 @@ public struct TSPacketizer: Sendable {
     nalUnits: AVCCSummary? = nil
   ) throws(FormatError) -> Layout? {
     let fieldSize =
-      kind == program.pcrKind ? TSPacket.pcrAdaptationFieldSize : TSPacket.flagsAdaptationFieldSize
+      kind == pcrKind ? TSPacket.pcrAdaptationFieldSize : TSPacket.flagsAdaptationFieldSize
     let header: PESHeader
     let elementary: Layout.Elementary
     let flags: UInt8

@@ -18,12 +18,9 @@ enum RTMPErrorMapping {
   ///     only, never printed (it may hold the URL).
   ///   - detail: the code's text and the logged line with secrets blanked, for the message.
   ///   - endpoint: the redacted URL.
-  ///   - cancelled: `cancel()` was called.
   static func sinkError(
-    code: Int32, during operation: Operation, logged: String?, detail: String, endpoint: String,
-    cancelled: Bool
+    code: Int32, during operation: Operation, logged: String?, detail: String, endpoint: String
   ) -> SinkError {
-    if cancelled { return .cancelled(endpoint: endpoint) }
     if code == cffmpeg_averror_exit() || code == cffmpeg_averror(ETIMEDOUT) {
       return .timeout(endpoint: endpoint, operation: operation.rawValue, reason: detail)
     }

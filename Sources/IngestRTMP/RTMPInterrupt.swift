@@ -1,29 +1,23 @@
 import CFFmpeg
 import Glibc
-import Synchronization
 
-/// The state libavformat's interrupt callback polls while a call blocks in the sender thread.
+/// The deadline libavformat's interrupt callback polls while a call blocks in the sender thread.
 ///
-/// libavformat checks the callback at least every 100 ms while it waits on a socket, so setting
-/// `cancelled` from another thread, or a passed deadline, makes a blocked call return
-/// `AVERROR_EXIT` within about that long.
-final class RTMPInterrupt: Sendable {
-  /// Sticky: once cancelled, every later call is interrupted at once.
-  let cancelled = Atomic<Bool>(false)
+/// libavformat checks the callback at least every 100 ms while it waits on a socket, so a passed
+/// deadline makes a blocked call return `AVERROR_EXIT` within about that long. The callback runs
+/// on the thread blocked in the call, the one that armed the deadline, so a plain stored value
+/// is all it needs.
+final class RTMPInterrupt {
   /// CLOCK_MONOTONIC nanoseconds after which the current call is abandoned.
-  let deadline = Atomic<Int64>(.max)
+  private var deadline = Int64.max
 
   /// Starts the budget of the next libavformat call.
   func arm(for nanoseconds: Int64) {
-    deadline.store(Self.monotonicNow() &+ nanoseconds, ordering: .relaxed)
+    deadline = Self.monotonicNow() &+ nanoseconds
   }
 
-  /// Whether the last interrupted call ran out of time (rather than being cancelled).
-  var deadlinePassed: Bool { Self.monotonicNow() >= deadline.load(ordering: .relaxed) }
-
-  var shouldInterrupt: Bool {
-    cancelled.load(ordering: .relaxed) || deadlinePassed
-  }
+  /// Whether the current call ran out of time.
+  var deadlinePassed: Bool { Self.monotonicNow() >= deadline }
 
   /// The value for `AVFormatContext.interrupt_callback`; valid while `self` is alive.
   var callback: AVIOInterruptCB {
@@ -31,7 +25,7 @@ final class RTMPInterrupt: Sendable {
       callback: { opaque in
         guard let opaque else { return 0 }
         let state = Unmanaged<RTMPInterrupt>.fromOpaque(opaque).takeUnretainedValue()
-        return state.shouldInterrupt ? 1 : 0
+        return state.deadlinePassed ? 1 : 0
       },
       opaque: Unmanaged.passUnretained(self).toOpaque())
   }

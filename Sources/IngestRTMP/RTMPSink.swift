@@ -18,17 +18,13 @@ import IngestFFmpeg
 /// the packet carries the new record as `AV_PKT_DATA_NEW_EXTRADATA` side data, from which the
 /// flv muxer writes the header tag.
 ///
-/// Threading: all calls except `cancel()` come from one thread (the sender), which is where all
-/// libavformat I/O runs. No call blocks longer than its timeout in `Options`; `cancel()` from any
-/// thread makes a blocked call return within about 100 ms.
+/// Threading: all calls come from one thread (the sender), which is where all libavformat I/O
+/// runs. No call blocks longer than its timeout in `Options`.
 ///
 /// libavformat logs URLs with the stream key in them, so this sink silences libavformat's log for
 /// the whole process (see `RTMPLog`); error-level lines from its own calls are redacted and quoted
 /// in the `SinkError` it throws.
-public final class RTMPSink: OutputSink, @unchecked Sendable {
-  // @unchecked: the mutable state is only touched from the sender thread; `cancel()` touches only
-  // the atomics in `interrupt`.
-
+public final class RTMPSink: OutputSink {
   /// Timeouts and buffer sizes.
   public struct Options: Sendable, Equatable {
     /// Longest time one write (or the trailer) may block before the connection counts as broken.
@@ -120,12 +116,6 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
 
   deinit { close() }
 
-  /// Makes any blocked or later call fail promptly with `.cancelled`. Callable from any
-  /// thread; sticky for the life of the sink (it is how a run ends, not how a write is retried).
-  public func cancel() {
-    interrupt.cancelled.store(true, ordering: .relaxed)
-  }
-
   // MARK: OutputSink
 
   public func open(tracks: TrackFormats) throws(SinkError) {
@@ -133,7 +123,6 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     if let message = FFmpegLibrary.loadError {
       throw .unsupported(endpoint: target.redactedDescription, reason: message)
     }
-    guard !interrupt.cancelled.load(ordering: .relaxed) else { throw cancelledError }
     let audioFormat = audioKind == .audioApp ? tracks.audioApp : tracks.audioMic
     guard tracks.video != nil || audioFormat != nil else {
       throw .unsupported(
@@ -158,7 +147,6 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
     guard let context, packet != nil else {
       throw .write(endpoint: target.redactedDescription, reason: "not connected", retryable: true)
     }
-    if interrupt.cancelled.load(ordering: .relaxed) { throw cancelledError }
     if broken {
       throw .write(endpoint: target.redactedDescription, reason: "connection lost", retryable: true)
     }
@@ -313,7 +301,6 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
   public func finish() throws(SinkError) {
     guard let context else { return }
     defer { close() }
-    if interrupt.cancelled.load(ordering: .relaxed) { throw cancelledError }
     if broken {
       throw .write(
         endpoint: target.redactedDescription, reason: "connection lost before finish",
@@ -436,8 +423,6 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
   /// Two, not one: a server restarting just as a connection begins must not end the run.
   private static let refusalConnections = 2
 
-  private var cancelledError: SinkError { .cancelled(endpoint: target.redactedDescription) }
-
   private func openError(_ code: Int32) -> SinkError { mapped(code, during: .connect) }
 
   private func ioError(_ code: Int32, doing operation: RTMPErrorMapping.Operation) -> SinkError {
@@ -447,8 +432,7 @@ public final class RTMPSink: OutputSink, @unchecked Sendable {
   private func mapped(_ code: Int32, during operation: RTMPErrorMapping.Operation) -> SinkError {
     RTMPErrorMapping.sinkError(
       code: code, during: operation, logged: logCapture.message, detail: detail(code),
-      endpoint: target.redactedDescription,
-      cancelled: interrupt.cancelled.load(ordering: .relaxed))
+      endpoint: target.redactedDescription)
   }
 
   /// "<libav error> (<first logged error>)" with the key and credentials blanked out.

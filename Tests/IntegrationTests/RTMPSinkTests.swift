@@ -147,37 +147,6 @@ import Testing
     #expect(!message.contains(Self.key))
   }
 
-  @Test func cancelUnblocksAConnectInProgress() throws {
-    let clip = try RTMPClip.shared.get()
-    let listener = try ListeningSocket()
-    let target = try RTMPTarget(url: "rtmp://127.0.0.1:\(listener.port)/live/\(Self.key)")
-    // Timeouts far beyond the wait below: only cancel() can end the call in time.
-    let sink = RTMPSink(
-      target: target, options: .init(ioTimeout: .seconds(60), openTimeout: .seconds(60)))
-    let outcome = OpenOutcome()
-    let thread = Thread {
-      do {
-        try sink.open(tracks: clip.tracks)
-        outcome.finish(nil)
-      } catch {
-        outcome.finish(error)
-      }
-    }
-    thread.start()
-    let peer = try listener.accept(within: 10_000)
-    defer { Glibc.close(peer) }
-    // The sink has sent its handshake and now waits for the answer that never comes.
-    var c0c1 = [UInt8](repeating: 0, count: 1537)
-    #expect(try readFully(peer, into: &c0c1, within: 10_000))
-    #expect(c0c1[0] == 3)
-    sink.cancel()
-    #expect(outcome.wait(seconds: 20))
-    #expect(outcome.error == .cancelled(endpoint: target.redactedDescription))
-    #expect(throws: SinkError.cancelled(endpoint: target.redactedDescription)) {
-      try sink.open(tracks: clip.tracks)
-    }
-  }
-
   @Test(arguments: [(320, 240, "high"), (1920, 1080, "high"), (176, 144, "baseline")])
   func videoSizeComesFromTheSPS(width: Int, height: Int, profile: String) throws {
     let directory = try temporaryDirectory("rtmp-sps")
@@ -541,49 +510,7 @@ private final class ListeningSocket {
     port = Int(UInt16(bigEndian: address.sin_port))
   }
 
-  /// Accepts one connection, waiting at most `milliseconds`.
-  func accept(within milliseconds: Int32) throws -> Int32 {
-    var descriptor = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
-    guard poll(&descriptor, 1, milliseconds) == 1 else { throw TestFailure("nobody connected") }
-    let peer = Glibc.accept(self.descriptor, nil, nil)
-    guard peer >= 0 else { throw TestFailure("accept: \(errno)") }
-    return peer
-  }
-
   deinit { Glibc.close(descriptor) }
-}
-
-/// Reads exactly `buffer.count` bytes, waiting at most `milliseconds` for each chunk.
-private func readFully(_ descriptor: Int32, into buffer: inout [UInt8], within milliseconds: Int32)
-  throws -> Bool
-{
-  var filled = 0
-  while filled < buffer.count {
-    var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-    guard poll(&waiting, 1, milliseconds) == 1 else { return false }
-    let count = buffer.withUnsafeMutableBytes {
-      read(descriptor, $0.baseAddress! + filled, $0.count - filled)
-    }
-    guard count > 0 else { return false }
-    filled += count
-  }
-  return true
-}
-
-/// The result of an `open` running on another thread.
-private final class OpenOutcome: @unchecked Sendable {
-  private let done = DispatchSemaphore(value: 0)
-  private let lock = NSLock()
-  private var stored: Error?
-
-  var error: SinkError? { lock.withLock { stored as? SinkError } }
-
-  func finish(_ error: Error?) {
-    lock.withLock { stored = error }
-    done.signal()
-  }
-
-  func wait(seconds: Double) -> Bool { done.wait(timeout: .now() + seconds) == .success }
 }
 
 // MARK: - Processes and files

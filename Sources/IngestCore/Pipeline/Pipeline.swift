@@ -4,11 +4,14 @@ import Synchronization
 /// degradation ladder.
 ///
 /// Threads: one capture thread calls `append`; one sender thread calls `beginSend` and
-/// `completeSend`; a reporter reads `snapshot` and drains events. The capture thread never does
-/// I/O, never allocates in steady state and holds the lock only to reserve a ring slot and to
-/// commit it: the unit is packetized straight into the reserved slot between the two, the one
-/// copy of its bytes from input to ring.
-public final class Pipeline: @unchecked Sendable {
+/// `completeSend`; a reporter reads `snapshot` and drains events. What they share (the ring, the
+/// counters, the ladder, the events: `PipelineShared`) is held by one lock; what only the capture
+/// thread uses (the timeline and packetizer: `PipelineCapture`) by a second lock that only the
+/// capture thread takes, so it never waits on it. The capture thread never does I/O, never
+/// allocates in steady state and holds the shared lock only to reserve a ring slot and to commit
+/// it: the unit is packetized straight into the reserved slot between the two, the one copy of
+/// its bytes from input to ring.
+public final class Pipeline: Sendable {
   public let configuration: PipelineConfiguration
   /// The tracks present and their formats.
   public let tracks: TrackFormats
@@ -17,35 +20,11 @@ public final class Pipeline: @unchecked Sendable {
   /// The ledger, with every fixed buffer of the run reserved.
   public let budget: MemoryBudget
   private let clock: any PipelineClock
-
-  // Capture thread only.
-  private var timeline: Timeline
-  private var packetizer: TSPacketizer?
-  /// The formats in force: `tracks` as announced, updated by `changeFormat`.
-  private var formats: TrackFormats
-  /// A clock reset whose sample did not enter the ring: the next unit of the track carries it.
-  private var pendingDiscontinuity = [Bool](repeating: false, count: SampleKind.allCases.count)
-  /// No video keyframe arrived yet: a frame before it references nothing the output has.
-  private var awaitingFirstKeyframe: Bool
-  /// The newest video keyframe is a CRA or BLA picture: RASL pictures after it belong to it (an
-  /// IDR has none; a RASL NAL type after one is not treated as leading).
-  private var gopAdmitsRASL = false
-
-  // Shared, under `lock`.
-  private let lock = HandOverLock()
-  private let ring: SendRing
-  private var ladder: DegradationLadder
-  private var counters = PipelineSnapshot()
-  private var sinkCongestion = 0.0
-  private var events = EventQueue(capacity: 64)
-  /// Format changes not yet passed to the sender: each applies to the units of its track from
-  /// ring sequence `from` on. Pruned as the sender asks (`format(for:)`).
-  private var formatLog: [(kind: SampleKind, format: FormatDescription, from: Int64)] = []
+  /// Taken only on the capture thread; taken before `shared` when both are held.
+  private let capture: HandOverLock<PipelineCapture>
+  private let shared: HandOverLock<PipelineShared>
+  /// The ladder's tier, stored under `shared` and read without it.
   private let currentTier = Atomic<Int>(0)
-  /// The run's shared ring ledger when other outputs share the budget, and this ring's bytes
-  /// last entered in it.
-  private let share: RingShare?
-  private var sharedRingBytes = 0
 
   /// Sets up the ring and reserves the pipeline's own buffers in `budget`.
   /// - Parameters:
@@ -69,28 +48,20 @@ public final class Pipeline: @unchecked Sendable {
     guard arena > headroom + 188, arena <= budget.available else {
       throw .exceeded(name: "ring arena", bytes: headroom + 188, available: arena)
     }
-    self.share = share
     self.configuration = configuration
     self.tracks = tracks
-    formats = tracks
     self.payloadFormat = payloadFormat
     self.budget = budget
     self.clock = clock
-    timeline = Timeline(configuration: configuration.timeline)
-    for kind in SampleKind.allCases {
-      if case .aac(let aac) = tracks.format(for: kind) {
-        timeline.setAudioFrameDuration(samples: 1024, sampleRate: aac.sampleRate, for: kind)
-      }
-    }
-    awaitingFirstKeyframe = tracks.format(for: .video) != nil
-    packetizer = payloadFormat == .transportStream ? TSPacketizer(program: tracks) : nil
-    ring = SendRing(
+    capture = HandOverLock(
+      PipelineCapture(configuration: configuration, tracks: tracks, payloadFormat: payloadFormat))
+    let ring = SendRing(
       arenaCapacity: arena, recordCapacity: configuration.recordCapacity,
       headroom: headroom, durationLimit: configuration.bufferTicks)
-    ladder = DegradationLadder(configuration: configuration.ladder)
-    counters.budget = budget.budget
-    counters.ledger = budget.ledger(ringBytes: 0)
-    counters.peakLedger = counters.ledger
+    shared = HandOverLock(
+      PipelineShared(
+        ring: ring, ladder: DegradationLadder(configuration: configuration.ladder), share: share,
+        budget: budget))
   }
 
   /// The degradation tier, readable from any thread without the lock.
@@ -118,94 +89,94 @@ public final class Pipeline: @unchecked Sendable {
     payload: UnsafeRawBufferPointer, nalUnits: AVCCSummary? = nil
   ) -> Bool {
     let now = clock.now()
-    guard let format = formats.format(for: kind) else { return record(kind, .invalid) }
-    // A refused video frame may be a reference: the frames after it must wait for a keyframe.
-    let lost = kind == .video
-    guard payload.count > 0, payload.count <= configuration.maximumSampleBytes else {
-      return record(kind, .invalid, awaitKeyframe: lost)
-    }
-    let stamp: Timeline.Stamp
-    do { stamp = try timeline.stamp(kind: kind, pts: pts, dts: dts) } catch {
-      return record(kind, .invalid, awaitKeyframe: lost)
-    }
-    var summary: AVCCSummary?
-    if let video = format.video {
-      if let nalUnits, nalUnits.describes(payload, lengthSize: video.nalLengthSize) {
-        summary = nalUnits
-      } else {
-        do { summary = try video.summarize(payload) } catch {
-          return record(kind, .invalid, awaitKeyframe: lost)
+    return capture.withLock { capture in
+      guard let format = capture.formats.format(for: kind) else {
+        return refuse(kind, .invalid)
+      }
+      // A refused video frame may be a reference: the frames after it must wait for a keyframe.
+      let lost = kind == .video
+      guard payload.count > 0, payload.count <= configuration.maximumSampleBytes else {
+        return refuse(kind, .invalid, awaitKeyframe: lost)
+      }
+      let stamp: Timeline.Stamp
+      do throws(TimelineError) {
+        stamp = try capture.timeline.stamp(kind: kind, pts: pts, dts: dts)
+      } catch {
+        return refuse(kind, .invalid, awaitKeyframe: lost)
+      }
+      var summary: AVCCSummary?
+      if let video = format.video {
+        if let nalUnits, nalUnits.describes(payload, lengthSize: video.nalLengthSize) {
+          summary = nalUnits
+        } else {
+          do throws(FormatError) { summary = try video.summarize(payload) } catch {
+            return refuse(kind, .invalid, awaitKeyframe: lost)
+          }
         }
       }
-    }
-    let disposable = summary?.isDisposable ?? false
-    if kind == .video && isKeyframe { gopAdmitsRASL = summary?.admitsRASL ?? false }
-    if kind == .video && awaitingFirstKeyframe {
-      // Video that starts mid-GOP: drop until the first keyframe, and ask for one.
-      guard isKeyframe else {
-        return record(kind, .awaitingKeyframe, awaitKeyframe: true, stamp: stamp)
+      let disposable = summary?.isDisposable ?? false
+      if kind == .video && isKeyframe { capture.gopAdmitsRASL = summary?.admitsRASL ?? false }
+      if kind == .video && capture.awaitingFirstKeyframe {
+        // Video that starts mid-GOP: drop until the first keyframe, and ask for one.
+        guard isKeyframe else {
+          return refuse(kind, .awaitingKeyframe, awaitKeyframe: true, stamp: stamp)
+        }
+        capture.awaitingFirstKeyframe = false
       }
-      awaitingFirstKeyframe = false
-    }
-    let track = Int(kind.rawValue)
-    let discontinuity = stamp.isDiscontinuity || pendingDiscontinuity[track]
-    pendingDiscontinuity[track] = discontinuity
-    let tier = self.tier
-    if kind == .audioMic && tier >= .noMic { return record(kind, .tierMic, stamp: stamp) }
-    if kind == .video && !isKeyframe {
-      if tier >= .keyframesOnly {
-        return record(kind, .tierKeyframesOnly, awaitKeyframe: true, stamp: stamp)
+      let track = Int(kind.rawValue)
+      let discontinuity = stamp.isDiscontinuity || capture.pendingDiscontinuity[track]
+      capture.pendingDiscontinuity[track] = discontinuity
+      let tier = self.tier
+      if kind == .audioMic && tier >= .noMic {
+        return refuse(kind, .tierMic, stamp: stamp)
       }
-      if disposable && tier >= .reducedFrameRate {
-        return record(kind, .tierDisposable, stamp: stamp)
+      if kind == .video && !isKeyframe {
+        if tier >= .keyframesOnly {
+          return refuse(kind, .tierKeyframesOnly, awaitKeyframe: true, stamp: stamp)
+        }
+        if disposable && tier >= .reducedFrameRate {
+          return refuse(kind, .tierDisposable, stamp: stamp)
+        }
       }
-    }
-    let info = SendRing.UnitInfo(
-      kind: kind, pts: stamp.pts, dts: stamp.dts, isKeyframe: kind.isAudio || isKeyframe,
-      isDisposable: disposable, isDiscontinuity: discontinuity,
-      isRASL: !isKeyframe && gopAdmitsRASL && summary?.isRASL == true)
-    var layout: TSPacketizer.Layout?
-    if let packetizer {
-      do {
-        layout = try packetizer.layout(
-          kind: kind, pts: stamp.pts, dts: stamp.dts, isKeyframe: info.isKeyframe, payload: payload,
-          nalUnits: summary)
-      } catch {
-        return record(kind, .invalid, awaitKeyframe: lost, stamp: stamp)
+      let info = SendRing.UnitInfo(
+        kind: kind, pts: stamp.pts, dts: stamp.dts, isKeyframe: kind.isAudio || isKeyframe,
+        isDisposable: disposable, isDiscontinuity: discontinuity,
+        isRASL: !isKeyframe && capture.gopAdmitsRASL && summary?.isRASL == true)
+      var layout: TSPacketizer.Layout?
+      if let packetizer = capture.packetizer {
+        do throws(FormatError) {
+          layout = try packetizer.layout(
+            kind: kind, pts: stamp.pts, dts: stamp.dts, isKeyframe: info.isKeyframe,
+            payload: payload, nalUnits: summary)
+        } catch {
+          return refuse(kind, .invalid, awaitKeyframe: lost, stamp: stamp)
+        }
       }
-    }
-    let byteCount = layout?.byteCount ?? payload.count
-    let slot = lock.withLock {
-      counters.appended[track] += 1
-      note(kind, stamp)
-      let slot = ring.reserve(info, byteCount: byteCount)
-      if slot == nil { noteRingChange(now: now) }
-      return slot
-    }
-    guard let slot else { return false }
-    // Outside the lock: the sender never sees a reserved slot.
-    var written = true
-    if let packetizer, let layout {
-      do { _ = try packetizer.write(layout, payload: payload, into: slot) } catch {
-        written = false
+      let byteCount = layout?.byteCount ?? payload.count
+      let slot = shared.withLock {
+        $0.reserve(
+          info, byteCount: byteCount, stamp: stamp, now: now, budget: budget, tier: currentTier)
       }
-    } else {
-      slot.copyMemory(from: payload)
-    }
-    let accepted = lock.withLock {
-      var accepted = false
-      if written {
-        accepted = ring.commit()
+      guard let slot else { return false }
+      // Outside the shared lock: the sender never sees a reserved slot.
+      var written = true
+      if let packetizer = capture.packetizer, let layout {
+        do throws(FormatError) {
+          _ = try packetizer.write(layout, payload: payload, into: slot)
+        } catch {
+          written = false
+        }
       } else {
-        ring.abort()
-        ring.countDrop(kind, .invalid)
-        if lost { ring.startAwaitingKeyframe() }
+        slot.copyMemory(from: payload)
       }
-      noteRingChange(now: now)
+      let accepted = shared.withLock {
+        $0.finishReservation(
+          of: kind, written: written, awaitKeyframe: lost, now: now, budget: budget,
+          tier: currentTier)
+      }
+      if accepted { capture.pendingDiscontinuity[track] = false }
       return accepted
     }
-    if accepted { pendingDiscontinuity[track] = false }
-    return accepted
   }
 
   /// A new format record for a track of the program, at a keyframe: the device rotated
@@ -217,23 +188,13 @@ public final class Pipeline: @unchecked Sendable {
   /// - Returns: false for a track the program does not have (the PMT cannot grow mid-stream).
   @discardableResult
   public func changeFormat(_ format: FormatDescription, for kind: SampleKind) -> Bool {
-    guard let current = formats.format(for: kind) else { return false }
-    guard current != format else { return true }
-    formats.set(format, for: kind)
-    packetizer?.update(format, for: kind)
-    if case .aac(let aac) = format {
-      timeline.setAudioFrameDuration(samples: 1024, sampleRate: aac.sampleRate, for: kind)
+    capture.withLock { capture in
+      guard let current = capture.formats.format(for: kind) else { return false }
+      guard current != format else { return true }
+      capture.adopt(format, for: kind)
+      shared.withLock { $0.noteFormatChange(format, for: kind) }
+      return true
     }
-    pendingDiscontinuity[Int(kind.rawValue)] = true
-    if kind == .video { awaitingFirstKeyframe = true }
-    lock.withLock {
-      // The RASL pictures after the new format's first keyframe reference the old stream.
-      if kind == .video { ring.blockRASL(ofGOP: ring.newestGOP + 1, reason: .awaitingKeyframe) }
-      // Every unit committed from here on was appended after the change.
-      formatLog.append((kind, format, ring.nextSequence))
-      events.push(.formatChanged(kind: kind, format: format))
-    }
-    return true
   }
 
   /// A sample the input refused before it reached `append` (a corrupt record): a lost video
@@ -242,75 +203,50 @@ public final class Pipeline: @unchecked Sendable {
   public func sampleLost(_ kind: SampleKind) {
     guard kind == .video else { return }
     let now = clock.now()
-    lock.withLock {
-      ring.startAwaitingKeyframe()
-      noteRingChange(now: now)
+    shared.withLock {
+      $0.ring.startAwaitingKeyframe()
+      $0.noteRingChange(now: now, budget: budget, tier: currentTier)
     }
   }
 
-  /// Counts a sample that does not enter the ring.
-  private func record(
+  /// Counts a sample that does not enter the ring; returns false for `append` to return.
+  private func refuse(
     _ kind: SampleKind, _ reason: DropReason, awaitKeyframe: Bool = false,
     stamp: Timeline.Stamp? = nil
   ) -> Bool {
     let now = clock.now()
-    lock.withLock {
-      counters.appended[Int(kind.rawValue)] += 1
-      if let stamp { note(kind, stamp) }
-      ring.countDrop(kind, reason)
-      if awaitKeyframe { ring.startAwaitingKeyframe() }
-      noteRingChange(now: now)
+    shared.withLock {
+      $0.refuse(
+        kind, reason, awaitKeyframe: awaitKeyframe, stamp: stamp, now: now, budget: budget,
+        tier: currentTier)
     }
     return false
-  }
-
-  /// Progress and clock resets of a stamped sample, whether or not it enters the ring. Called
-  /// with the lock held.
-  private func note(_ kind: SampleKind, _ stamp: Timeline.Stamp) {
-    counters.newestDTS = max(counters.newestDTS, stamp.dts)
-    if counters.firstDTS == 0 { counters.firstDTS = stamp.dts }
-    if stamp.isDiscontinuity {
-      counters.discontinuities += 1
-      events.push(.clockReset(kind: kind, dts: stamp.dts))
-    }
   }
 
   // MARK: Sender thread
 
   /// Takes the oldest waiting unit; nil when the ring is empty.
   public func beginSend() -> SendRing.InFlightUnit? {
-    lock.withLock { ring.beginSend() }
+    shared.withLock { $0.ring.beginSend() }
   }
 
   /// The format record a `changeFormat` before `unit` set for its track, in force when the unit
   /// was appended; nil when the announced one (`tracks`) is. Asked in the order units are sent,
   /// so the changes older units needed are forgotten.
   public func format(for unit: SendRing.InFlightUnit) -> FormatDescription? {
-    lock.withLock {
-      // The common case, a run without a format change: nothing to look up or compare.
-      guard !formatLog.isEmpty else { return nil }
-      let kind = unit.info.kind
-      var newest: Int?
-      for index in formatLog.indices
-      where formatLog[index].kind == kind && formatLog[index].from <= unit.sequence {
-        newest = index
-      }
-      guard let newest else { return nil }
-      let (format, from) = (formatLog[newest].format, formatLog[newest].from)
-      // Later units are as new as this one: older changes of the track no longer apply.
-      formatLog.removeAll { $0.kind == kind && $0.from < from }
-      return format
-    }
+    // The unit's Sendable parts only: the lock's state must not share a region with the caller's.
+    let (kind, sequence) = (unit.info.kind, unit.sequence)
+    return shared.withLock { $0.format(of: kind, at: sequence) }
   }
 
   /// The unit from `beginSend` was delivered (`bytes` on the wire, prefix included).
   public func completeSend(_ unit: SendRing.InFlightUnit, bytes: Int) {
     let now = clock.now()
-    lock.withLock {
-      ring.completeSend()
-      counters.sent[Int(unit.info.kind.rawValue)] += 1
-      counters.sentBytes += Int64(bytes)
-      noteRingChange(now: now)
+    shared.withLock {
+      $0.ring.completeSend()
+      $0.counters.sent[Int(unit.info.kind.rawValue)] += 1
+      $0.counters.sentBytes += Int64(bytes)
+      $0.noteRingChange(now: now, budget: budget, tier: currentTier)
     }
   }
 
@@ -318,10 +254,10 @@ public final class Pipeline: @unchecked Sendable {
   /// it leaves the ring and is counted as dropped for `reason`, not as sent.
   public func discardSend(_ unit: SendRing.InFlightUnit, reason: DropReason) {
     let now = clock.now()
-    lock.withLock {
-      ring.completeSend()
-      ring.countDrop(unit.info.kind, reason)
-      noteRingChange(now: now)
+    shared.withLock {
+      $0.ring.completeSend()
+      $0.ring.countDrop(unit.info.kind, reason)
+      $0.noteRingChange(now: now, budget: budget, tier: currentTier)
     }
   }
 
@@ -329,9 +265,9 @@ public final class Pipeline: @unchecked Sendable {
   /// included), so the new connection starts at a keyframe.
   public func skipToNewestKeyframe() {
     let now = clock.now()
-    lock.withLock {
-      ring.skipToNewestKeyframe()
-      noteRingChange(now: now)
+    shared.withLock {
+      $0.ring.skipToNewestKeyframe()
+      $0.noteRingChange(now: now, budget: budget, tier: currentTier)
     }
   }
 
@@ -340,77 +276,29 @@ public final class Pipeline: @unchecked Sendable {
   /// Enters a resident-memory reading (taken about once a second by the reporter).
   public func updateResident(_ bytes: Int?) {
     let now = clock.now()
-    lock.withLock {
-      counters.resident = bytes
-      if let bytes { counters.peakResident = max(counters.peakResident ?? 0, bytes) }
-      noteRingChange(now: now)
+    shared.withLock {
+      $0.counters.resident = bytes
+      if let bytes { $0.counters.peakResident = max($0.counters.peakResident ?? 0, bytes) }
+      $0.noteRingChange(now: now, budget: budget, tier: currentTier)
     }
   }
 
   /// Enters the sink's congestion signal (0...1).
   public func updateSinkCongestion(_ value: Double) {
-    lock.withLock { sinkCongestion = max(0, min(1, value)) }
+    shared.withLock { $0.sinkCongestion = max(0, min(1, value)) }
   }
 
   /// The DTS span of the units waiting in the ring (90 kHz ticks): the backlog the output has
   /// not taken yet. Cheaper than a `snapshot`.
-  public var waitingTicks: Int64 { lock.withLock { ring.waitingDuration } }
+  public var waitingTicks: Int64 { shared.withLock { $0.ring.waitingDuration } }
 
   /// A copy of the counters.
   public func snapshot() -> PipelineSnapshot {
-    lock.withLock {
-      // Fresh storage for the arrays, so the capture thread's next count does not copy them.
-      var copy = counters
-      copy.appended = counters.appended.map { $0 }
-      copy.sent = counters.sent.map { $0 }
-      copy.drops = ring.drops.detached()
-      copy.ringUnits = ring.waitingCount
-      copy.ringDuration = ring.waitingDuration
-      copy.ringBytes = ring.liveBytes
-      copy.tier = ladder.tier
-      return copy
-    }
+    shared.withLock { $0.snapshot() }
   }
 
   /// Removes and returns the oldest queued event.
   public func nextEvent() -> PipelineEvent? {
-    lock.withLock { events.pop() }
-  }
-
-  // MARK: Pressure
-
-  /// Recomputes the ledger and the pressure, and moves the ladder. Called with the lock held.
-  private func noteRingChange(now: Int64) {
-    var ringBytes = ring.liveBytes
-    if let share {
-      ringBytes = share.ledger.add(ringBytes - sharedRingBytes)
-      sharedRingBytes = ring.liveBytes
-    }
-    let ledger = budget.ledger(ringBytes: ringBytes)
-    counters.ledger = ledger
-    counters.peakLedger = max(counters.peakLedger, ledger)
-    if ring.keyframeWanted {
-      ring.keyframeWanted = false
-      events.push(.keyframeRequested)
-    }
-    let budgetBytes = Double(budget.budget)
-    var pressure = Double(ledger) / budgetBytes
-    var source = PressureSource.ledger
-    func consider(_ value: Double, _ candidate: PressureSource) {
-      if value > pressure {
-        pressure = value
-        source = candidate
-      }
-    }
-    if let resident = counters.resident { consider(Double(resident) / budgetBytes, .resident) }
-    consider(Double(ring.waitingDuration) / Double(ring.durationLimit), .ringDuration)
-    consider(Double(ring.liveBytes) / Double(ring.byteLimit), .ringBytes)
-    consider(sinkCongestion, .sinkCongestion)
-    counters.pressure = pressure
-    if let change = ladder.update(pressure: pressure, now: now) {
-      currentTier.store(change.to.rawValue, ordering: .relaxed)
-      events.push(
-        .tierChanged(from: change.from, to: change.to, pressure: pressure, source: source))
-    }
+    shared.withLock { $0.events.pop() }
   }
 }

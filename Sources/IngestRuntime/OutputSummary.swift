@@ -39,7 +39,6 @@ public struct OutputSummary: Sendable {
     case .connect?, .publishRefused?, .authentication?, .certificate?, .timeout?:
       return "the connection failed"
     case .write?, .unsupported?: return "the output failed"
-    case .cancelled?: return "the output was cancelled"
     case nil:
       return readError == nil
         ? "the drain timed out before the output took them" : "reading the dump failed"

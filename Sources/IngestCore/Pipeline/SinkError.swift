@@ -23,8 +23,6 @@ public enum SinkError: Error, Sendable, Equatable, CustomStringConvertible {
   case diskFull(path: String, reason: String)
   /// `operation` (connect, write, finish, acknowledgement) took longer than its limit.
   case timeout(endpoint: String, operation: String, reason: String)
-  /// The sink was cancelled (the run is ending).
-  case cancelled(endpoint: String)
   /// The output cannot take this stream or these settings (an option the library refuses, a
   /// track the muxer cannot carry, a malformed unit).
   case unsupported(endpoint: String, reason: String)
@@ -36,7 +34,7 @@ public enum SinkError: Error, Sendable, Equatable, CustomStringConvertible {
       .write(_, _, let retryable):
       retryable
     case .timeout: true
-    case .authentication, .certificate, .diskFull, .cancelled, .unsupported: false
+    case .authentication, .certificate, .diskFull, .unsupported: false
     }
   }
 
@@ -46,7 +44,7 @@ public enum SinkError: Error, Sendable, Equatable, CustomStringConvertible {
     case .connect(let endpoint, _, _), .publishRefused(let endpoint, _, _),
       .authentication(let endpoint, _), .certificate(let endpoint, _),
       .write(let endpoint, _, _), .diskFull(let endpoint, _), .timeout(let endpoint, _, _),
-      .cancelled(let endpoint), .unsupported(let endpoint, _):
+      .unsupported(let endpoint, _):
       endpoint
     }
   }
@@ -64,7 +62,6 @@ public enum SinkError: Error, Sendable, Equatable, CustomStringConvertible {
     case .diskFull(let path, let reason): "\(path): disk full: \(reason)"
     case .timeout(let endpoint, let operation, let reason):
       "\(endpoint): \(operation) timed out: \(reason)"
-    case .cancelled(let endpoint): "\(endpoint): cancelled"
     case .unsupported(let endpoint, let reason): "\(endpoint): \(reason)"
     }
   }

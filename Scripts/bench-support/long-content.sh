@@ -46,6 +46,9 @@ timed() {
   local out="$1"
   shift
   rm -f a.ts b.ts copy.bin
+  # The previous command's output is still being written back to the disk: wait for that, so
+  # each command is timed without the kernel's flusher threads competing for the two cores.
+  sync
   /usr/bin/time -v -o time.txt "$@" >/dev/null 2>stderr.txt || {
     echo "long-content: $* failed:" >&2
     cat stderr.txt >&2

@@ -8,7 +8,9 @@ import IngestPOSIX
 /// With several outputs, each has its own pipeline: an output that falls behind drops from its
 /// own ring, and one that fails stops alone while the others go on.
 public final class Replayer<Source: ByteSource> {
-  private var reader: DumpReader<Source>
+  /// The reader until `run` takes it: a local is borrowed in place, while a class property is
+  /// copied (its buffer and formats retained) for every call that lends out a payload.
+  private var reader: DumpReader<Source>?
   private let lanes: [OutputLane]
   private let clock: any PacingClock
   private let speed: ReplaySpeed
@@ -49,6 +51,7 @@ public final class Replayer<Source: ByteSource> {
   /// Runs to the end of the dump (or until every output failed), drains the rings and finishes
   /// the sinks.
   public func run() -> ReplaySummary {
+    guard var reader = reader.take() else { preconditionFailure("a replay runs once") }
     let start = clock.now()
     var pacer = ReplayPacer(speed: { if case .factor(let f) = speed { f } else { 1 } }())
     var nextProgress = start

@@ -4,15 +4,17 @@
 // below 128, and a 128-bit remainder X moves over the next block as
 // X * x^128 = X_hi * (x^192 mod P) + X_lo * (x^128 mod P), both products below degree 96.
 // Four remainders fold in parallel, 64 bytes apart, to hide the multiply's latency. At the end
-// the 128-bit remainder goes through the byte table as sixteen message bytes, which multiplies
+// the 128-bit remainder goes through the tables as sixteen message bytes, which multiplies
 // it by x^32 and reduces it mod P: the running CRC.
 
 #include "CChecksum.h"
 
 #include <string.h>
 
-static uint32_t table[256];
-// Set once, before main, with the table: read-only afterwards, from any thread.
+// table[k][b]: the CRC of byte b followed by k zero bytes ("slicing-by-16"), for the bytes
+// the folding leaves: its 128-bit remainder and a tail of up to 63 bytes.
+static uint32_t table[16][256];
+// Set once, before main, with the tables: read-only afterwards, from any thread.
 static int accelerated;
 
 static int cpu_can_fold(void);
@@ -22,12 +24,27 @@ __attribute__((constructor)) static void set_up(void) {
   for (uint32_t index = 0; index < 256; index++) {
     uint32_t crc = index << 24;
     for (int bit = 0; bit < 8; bit++) crc = (crc & 0x80000000u) ? (crc << 1) ^ 0x04C11DB7u : crc << 1;
-    table[index] = crc;
+    table[0][index] = crc;
+  }
+  for (int slice = 1; slice < 16; slice++) {
+    for (int index = 0; index < 256; index++) {
+      uint32_t previous = table[slice - 1][index];
+      table[slice][index] = (previous << 8) ^ table[0][previous >> 24];
+    }
   }
 }
 
 static uint32_t by_bytes(uint32_t crc, const uint8_t *bytes, size_t count) {
-  for (size_t i = 0; i < count; i++) crc = (crc << 8) ^ table[(uint8_t)(crc >> 24) ^ bytes[i]];
+  size_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    const uint8_t *b = bytes + i;
+    crc = table[15][b[0] ^ (crc >> 24)] ^ table[14][b[1] ^ (uint8_t)(crc >> 16)] ^
+          table[13][b[2] ^ (uint8_t)(crc >> 8)] ^ table[12][b[3] ^ (uint8_t)crc] ^
+          table[11][b[4]] ^ table[10][b[5]] ^ table[9][b[6]] ^ table[8][b[7]] ^
+          table[7][b[8]] ^ table[6][b[9]] ^ table[5][b[10]] ^ table[4][b[11]] ^
+          table[3][b[12]] ^ table[2][b[13]] ^ table[1][b[14]] ^ table[0][b[15]];
+  }
+  for (; i < count; i++) crc = (crc << 8) ^ table[0][(uint8_t)(crc >> 24) ^ bytes[i]];
   return crc;
 }
 

@@ -30,7 +30,7 @@ public enum ReplaySession {
   {
     let source: FileByteSource
     do { source = try FileByteSource(path: dumpPath) } catch { throw .open(error) }
-    var reader = DumpReader(source: source)
+    var reader = DumpReader(source: source, checksum: .cpu)
     return try trackFormats(&reader, name: dumpPath, scanLimit: scanLimit)
   }
 
@@ -133,7 +133,7 @@ public enum ReplaySession {
         options: options, clock: clock, onProgress: onProgress)
     }
     let rewindable = RewindableSource(source, limit: streamScanBytes)
-    var scan = DumpReader(source: rewindable)
+    var scan = DumpReader(source: rewindable, checksum: .cpu)
     let tracks = try trackFormats(&scan, name: name)
     rewindable.rewind()
     return try run(

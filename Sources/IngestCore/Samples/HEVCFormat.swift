@@ -23,22 +23,50 @@
 /// kilobytes of its settings there) are skipped: a decoder does not need them, and they would
 /// go in front of every IRAP picture otherwise.
 public struct HEVCFormat: Hashable, Sendable {
+  /// The fields, in one immutable box. A format travels by value inside every
+  /// `FormatDescription`, `VideoFormat`, dump record and outgoing unit; held inline, its
+  /// ~150 bytes made each of those as large, and they are copied a dozen times per sample.
+  private let fields: Fields
+
   /// The general profile, tier and level and the picture size, from the first SPS.
-  public let sequence: HEVCSequenceParameterSet
+  public var sequence: HEVCSequenceParameterSet { fields.values.sequence }
   /// Size in bytes of each NAL length prefix in samples: 1, 2 or 4.
-  public let nalLengthSize: Int
+  public var nalLengthSize: Int { fields.values.nalLengthSize }
   /// Video parameter sets, NAL header included, without start codes.
-  public let vps: [[UInt8]]
+  public var vps: [[UInt8]] { fields.values.vps }
   /// Sequence parameter sets.
-  public let sps: [[UInt8]]
+  public var sps: [[UInt8]] { fields.values.sps }
   /// Picture parameter sets.
-  public let pps: [[UInt8]]
+  public var pps: [[UInt8]] { fields.values.pps }
   /// The hvcC fields that describe the stream beyond its parameter sets and the SPS, kept so
   /// that the record written back says what the one read did.
-  public let minSpatialSegmentation: Int
-  public let parallelismType: Int
-  public let averageFrameRate: Int
-  public let constantFrameRate: Int
+  public var minSpatialSegmentation: Int { fields.values.minSpatialSegmentation }
+  public var parallelismType: Int { fields.values.parallelismType }
+  public var averageFrameRate: Int { fields.values.averageFrameRate }
+  public var constantFrameRate: Int { fields.values.constantFrameRate }
+
+  private struct Values: Hashable, Sendable {
+    var sequence: HEVCSequenceParameterSet
+    var nalLengthSize: Int
+    var vps: [[UInt8]]
+    var sps: [[UInt8]]
+    var pps: [[UInt8]]
+    var minSpatialSegmentation: Int
+    var parallelismType: Int
+    var averageFrameRate: Int
+    var constantFrameRate: Int
+  }
+
+  private final class Fields: Sendable {
+    let values: Values
+    init(_ values: Values) { self.values = values }
+  }
+
+  public static func == (left: HEVCFormat, right: HEVCFormat) -> Bool {
+    left.fields === right.fields || left.fields.values == right.fields.values
+  }
+
+  public func hash(into hasher: inout Hasher) { hasher.combine(fields.values) }
 
   /// A configuration from its parameter sets (as in-band Annex B streams carry them); the
   /// general fields of the record come from the first SPS.
@@ -71,15 +99,12 @@ public struct HEVCFormat: Hashable, Sendable {
         }
       }
     }
-    sequence = try HEVCSequenceParameterSet(nalUnit: first)
-    self.nalLengthSize = nalLengthSize
-    self.vps = vps
-    self.sps = sps
-    self.pps = pps
-    self.minSpatialSegmentation = minSpatialSegmentation & 0xFFF
-    self.parallelismType = parallelismType & 3
-    self.averageFrameRate = averageFrameRate & 0xFFFF
-    self.constantFrameRate = constantFrameRate & 3
+    fields = Fields(
+      Values(
+        sequence: try HEVCSequenceParameterSet(nalUnit: first), nalLengthSize: nalLengthSize,
+        vps: vps, sps: sps, pps: pps, minSpatialSegmentation: minSpatialSegmentation & 0xFFF,
+        parallelismType: parallelismType & 3, averageFrameRate: averageFrameRate & 0xFFFF,
+        constantFrameRate: constantFrameRate & 3))
   }
 
   /// Parses an hvcC record. Every count and length is checked against the record as it is

@@ -30,7 +30,7 @@ public struct DumpReader<Source: ByteSource> {
   /// Bytes this reader holds, for the memory ledger.
   public var bufferCapacity: Int { buffer.capacity }
 
-  private var buffer: [UInt8] = []
+  private var buffer = DumpReadBuffer()
   /// Where the current record starts in `buffer`.
   private var head = 0
   /// The end of the bytes read into `buffer`.
@@ -90,10 +90,9 @@ public struct DumpReader<Source: ByteSource> {
   /// last record was not a sample). The bytes are valid only until the next `next()`.
   public func withPayload<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
     guard let current else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
-    return try buffer.withUnsafeBytes { raw in
-      try body(
-        UnsafeRawBufferPointer(
-          rebasing: raw[head + Self.payloadStart..<head + Self.payloadStart + current.payloadSize]))
+    let start = head + Self.payloadStart
+    return try withExtendedLifetime(buffer) {
+      try body(buffer.span(start..<start + current.payloadSize))
     }
   }
 
@@ -110,12 +109,12 @@ public struct DumpReader<Source: ByteSource> {
     let count = try fill(DumpFormat.headerSize)
     guard count == DumpFormat.headerSize else {
       let compared = min(count, DumpFormat.magic.count)
-      if !buffer[head..<head + compared].elementsEqual(DumpFormat.magic[0..<compared]) {
+      if !buffer.span(head..<head + compared).elementsEqual(DumpFormat.magic[0..<compared]) {
         throw .badMagic
       }
       throw .truncated(offset: 0)
     }
-    guard buffer[head..<head + 8].elementsEqual(DumpFormat.magic) else { throw .badMagic }
+    guard buffer.span(head..<head + 8).elementsEqual(DumpFormat.magic) else { throw .badMagic }
     let version = UInt16(buffer[head + 8]) | UInt16(buffer[head + 9]) << 8
     guard version == DumpFormat.version else { throw .unsupportedVersion(version) }
     headerRead = true
@@ -141,9 +140,7 @@ public struct DumpReader<Source: ByteSource> {
       guard try fill(total) == total else {
         throw .truncated(offset: recordOffset)
       }
-      let crc = buffer.withUnsafeBytes {
-        checksum.update(0xFFFF_FFFF, UnsafeRawBufferPointer(rebasing: $0[head..<head + end]))
-      }
+      let crc = checksum.update(0xFFFF_FFFF, buffer.span(head..<head + end))
       guard crc == loadUInt32(at: head + end) else {
         throw .crcMismatch(offset: recordOffset, recordType: type)
       }
@@ -181,7 +178,7 @@ public struct DumpReader<Source: ByteSource> {
       throw .malformedRecord(
         offset: recordOffset, recordType: type, reason: "codec \(codec) does not fit \(kind)")
     }
-    let config = buffer[(base + DumpFormat.formatHeaderSize)..<(base + length)]
+    let config = buffer.span((base + DumpFormat.formatHeaderSize)..<(base + length))
     let format: FormatDescription
     do {
       switch codec {
@@ -229,13 +226,8 @@ public struct DumpReader<Source: ByteSource> {
     }
     var nalUnits: AVCCSummary?
     if let video = format.video {
-      let walked = buffer.withUnsafeBytes { raw in
-        Result { () throws(FormatError) in
-          try video.summarize(
-            UnsafeRawBufferPointer(
-              rebasing: raw[head + Self.payloadStart..<head + Self.payloadStart + payloadSize]))
-        }
-      }
+      let payload = buffer.span(head + Self.payloadStart..<head + Self.payloadStart + payloadSize)
+      let walked = Result { () throws(FormatError) in try video.summarize(payload) }
       switch walked {
       case .success(let summary): nalUnits = summary
       case .failure(let error): throw .format(offset: recordOffset, error)
@@ -277,25 +269,9 @@ public struct DumpReader<Source: ByteSource> {
     }
   }
 
-  // Little-endian fields, one function per type: a generic one stays unspecialized in this
-  // generic reader and looks its type's metadata up at run time, several times per record.
-  private func loadUInt32(at position: Int) -> UInt32 {
-    buffer.withUnsafeBytes {
-      UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: position, as: UInt32.self))
-    }
-  }
-
-  private func loadInt32(at position: Int) -> Int32 {
-    buffer.withUnsafeBytes {
-      Int32(littleEndian: $0.loadUnaligned(fromByteOffset: position, as: Int32.self))
-    }
-  }
-
-  private func loadInt64(at position: Int) -> Int64 {
-    buffer.withUnsafeBytes {
-      Int64(littleEndian: $0.loadUnaligned(fromByteOffset: position, as: Int64.self))
-    }
-  }
+  private func loadUInt32(at position: Int) -> UInt32 { buffer.load(UInt32.self, at: position) }
+  private func loadInt32(at position: Int) -> Int32 { buffer.load(Int32.self, at: position) }
+  private func loadInt64(at position: Int) -> Int64 { buffer.load(Int64.self, at: position) }
 
   /// Makes `count` bytes from `head` on available in `buffer`, reading blocks from the source.
   /// Returns how many are available (less only at the end of input).
@@ -304,41 +280,22 @@ public struct DumpReader<Source: ByteSource> {
   /// only once it is full of bytes that arrived. Every read asks for all the free space.
   private mutating func fill(_ count: Int) throws(DumpError) -> Int {
     if tail - head >= count { return count }
-    // The buffer is moved out so the source can be called while its memory is borrowed.
-    var storage: [UInt8] = []
-    swap(&storage, &buffer)
-    defer { swap(&storage, &buffer) }
+    // A copy of the reader shares the buffer until one of them reads on.
+    if !isKnownUniquelyReferenced(&buffer) { buffer = buffer.copy(keeping: tail) }
     if head > 0 {
       let kept = tail - head
-      if kept > 0 {
-        storage.withUnsafeMutableBytes { raw in
-          raw.baseAddress!.copyMemory(from: raw.baseAddress! + head, byteCount: kept)
-        }
-      }
+      buffer.moveToFront(from: head, count: kept)
       offsetOfBuffer += Int64(head)
       head = 0
       tail = kept
     }
     while tail < count {
-      if storage.count == tail {
-        // Exactly one block more (append would double the capacity), left uninitialised:
-        // only bytes that arrived are ever read.
-        let kept = tail
-        storage = [UInt8](unsafeUninitializedCapacity: kept + Self.readChunk) { grown, size in
-          storage.withUnsafeBytes { old in
-            if kept > 0 { UnsafeMutableRawBufferPointer(grown).copyMemory(from: old) }
-          }
-          size = kept + Self.readChunk
-        }
-      }
+      // Exactly one block more, left uninitialised: only bytes that arrived are ever read.
+      if buffer.capacity == tail { buffer.grow(to: tail + Self.readChunk, keeping: tail) }
       let from = tail
-      let want = storage.count - from
+      let want = buffer.capacity - from
       let got: Int
-      do {
-        got = try storage.withUnsafeMutableBytes { raw in
-          try source.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[from...]))
-        }
-      } catch {
+      do { got = try source.read(into: buffer.free(from: from)) } catch {
         throw .io(offset: offsetOfBuffer + Int64(from), description: "\(error)")
       }
       guard got > 0 else { break }

@@ -17,6 +17,9 @@ import Synchronization
 /// keep coming, stamped with the time they are made. The reporter sees the sink through a
 /// `ConnectingSinkGate`, which keeps the two threads' ticks apart and the sink out of them
 /// while it connects.
+///
+/// `@unchecked`: the pthread mutex and conditions are C values the compiler cannot check;
+/// every flag they guard is read and written with `mutex` held.
 public final class SenderThread: @unchecked Sendable {
   private let sender: Sender
   private let clock: SystemClock

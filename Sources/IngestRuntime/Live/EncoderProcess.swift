@@ -11,6 +11,9 @@ import IngestPOSIX
 ///
 /// The child is outside the pipeline's memory, as VideoToolbox is outside the extension's: its
 /// peak resident size is reported apart (`wait()`).
+///
+/// `@unchecked`: the stderr reader thread touches only `lines` (behind its lock) and the line
+/// handler; the descriptors and the reader's handle are used by the owning thread alone.
 public final class EncoderProcess: @unchecked Sendable {
   /// How the child ended.
   public struct Exit: Sendable, Equatable, CustomStringConvertible {

@@ -5,6 +5,11 @@ import Synchronization
 /// status channel to its host app. Each event is documented in `docs/status-events.md`.
 ///
 /// Runs on the replay/reporter thread and the sender thread, never on the capture path.
+///
+/// `@unchecked`: `tick` and the counters it keeps run on one thread at a time (the output's
+/// sender thread, or the ticker under `ConnectingSinkGate.tickLock` while it connects); the
+/// events other threads `emit` read only what is set before the threads start, and the line
+/// writer is behind its lock.
 public final class StatusReporter: @unchecked Sendable {
   private let pipeline: Pipeline
   private let clock: any PipelineClock

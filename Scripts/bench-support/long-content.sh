@@ -7,7 +7,8 @@
 #   cp BIG.dump copy.bin                                  (the I/O floor)
 #
 # each timed with /usr/bin/time -v (wall, user + system CPU, VmHWM), RUNS alternating runs after
-# one warm-up run, medians; plus the read(2) count of one run of each under strace -c.
+# one warm-up run, each after `sync`, medians; plus the read(2) count of one run of each under
+# strace -c.
 #
 #   Scripts/bench-support/long-content.sh INGEST_BINARY WORK_DIR [RUNS]
 #
@@ -102,7 +103,8 @@ echo "### Long content (whole process, medians)"
 echo
 echo "${SECONDS_OF_CONTENT} s of 720x1280 H.264 at ~3 Mb/s (libx264 ultrafast, testsrc2) with two"
 echo "AAC tracks: a ${dump_mb} MB dump and a ${mp4_mb} MB mp4 of the same samples; $RUNS alternating"
-echo "runs of each after a warm-up run, files in the page cache. Wall, CPU (user + system) and"
+echo "runs of each after a warm-up run, files in the page cache, each run started after \`sync\`"
+echo "(no write-back of the previous output pending). Wall, CPU (user + system, all threads) and"
 echo "peak RSS from \`/usr/bin/time -v\`; read(2) calls from one run under \`strace -f -c -e trace=read\`."
 echo
 echo "| command | wall (s) | CPU (s) | peak RSS (MB) | read calls |"

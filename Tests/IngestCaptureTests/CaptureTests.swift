@@ -1,6 +1,7 @@
 import Foundation
 import IngestCore
 import IngestPOSIX
+import IngestTestSupport
 import Testing
 
 @testable import IngestCapture
@@ -18,8 +19,7 @@ enum CaptureMedia {
   }
 
   static let files: Files = {
-    let directory = NSTemporaryDirectory() + "capture-tests-\(getpid())"
-    try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let directory = ProcessFixtureDirectory.make(prefix: "capture-tests")
     let files = Files(directory: directory)
     let common = ["-v", "error", "-nostdin", "-y", "-fflags", "+bitexact"]
     ffmpeg(

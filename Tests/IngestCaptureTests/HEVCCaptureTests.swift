@@ -20,8 +20,7 @@ enum HEVCCaptureMedia {
   }
 
   static let files: Files = {
-    let directory = NSTemporaryDirectory() + "capture-hevc-tests-\(getpid())"
-    try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let directory = ProcessFixtureDirectory.make(prefix: "capture-hevc-tests")
     let files = Files(directory: directory)
     let common = ["-v", "error", "-nostdin", "-y", "-fflags", "+bitexact"]
     let source = [

@@ -9,10 +9,8 @@
 
 #include "CChecksum.h"
 
-#include <string.h>
-
 // table[k][b]: the CRC of byte b followed by k zero bytes ("slicing-by-16"), for the bytes
-// the folding leaves: its 128-bit remainder and a tail of up to 63 bytes.
+// the folding leaves (its 128-bit remainder and a tail under 16 bytes) and inputs under 64.
 static uint32_t table[16][256];
 // Set once, before main, with the tables: read-only afterwards, from any thread.
 static int accelerated;

@@ -71,7 +71,8 @@ public final class BackgroundFileWriter {
     condition = .allocate(capacity: 1)
     pthread_mutex_init(mutex, nil)
     pthread_cond_init(condition, nil)
-    thread = Self.spawn(self)
+    // Unretained: `close` (also from `deinit`) joins the thread before the writer goes.
+    thread = SystemThread.start { [unowned(unsafe) self] in self.run() }
     if thread == nil {
       // No thread to write with: the calls write themselves (see `hand`).
       stopping = true
@@ -185,9 +186,9 @@ public final class BackgroundFileWriter {
   private func writeOut(_ bytes: UnsafeRawBufferPointer) {
     var offset = 0
     while offset < bytes.count {
+      let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
       let count: Int
-      do { count = try descriptor.write(UnsafeRawBufferPointer(rebasing: bytes[offset...])) } catch
-      {
+      do { count = try descriptor.write(rest) } catch {
         pthread_mutex_lock(mutex)
         if failure == nil { failure = FileError(operation: "write", path: path, errno: error.code) }
         pthread_mutex_unlock(mutex)
@@ -196,18 +197,5 @@ public final class BackgroundFileWriter {
       offset += count
       stored.add(Int64(count), ordering: .releasing)
     }
-  }
-
-  private static func spawn(_ writer: BackgroundFileWriter) -> pthread_t? {
-    // The thread holds no reference: `close` (also from `deinit`) joins it first.
-    let context = Unmanaged.passUnretained(writer).toOpaque()
-    var handle = pthread_t()
-    let result = pthread_create(
-      &handle, nil,
-      { argument in
-        Unmanaged<BackgroundFileWriter>.fromOpaque(argument!).takeUnretainedValue().run()
-        return nil
-      }, context)
-    return result == 0 ? handle : nil
   }
 }

@@ -67,33 +67,8 @@ public final class SenderThread: @unchecked Sendable {
   /// Starts the thread (and the one that ticks status while a connect blocks).
   public func start() {
     guard thread == nil else { return }
-    thread = spawn { $0.loop() }
-    if reporter != nil { ticker = spawn { $0.tickWhileConnecting() } }
-  }
-
-  private func spawn(_ body: @escaping (SenderThread) -> Void) -> pthread_t? {
-    final class Start {
-      let owner: SenderThread
-      let body: (SenderThread) -> Void
-      init(_ owner: SenderThread, _ body: @escaping (SenderThread) -> Void) {
-        self.owner = owner
-        self.body = body
-      }
-    }
-    let box = Unmanaged.passRetained(Start(self, body))
-    var handle = pthread_t()
-    let result = pthread_create(
-      &handle, nil,
-      { argument in
-        let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
-        start.body(start.owner)
-        return nil
-      }, box.toOpaque())
-    guard result == 0 else {
-      box.release()
-      return nil
-    }
-    return handle
+    thread = SystemThread.start { self.loop() }
+    if reporter != nil { ticker = SystemThread.start { self.tickWhileConnecting() } }
   }
 
   /// New data is in the ring.

@@ -131,7 +131,7 @@ public struct DumpReader<Source: ByteSource> {
         throw .truncated(offset: recordOffset)
       }
       let type = buffer[head]
-      let length = Int(loadUInt32(at: head + 1))
+      let length = Int(buffer.load(UInt32.self, at: head + 1))
       guard length <= DumpFormat.maximumPayloadSize else {
         throw .recordTooLarge(offset: recordOffset, size: length)
       }
@@ -141,7 +141,7 @@ public struct DumpReader<Source: ByteSource> {
         throw .truncated(offset: recordOffset)
       }
       let crc = checksum.update(0xFFFF_FFFF, buffer.span(head..<head + end))
-      guard crc == loadUInt32(at: head + end) else {
+      guard crc == buffer.load(UInt32.self, at: head + end) else {
         throw .crcMismatch(offset: recordOffset, recordType: type)
       }
       offset = recordOffset + Int64(total)
@@ -210,11 +210,13 @@ public struct DumpReader<Source: ByteSource> {
     refusedSampleKind = kind
     let flags = buffer[base + 1]
     let pts = MediaTime(
-      value: loadInt64(at: base + 2), timescale: loadInt32(at: base + 10))
+      value: buffer.load(Int64.self, at: base + 2),
+      timescale: buffer.load(Int32.self, at: base + 10))
     var dts: MediaTime?
     if flags & DumpFormat.hasDTSFlag != 0 {
       dts = MediaTime(
-        value: loadInt64(at: base + 14), timescale: loadInt32(at: base + 22))
+        value: buffer.load(Int64.self, at: base + 14),
+        timescale: buffer.load(Int32.self, at: base + 22))
     }
     guard pts.isValid, dts?.isValid ?? true else { throw .invalidTimestamp(offset: recordOffset) }
     let payloadSize = length - DumpFormat.sampleHeaderSize
@@ -257,7 +259,8 @@ public struct DumpReader<Source: ByteSource> {
       throw .unknownEvent(offset: recordOffset, code: buffer[base + 1])
     }
     let time = MediaTime(
-      value: loadInt64(at: base + 2), timescale: loadInt32(at: base + 10))
+      value: buffer.load(Int64.self, at: base + 2),
+      timescale: buffer.load(Int32.self, at: base + 10))
     guard time.isValid else { throw .invalidTimestamp(offset: recordOffset) }
     guard kind.isAudio else {
       throw .malformedRecord(
@@ -268,10 +271,6 @@ public struct DumpReader<Source: ByteSource> {
     case .audioInterruptionEnded: return .event(.audioInterruptionEnded(kind, at: time))
     }
   }
-
-  private func loadUInt32(at position: Int) -> UInt32 { buffer.load(UInt32.self, at: position) }
-  private func loadInt32(at position: Int) -> Int32 { buffer.load(Int32.self, at: position) }
-  private func loadInt64(at position: Int) -> Int64 { buffer.load(Int64.self, at: position) }
 
   /// Makes `count` bytes from `head` on available in `buffer`, reading blocks from the source.
   /// Returns how many are available (less only at the end of input).

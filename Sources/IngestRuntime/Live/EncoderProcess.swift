@@ -117,16 +117,7 @@ public final class EncoderProcess: @unchecked Sendable {
   }
 
   private func startReader() {
-    let box = Unmanaged.passRetained(self)
-    var handle = pthread_t()
-    let result = pthread_create(
-      &handle, nil,
-      { argument in
-        let owner = Unmanaged<EncoderProcess>.fromOpaque(argument!).takeRetainedValue()
-        owner.readErrors()
-        return nil
-      }, box.toOpaque())
-    if result == 0 { reader = handle } else { box.release() }
+    reader = SystemThread.start { self.readErrors() }
   }
 
   private func readErrors() {

@@ -33,13 +33,11 @@ let package = Package(
       name: "CFFmpeg",
       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]
     ),
-    // Headers only, like CFFmpeg: libsrt is loaded with dlopen(RTLD_LOCAL) on first use (see
-    // CSRT/shim.h), so that it and the GnuTLS libsrt that libavformat depends on never share
-    // the global symbol scope.
-    .systemLibrary(
-      name: "CSRT",
-      providers: [.apt(["libsrt-openssl-dev"])]
-    ),
+    // libsrt is loaded with dlopen(RTLD_LOCAL) on first use, like libavformat (see
+    // CSRT/include/shim.h), so that it and the GnuTLS libsrt that libavformat depends on never
+    // share the global symbol scope; csrt.c holds the process's one handle. Headers from
+    // libsrt-openssl-dev.
+    .target(name: "CSRT"),
     // Linked, for the encoder process only (never the `ingest` binary, see CFFmpeg above).
     .systemLibrary(
       name: "CFFmpegEncoder",

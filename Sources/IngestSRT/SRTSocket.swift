@@ -2,12 +2,13 @@ import CSRT
 import Glibc
 import IngestCore
 
-/// libsrt is loaded (see `CSRT/shim.h`) and `srt_startup` run once per process, on first use;
+/// libsrt is loaded (see `CSRT/include/shim.h`: one build for the whole process) and `srt_startup` run once per process, on first use;
 /// libsrt's own logging is quieted because every failure reaches the user as a mapped
 /// `SinkError`. Nil when ready, else why not.
 private let srtStartFailure: String? = {
   guard csrt_load() != 0 else {
-    return "cannot load \(String(cString: csrt_soname())): install libsrt1.5-openssl"
+    return "cannot load \(CSRT_GNUTLS_SONAME) or \(String(cString: csrt_soname())): "
+      + "install libsrt1.5-gnutls or libsrt1.5-openssl"
   }
   let result = csrt_startup()
   csrt_setloglevel(LOG_CRIT)

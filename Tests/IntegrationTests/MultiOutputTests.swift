@@ -15,6 +15,45 @@ import Testing
     object[key] as? [String: Int] ?? [:]
   }
 
+  /// SRT and RTMP in one run: the RTMP output loads libavformat, which brings the GnuTLS build
+  /// of libsrt, while the SRT output runs. Every libsrt call of the run must still go to the one
+  /// library its socket was made in, or the SRT connection is lost the moment libavformat loads
+  /// (it failed in about half the runs). Five runs, each checked at the SRT receiver: all the
+  /// bytes the summary sent arrived and decode clean, and the RTMP server recorded its copy.
+  @Test func srtAndRTMPInOneRunBothDeliver() throws {
+    for trial in 1...5 {
+      let directory = try CommandRunner.temporaryDirectory()
+      defer { try? FileManager.default.removeItem(at: directory) }
+      let listener = try SRTListener(
+        port: try LoopbackServers.freePort(SOCK_DGRAM), output: directory.appending(path: "in.ts"))
+      defer { listener.kill() }
+      let server = try NginxRTMP(
+        port: try LoopbackServers.freePort(SOCK_STREAM),
+        directory: directory.appending(path: "nginx"))
+      defer { server.kill() }
+      let result = try CommandRunner.ingest(
+        [
+          "replay", CommandRunner.fixture("video-only.dump"),
+          "--to", "srt://127.0.0.1:\(listener.port)?latency=120",
+          "--to", "rtmp://127.0.0.1:\(server.port)/live/both", "--speed", "2", "--json", "--quiet",
+        ], timeout: 60)
+      #expect(!result.timedOut, "trial \(trial): the run hung")
+      #expect(result.status == 0, "trial \(trial): \(result.stderr)")
+      #expect(listener.child.wait(timeout: 10), "trial \(trial): the SRT receiver did not end")
+      let summary = try JSONLines.summary(result.stdout)
+      let list = try outputs(summary)
+      try #require(list.count == 2, "trial \(trial)")
+      let srtSent = try #require(list[0]["sent_bytes"] as? Int, "\(list[0])")
+      #expect(srtSent > 0, "trial \(trial)")
+      #expect(
+        LoopbackServers.size(of: listener.output) == srtSent,
+        "trial \(trial): the SRT receiver got \(LoopbackServers.size(of: listener.output)) of \(srtSent) bytes")
+      #expect(try CommandRunner.decodeErrors(listener.output.path) == "", "trial \(trial)")
+      try server.waitForSessionEnd()
+      #expect(LoopbackServers.size(of: server.recording(key: "both")) > 0, "trial \(trial)")
+    }
+  }
+
   /// SRT through a real 400 kbit/s link (a network namespace and `tc tbf`) for a stream of
   /// about 850 kbit/s, and an HLS recording in the same run: the SRT output drops from its own
   /// ring while the recording keeps every frame and decodes clean in ffmpeg and GStreamer.

@@ -4,32 +4,29 @@
 // same way for RTMP and capture) depends on Debian's GnuTLS build of libsrt; with ours (the
 // OpenSSL build) linked into the executable, both libraries' identical symbols were in the
 // global scope, libsrt-gnutls's internal references bound to ours, and the process crashed in
-// libsrt at exit. Loaded locally, each library keeps its own symbols. A process that already
-// holds the GnuTLS build (one that links libavformat at start, as the test bundle does through
-// the encoder's module) uses that one, so there is never a second copy. Swift calls the csrt_*
-// wrappers below, which resolve each function once with dlsym. Call csrt_load() first and fail
-// cleanly when it is 0.
+// libsrt at exit. Two builds loaded side by side, each locally, still broke the SRT output of
+// runs that also loaded libavformat. So the process holds one libsrt: the GnuTLS build when it
+// is installed (libavformat then reuses it), the OpenSSL build otherwise; the headers are the
+// same API and ABI (libsrt 1.5).
+//
+// The choice is made once for the whole process, in csrt.c: a socket made by one libsrt is
+// unknown to the other, so every csrt_* call must resolve into the same one. Swift calls the
+// csrt_* wrappers below, which resolve each function once with dlsym from that one handle.
+// Call csrt_load() first and fail cleanly when it is 0.
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <srt/srt.h>
 #include <syslog.h>
 
-/// The soname of the OpenSSL build of libsrt (package libsrt1.5-openssl).
+/// The soname of the OpenSSL build of libsrt (package libsrt1.5-openssl), the fallback.
 #define CSRT_SONAME "libsrt.so.1.5"
-/// The soname of the GnuTLS build that Debian's libavformat depends on.
+/// The soname of the GnuTLS build that Debian's libavformat depends on, the first choice.
 #define CSRT_GNUTLS_SONAME "libsrt-gnutls.so.1.5"
 
-static inline void *csrt_handle(void) {
-  static void *handle;
-  void *loaded = __atomic_load_n(&handle, __ATOMIC_ACQUIRE);
-  if (loaded == NULL) {
-    loaded = dlopen(CSRT_GNUTLS_SONAME, RTLD_NOW | RTLD_NOLOAD);
-    if (loaded == NULL) loaded = dlopen(CSRT_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (loaded != NULL) __atomic_store_n(&handle, loaded, __ATOMIC_RELEASE);
-  }
-  return loaded;
-}
+/// The process's one libsrt handle, chosen and loaded on the first call (thread-safe); NULL when
+/// neither build can be loaded.
+void *csrt_handle(void);
 
 /// 1 when libsrt is loaded.
 static inline int csrt_load(void) { return csrt_handle() != NULL; }

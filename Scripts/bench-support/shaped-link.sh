@@ -1,12 +1,25 @@
 #!/usr/bin/env bash
 # The shaped-link benchmark (issue 13, point 5): senders side by side, one after the other, on
 # the same real link: a veth pair into a network namespace made here, shaped with tc tbf on the
-# sending side, an srt-live-transmit listener inside the namespace (latency 200 ms).
+# sending side, an srt-live-transmit listener inside the namespace (latency 200 ms unless the link
+# says otherwise).
 #
 #   Scripts/bench-support/shaped-link.sh INGEST_BINARY WORK_DIR DOCS_DIR
 #
 # Links: 100 %, 70 %, 50 % and 25 % of the nominal rate, a step (nominal, 30 % from 20 s to 40 s,
-# nominal again) and a 10 s outage (from 20 s). Senders, each on each link:
+# nominal again) and a 10 s outage (from 20 s). Impaired paths, run by name (SHAPED_LINKS): this
+# kernel has no sch_netem, so udp_relay.py runs inside the namespace between the senders and the
+# listener (then on 127.0.0.1:PORT+1 there), with tbf at 2 x nominal on the veth:
+#   rtt60, rtt100, rtt300l1   round trip 60, 100, 300 ms (300: plus 1 % loss each way); rtt100
+#                             and rtt300l1 at SRT latency 1000 ms, and rtt100auto, rtt300l1auto
+#                             with ingest at latency=auto (receiver 120 ms: the sender decides)
+#   loss2, loss10             2 %, 10 % random loss each way, round trip 40 ms
+#   burst                     Gilbert-Elliott loss each way (mean 3 %, bursts of 4), 40 ms
+#   jitter                    round trip 80 +/- 40 ms (40 +/- 20 ms each way; reorders)
+#   blackout                  2 s dark both ways every 15 s, round trip 40 ms
+# and, without the relay: osc (capacity 100 % <-> 40 % every 10 s) and rtmp50 (RTMP to nginx
+# with the rtmp module in the namespace, recording FLV, at 50 %; senders live and ffmpeg).
+# Senders, each on each link:
 #   live    ingest live testsrc --to srt://... (the rate controller driving ingest-encode)
 #   replay  ingest replay of a fixed-rate dump made once by ingest-encode (drop-only)
 #   ffmpeg  ffmpeg -re -i fixed.mp4 -c copy -f mpegts srt://... (the same encoded stream)
@@ -19,9 +32,13 @@
 #   SHAPED_STEP_SECONDS  content of the step run (default 90)
 #   SHAPED_SENDERS   which senders (default "live replay ffmpeg"; live is skipped, with a note,
 #                    while `ingest live` does not exist)
-#   SHAPED_LINKS     which links (default "p100 p70 p50 p25 step outage")
+#   SHAPED_LINKS     which links (default "p100 p70 p50 p25 step outage"; the impaired paths
+#                    above by name)
+#   SHAPED_RUNS      runs of each (link, sender), the senders alternating (default 1); the
+#                    report's table shows the median run and lists every run
 #   SHAPED_BITRATE   nominal video bit rate (default 2000000), SHAPED_SIZE (default 1280x720)
-#   SHAPED_PORT      SRT port inside the namespace (default 9020)
+#   SHAPED_PORT      SRT port inside the namespace (default 9020; PORT+1 behind the relay;
+#                    RTMP on 1935)
 #   SHAPED_SUBNET    first three octets of the link's /30 (default 198.19.77)
 set -euo pipefail
 if [[ $(id -u) -ne 0 ]]; then
@@ -39,17 +56,27 @@ SECONDS_FIXED="${SHAPED_SECONDS:-60}"
 SECONDS_STEP="${SHAPED_STEP_SECONDS:-90}"
 SENDERS="${SHAPED_SENDERS:-live replay ffmpeg}"
 LINKS="${SHAPED_LINKS:-p100 p70 p50 p25 step outage}"
+RUNS="${SHAPED_RUNS:-1}"
 BITRATE="${SHAPED_BITRATE:-2000000}"
 SIZE="${SHAPED_SIZE:-1280x720}"
 PORT="${SHAPED_PORT:-9020}"
 SUBNET="${SHAPED_SUBNET:-198.19.77}"
 
-for tool in ip tc srt-live-transmit ffmpeg ffprobe python3 /usr/bin/time; do
+RTMP_MODULE=/usr/lib/nginx/modules/ngx_rtmp_module.so
+RTMP_PORT=1935
+tools=(ip tc ss srt-live-transmit ffmpeg ffprobe python3 /usr/bin/time)
+[[ " $LINKS " == *" rtmp50 "* ]] && tools+=(nginx)
+for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null 2>&1 || {
     echo "shaped-link: skipped: $tool is missing" >&2
     exit 0
   }
 done
+if [[ " $LINKS " == *" rtmp50 "* && ! -f $RTMP_MODULE ]]; then
+  echo "shaped-link: skipped: $RTMP_MODULE is missing (libnginx-mod-rtmp)" >&2
+  exit 0
+fi
+[[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "shaped-link: SHAPED_RUNS must be 1 or more" >&2; exit 2; }
 [[ -x $ENCODER ]] || { echo "shaped-link: $ENCODER is not built" >&2; exit 1; }
 if ip -br addr | grep -q " $SUBNET\."; then
   echo "shaped-link: $SUBNET.0/30 is already in use here; set SHAPED_SUBNET" >&2
@@ -57,6 +84,65 @@ if ip -br addr | grep -q " $SUBNET\."; then
 fi
 has_live=0
 "$BIN" live --help >/dev/null 2>&1 && has_live=1
+
+# Capacity 100 % <-> 40 %, switching every 10 s for the whole content.
+osc_schedule() {
+  local schedule="0:1.0" t
+  for ((t = 10; t < SECONDS_FIXED; t += 10)); do
+    if ((t / 10 % 2)); then schedule+=",$t:0.4"; else schedule+=",$t:1.0"; fi
+  done
+  echo "$schedule"
+}
+# Blackouts from 15 s every 15 s, as many as end 5 s before the content does (at least one).
+BLACKOUTS=$(((SECONDS_FIXED - 20) / 15 + 1))
+((BLACKOUTS >= 1)) || BLACKOUTS=1
+
+# NAME -> "seconds schedule latency label": the tbf schedule (time:fraction of nominal), the SRT
+# latency as RECEIVER/INGEST/FFMPEG (ms; ingest may say auto), the label with _ for spaces.
+# Behind the relay, tbf runs at 2 x nominal: the relay's impairment is what the path measures.
+link_schedule() {
+  case "$1" in
+  p100) echo "$SECONDS_FIXED 0:1.0 200/200/200 100%" ;;
+  p70) echo "$SECONDS_FIXED 0:0.7 200/200/200 70%" ;;
+  p50) echo "$SECONDS_FIXED 0:0.5 200/200/200 50%" ;;
+  p25) echo "$SECONDS_FIXED 0:0.25 200/200/200 25%" ;;
+  step) echo "$SECONDS_STEP 0:1.0,20:0.3,40:1.0 200/200/200 step_100%→30%_(20–40_s)→100%" ;;
+  outage) echo "$SECONDS_FIXED 0:1.0,20:0.0005,30:1.0 200/200/200 outage_10_s_(20–30_s)" ;;
+  osc) echo "$SECONDS_FIXED $(osc_schedule) 200/200/200 capacity_100%_↔_40%_every_10_s" ;;
+  rtmp50) echo "$SECONDS_FIXED 0:0.5 200/200/200 RTMP_at_50%" ;;
+  rtt60) echo "$SECONDS_FIXED 0:2.0 200/200/200 round_trip_60_ms" ;;
+  rtt100) echo "$SECONDS_FIXED 0:2.0 1000/1000/1000 round_trip_100_ms" ;;
+  rtt100auto) echo "$SECONDS_FIXED 0:2.0 120/auto/1000 round_trip_100_ms,_latency_auto" ;;
+  rtt300l1) echo "$SECONDS_FIXED 0:2.0 1000/1000/1000 round_trip_300_ms,_1%_loss_each_way" ;;
+  rtt300l1auto)
+    echo "$SECONDS_FIXED 0:2.0 120/auto/1000 round_trip_300_ms,_1%_loss_each_way,_latency_auto" ;;
+  loss2) echo "$SECONDS_FIXED 0:2.0 200/200/200 2%_loss_each_way,_round_trip_40_ms" ;;
+  loss10) echo "$SECONDS_FIXED 0:2.0 200/200/200 10%_loss_each_way,_round_trip_40_ms" ;;
+  burst) echo "$SECONDS_FIXED 0:2.0 200/200/200 bursty_loss_3%,_bursts_of_4,_round_trip_40_ms" ;;
+  jitter) echo "$SECONDS_FIXED 0:2.0 200/200/200 round_trip_80_±_40_ms_(reordering)" ;;
+  blackout) echo "$SECONDS_FIXED 0:2.0 200/200/200 2_s_blackouts_every_15_s,_round_trip_40_ms" ;;
+  *) echo "shaped-link: unknown link $1" >&2; exit 2 ;;
+  esac
+}
+
+# NAME -> the relay's impairment options (nothing: no relay). Delays are one way.
+link_relay() {
+  case "$1" in
+  rtt60) echo "--delay 30" ;;
+  rtt100 | rtt100auto) echo "--delay 50" ;;
+  rtt300l1 | rtt300l1auto) echo "--delay 150 --loss 0.01" ;;
+  loss2) echo "--delay 20 --loss 0.02" ;;
+  loss10) echo "--delay 20 --loss 0.1" ;;
+  # Mean loss p_gb / (p_gb + p_bg) = 3 %, mean burst 1 / p_bg = 4 packets.
+  burst) echo "--delay 20 --burst-loss 0.0077:0.25" ;;
+  jitter) echo "--delay 40 --jitter 20" ;;
+  blackout) echo "--delay 20 --blackout 15:2:15:$BLACKOUTS" ;;
+  esac
+}
+
+link_receiver() { [[ $1 == rtmp50 ]] && echo rtmp || echo srt; }
+
+for link in $LINKS; do link_schedule "$link" >/dev/null; done
 
 mkdir -p "$WORK/runs" "$DOCS"
 cd "$WORK"
@@ -79,6 +165,15 @@ make_content() {
 }
 make_content "$SECONDS_FIXED"
 [[ $SECONDS_STEP == "$SECONDS_FIXED" ]] || make_content "$SECONDS_STEP"
+# Over RTMP, the nominal is the same content as FLV (one audio track, FLV's own overhead).
+if [[ " $LINKS " == *" rtmp50 "* && ( ! -s ref-ffmpeg-$SECONDS_FIXED.flv ||
+  ref-ffmpeg-$SECONDS_FIXED.flv -ot fixed-$SECONDS_FIXED.mp4 ) ]]; then
+  ffmpeg -nostdin -v error -y -i fixed-$SECONDS_FIXED.mp4 -map 0:v:0 -map 0:a:0 -c copy \
+    -f flv ref-ffmpeg-$SECONDS_FIXED.flv
+fi
+FLV_STREAM_BPS=null
+[[ -s ref-ffmpeg-$SECONDS_FIXED.flv && " $LINKS " == *" rtmp50 "* ]] &&
+  FLV_STREAM_BPS=$(($(stat -c %s ref-ffmpeg-$SECONDS_FIXED.flv) * 8 / SECONDS_FIXED))
 
 # The nominal link rate: what the fixed stream needs on the wire (the larger of our TS and
 # ffmpeg's, payload scaled to whole Ethernet frames of 1316-byte SRT payloads), overridable.
@@ -114,33 +209,32 @@ ip netns exec "$NS" ip link set lo up
 tc qdisc add dev "$DEV" root tbf rate "${NOMINAL_BPS}bit" burst 16kbit latency 400ms
 PEER="$SUBNET.2"
 URL="srt://$PEER:$PORT"
+RTMP_URL="rtmp://$PEER:$RTMP_PORT/live/recv"
 
-link_schedule() { # NAME -> "seconds schedule label"
-  case "$1" in
-  p100) echo "$SECONDS_FIXED 0:1.0 100%" ;;
-  p70) echo "$SECONDS_FIXED 0:0.7 70%" ;;
-  p50) echo "$SECONDS_FIXED 0:0.5 50%" ;;
-  p25) echo "$SECONDS_FIXED 0:0.25 25%" ;;
-  step) echo "$SECONDS_STEP 0:1.0,20:0.3,40:1.0 step_100%→30%_(20–40_s)→100%" ;;
-  outage) echo "$SECONDS_FIXED 0:1.0,20:0.0005,30:1.0 outage_10_s_(20–30_s)" ;;
-  *) echo "shaped-link: unknown link $1" >&2; exit 2 ;;
-  esac
-}
-
-sender_command() { # KIND SECONDS STATUS_FILE -> the command, one word a line
-  local seconds="$2"
-  case "$1" in
-  live)
-    printf '%s\n' "$BIN" live testsrc --to "$URL?latency=200" --duration "$seconds" \
+# KIND SECONDS LATENCY RECEIVER -> the command, one word a line. LATENCY is the sender's SRT
+# latency (ms, or auto for ingest); RECEIVER srt or rtmp.
+sender_command() {
+  local seconds="$2" latency="$3"
+  case "$1-$4" in
+  live-srt | live-rtmp)
+    local to="$URL?latency=$latency"
+    [[ $4 == rtmp ]] && to="$RTMP_URL"
+    printf '%s\n' "$BIN" live testsrc --to "$to" --duration "$seconds" \
       --bitrate "$BITRATE" --size "$SIZE" --fps 30 --status - --json --quiet ;;
-  replay)
-    printf '%s\n' "$BIN" replay "$WORK/fixed-$seconds.dump" --to "$URL?latency=200" \
+  replay-srt)
+    printf '%s\n' "$BIN" replay "$WORK/fixed-$seconds.dump" --to "$URL?latency=$latency" \
       --status - --json --quiet ;;
-  ffmpeg)
+  ffmpeg-srt)
     printf '%s\n' ffmpeg -nostdin -v error -re -i "$WORK/fixed-$seconds.mp4" -map 0 -c copy \
-      -progress pipe:1 -stats_period 0.1 -f mpegts "$URL?latency=200000&pkt_size=1316" ;;
+      -progress pipe:1 -stats_period 0.1 -f mpegts "$URL?latency=${latency}000&pkt_size=1316" ;;
+  ffmpeg-rtmp)
+    # FLV carries one video and one audio track.
+    printf '%s\n' ffmpeg -nostdin -v error -re -i "$WORK/fixed-$seconds.mp4" -map 0:v:0 \
+      -map 0:a:0 -c copy -progress pipe:1 -stats_period 0.1 -f flv "$RTMP_URL" ;;
   esac
 }
+
+json_value() { [[ $1 =~ ^[0-9.]+$ ]] && echo "$1" || echo "\"$1\""; }
 
 config_links=""
 ran_senders=""
@@ -152,18 +246,39 @@ for sender in $SENDERS; do
   ran_senders+="\"$sender\","
 done
 for link in $LINKS; do
-  read -r seconds schedule label < <(link_schedule "$link")
-  config_links+="{\"name\":\"$link\",\"label\":\"${label//_/ }\",\"duration\":$seconds,\"schedule\":[$(
-    echo "$schedule" | sed 's/\([0-9.]*\):\([0-9.]*\)/[\1,\2]/g')]},"
-  for sender in $SENDERS; do
-    [[ $ran_senders == *"\"$sender\""* ]] || continue
-    out="$WORK/runs/$link-$sender"
-    rm -rf "$out"
-    mapfile -t command < <(sender_command "$sender" "$seconds")
-    echo "shaped-link: $link ($label) / $sender, $seconds s" >&2
-    python3 "$HERE/shaped_link.py" run --ns "$NS" --dev "$DEV" --peer "$PEER" --port "$PORT" \
-      --nominal-bps "$NOMINAL_BPS" --link "$link" --schedule "$schedule" --duration "$seconds" \
-      --out "$out" --sender "$sender" -- "${command[@]}"
+  read -r seconds schedule latency label < <(link_schedule "$link")
+  IFS=/ read -r receiver_latency ingest_latency ffmpeg_latency <<<"$latency"
+  relay="$(link_relay "$link")"
+  receiver="$(link_receiver "$link")"
+  relay_json=null
+  [[ -n $relay ]] && relay_json="\"$relay\""
+  config_links+="{\"name\":\"$link\",\"label\":\"${label//_/ }\",\"duration\":$seconds,"
+  config_links+="\"schedule\":[$(echo "$schedule" | sed 's/\([0-9.]*\):\([0-9.]*\)/[\1,\2]/g')],"
+  config_links+="\"receiver\":\"$receiver\",\"relay\":$relay_json,"
+  config_links+="\"latency\":{\"receiver\":$receiver_latency,"
+  config_links+="\"ingest\":$(json_value "$ingest_latency"),\"ffmpeg\":$ffmpeg_latency}},"
+  # Runs alternate the senders: run 1 of each, then run 2 of each, and so on.
+  for ((run = 1; run <= RUNS; run++)); do
+    for sender in $SENDERS; do
+      [[ $ran_senders == *"\"$sender\""* ]] || continue
+      if [[ $receiver == rtmp && $sender == replay ]]; then
+        ((run > 1)) || echo "shaped-link: $link: the RTMP path runs live and ffmpeg only" >&2
+        continue
+      fi
+      out="$WORK/runs/$link-$sender"
+      ((RUNS == 1)) || out+="-$run"
+      rm -rf "$out"
+      sender_latency="$ingest_latency"
+      [[ $sender == ffmpeg ]] && sender_latency="$ffmpeg_latency"
+      mapfile -t command < <(sender_command "$sender" "$seconds" "$sender_latency" "$receiver")
+      echo "shaped-link: $link (${label//_/ }) / $sender, run $run of $RUNS, $seconds s" >&2
+      # The relay's seed is the run number: the senders of one run meet the same draws.
+      python3 "$HERE/shaped_link.py" run --ns "$NS" --dev "$DEV" --peer "$PEER" --port "$PORT" \
+        --nominal-bps "$NOMINAL_BPS" --link "$link" --schedule "$schedule" --duration "$seconds" \
+        --out "$out" --sender "$sender" --run "$run" --receiver "$receiver" \
+        --latency "$receiver_latency" --relay "$relay" --relay-script "$HERE/udp_relay.py" \
+        --seed "$run" --rtmp-port "$RTMP_PORT" -- "${command[@]}"
+    done
   done
 done
 
@@ -175,7 +290,8 @@ cat >config.json <<EOF
 {"date":"$(date -u '+%Y-%m-%d %H:%M UTC')","machine":"$machine","peer":"$PEER","port":$PORT,
  "seconds_fixed":$SECONDS_FIXED,"seconds_step":$SECONDS_STEP,
  "links":[${config_links%,}],"senders":[${ran_senders%,}],"nominal_bps":$NOMINAL_BPS,
- "stream_bps":$STREAM_BPS,"bitrate":$BITRATE,"size":"$SIZE",
+ "stream_bps":$STREAM_BPS,"flv_stream_bps":$FLV_STREAM_BPS,"runs":$RUNS,
+ "bitrate":$BITRATE,"size":"$SIZE",
  "step":{"down":20,"up":40,"low":0.3},
  "pts0":{$(for s in $(printf '%s\n' "$SECONDS_FIXED" "$SECONDS_STEP" | sort -u); do
     # ingest live puts its first video frame where replay does (the same timeline rule).

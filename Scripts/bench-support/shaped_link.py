@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """The shaped-link benchmark: one run of a sender through a tbf-shaped veth link into a network
-namespace (`run`), and the analysis of every run into a markdown report with SVG charts (`report`).
+namespace (`run`), optionally through udp_relay.py (delay, jitter, loss, blackouts) or to an RTMP
+server there, and the analysis of every run into a markdown report with SVG charts (`report`).
 
 Driven by Scripts/bench-support/shaped-link.sh, which creates and removes the namespace.
 
     shaped_link.py run --ns NS --dev VETH --peer ADDR --port P --nominal-bps L2_BPS \
         --link NAME --schedule "0:1.0,20:0.3,40:1.0" --duration D --out RUN_DIR \
-        --sender KIND -- SENDER COMMAND...
+        --sender KIND [--run K] [--receiver srt|rtmp] [--latency MS] \
+        [--relay "RELAY OPTIONS" --seed N] -- SENDER COMMAND...
     shaped_link.py report --work WORK_DIR --docs DOCS_DIR --config CONFIG.json
 
 Every process started here is stopped by its pid (its children first, read from /proc), with
@@ -17,9 +19,11 @@ clocks, so the receiver's arrival times and the sender's status lines are on one
 """
 
 import argparse
+import bisect
 import json
 import math
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -98,28 +102,36 @@ def tc_rate(dev, bps):
 # ---------------------------------------------------------------------------------------------
 # run
 
+RTMP_MODULE = "/usr/lib/nginx/modules/ngx_rtmp_module.so"
 
-def run(args):
-    out = args.out
-    os.makedirs(out, exist_ok=True)
-    schedule = [(float(t), float(f)) for t, f in
-                (item.split(":") for item in args.schedule.split(","))]
-    command = args.command[1:] if args.command and args.command[0] == "--" else args.command
-    if not command:
-        sys.exit("shaped_link.py run: no sender command")
 
-    # The receiver: srt-live-transmit listening inside the namespace, its output read here so
-    # that every chunk gets an arrival time.
-    tc_rate(args.dev, args.nominal_bps * schedule[0][1])
+def wait_for(condition, seconds):
+    """Polls `condition` (for a state with nothing to wait on, such as a listening socket in
+    another namespace) every 20 ms for at most `seconds`; whether it held."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def start_srt_receiver(args, out, arrivals, log, threads):
+    """srt-live-transmit listening inside the namespace, its output read here so that every
+    chunk gets an arrival time. Behind a relay it listens on 127.0.0.1:PORT+1 inside the
+    namespace and the relay takes PEER:PORT."""
+    host, port = ("127.0.0.1", args.port + 1) if args.relay else (args.peer, args.port)
+    # Behind the relay, libsrt's own statistics (round trip, losses) every 1000 packets show
+    # what the path did to the connection.
+    stats = ["-s:1000", "-pf:json", f"-statsout:{os.path.join(out, 'receiver-stats.jsonl')}"] \
+        if args.relay else []
     receiver = subprocess.Popen(
-        ["ip", "netns", "exec", args.ns, "srt-live-transmit", "-a:yes", "-v",
-         f"srt://{args.peer}:{args.port}?mode=listener&latency=200", "file://con"],
+        ["ip", "netns", "exec", args.ns, "srt-live-transmit", "-a:yes", "-v", *stats,
+         f"srt://{host}:{port}?mode=listener&latency={args.latency}", "file://con"],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    arrivals = []  # (ns, total bytes so far)
-    receiver_log = []
     listening = threading.Event()
 
-    def read_receiver():
+    def read_output():
         total = 0
         fd = receiver.stdout.fileno()
         with open(os.path.join(out, "recv.ts"), "wb") as sink:
@@ -132,24 +144,147 @@ def run(args):
                 total += len(chunk)
                 arrivals.append((stamp, total))
 
-    def read_receiver_log():
+    def read_log():
         for line in receiver.stderr:
             text = line.decode(errors="replace").rstrip()
-            receiver_log.append(f"{now_ns()} {text}")
+            log.append(f"{now_ns()} {text}")
             if "listen" in text:
                 listening.set()
         listening.set()
 
-    threads = [threading.Thread(target=read_receiver), threading.Thread(target=read_receiver_log)]
-    for thread in threads:
+    threads += [threading.Thread(target=read_output), threading.Thread(target=read_log)]
+    for thread in threads[-2:]:
         thread.start()
-    sender = None
+    if not listening.wait(10) or receiver.poll() is not None:
+        raise RuntimeError("receiver did not start: " + " | ".join(log[-5:]))
+    return receiver
+
+
+def start_rtmp_receiver(args, out, arrivals, log, threads, stop):
+    """nginx with the rtmp module inside the namespace, recording the publish of
+    rtmp://PEER:RTMP_PORT/live/recv to OUT/recv.flv. nginx writes each tag as it comes, so the
+    file's size, sampled every 20 ms, stands for the arrival times."""
+    config = os.path.join(out, "nginx.conf")
+    with open(config, "w") as handle:
+        handle.write(f"""daemon off;
+master_process off;
+pid {out}/nginx.pid;
+error_log stderr notice;
+load_module {RTMP_MODULE};
+events {{ worker_connections 64; }}
+rtmp {{
+  access_log {out}/access.log;
+  server {{
+    listen {args.peer}:{args.rtmp_port};
+    chunk_size 4096;
+    application live {{ live on; record all; record_path {out}; }}
+  }}
+}}
+""")
+    log_file = open(os.path.join(out, "nginx.stderr"), "wb")
+    receiver = subprocess.Popen(
+        ["ip", "netns", "exec", args.ns, "nginx", "-p", out + "/", "-c", config, "-e", "stderr"],
+        stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file)
+    log_file.close()
+    recording = os.path.join(out, "recv.flv")
+
+    def watch_recording():
+        last = -1
+        while not stop.is_set():
+            try:
+                size = os.path.getsize(recording)
+            except OSError:
+                size = 0
+            if size != last:
+                arrivals.append((now_ns(), size))
+                last = size
+            stop.wait(0.02)
+
+    def listening():
+        if receiver.poll() is not None:
+            raise RuntimeError("nginx exited: " + open(os.path.join(out, "nginx.stderr")).read())
+        probe = subprocess.run(
+            ["ip", "netns", "exec", args.ns, "ss", "-Hltn", f"sport = :{args.rtmp_port}"],
+            capture_output=True, text=True, timeout=10)
+        return bool(probe.stdout.strip())
+
+    if not wait_for(listening, 10):
+        raise RuntimeError("nginx is not listening after 10 s")
+    log.append(f"{now_ns()} nginx listening on {args.peer}:{args.rtmp_port}")
+    threads.append(threading.Thread(target=watch_recording))
+    threads[-1].start()
+    return receiver
+
+
+def start_relay(args, lines, threads):
+    """udp_relay.py inside the namespace, PEER:PORT -> 127.0.0.1:PORT+1, its output lines kept
+    with the time each was read; returns once it says it is bound."""
+    relay = subprocess.Popen(
+        ["ip", "netns", "exec", args.ns, sys.executable, args.relay_script, "--listen",
+         f"{args.peer}:{args.port}", "--forward", f"127.0.0.1:{args.port + 1}", "--seed",
+         str(args.seed), "--realtime"] + shlex.split(args.relay),
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    ready = threading.Event()
+
+    def read():
+        for line in relay.stdout:
+            text = line.decode(errors="replace").rstrip()
+            lines.append(text)
+            if text.startswith('{"ready"'):
+                ready.set()
+        ready.set()
+
+    threads.append(threading.Thread(target=read))
+    threads[-1].start()
+    if not ready.wait(10) or relay.poll() is not None:
+        raise RuntimeError("relay did not start: " + " | ".join(lines[-5:]))
+    return relay
+
+
+def blackout_windows(relay_lines):
+    """[start_ns, end_ns or None] of each blackout the relay reported."""
+    windows = []
+    for text in relay_lines:
+        try:
+            event = json.loads(text)
+        except ValueError:
+            continue
+        if event.get("event") == "blackout_start":
+            windows.append([event["t_ns"], None])
+        elif event.get("event") == "blackout_end" and windows and windows[-1][1] is None:
+            windows[-1][1] = event["t_ns"]
+    return windows
+
+
+def run(args):
+    out = args.out
+    os.makedirs(out, exist_ok=True)
+    schedule = [(float(t), float(f)) for t, f in
+                (item.split(":") for item in args.schedule.split(","))]
+    command = args.command[1:] if args.command and args.command[0] == "--" else args.command
+    if not command:
+        sys.exit("shaped_link.py run: no sender command")
+
+    tc_rate(args.dev, args.nominal_bps * schedule[0][1])
+    arrivals = []  # (ns, total bytes so far)
+    receiver_log = []
+    relay_lines = []
+    threads = []
+    stop_watching = threading.Event()
+    receiver = relay = sender = None
     link_log = []
     status = []
-    result = {"link": args.link, "sender": args.sender, "duration": args.duration}
+    result = {"link": args.link, "sender": args.sender, "duration": args.duration,
+              "run": args.run, "receiver": args.receiver, "latency": args.latency,
+              "relay": args.relay or None}
     try:
-        if not listening.wait(10) or receiver.poll() is not None:
-            raise RuntimeError("receiver did not start: " + " | ".join(receiver_log[-5:]))
+        if args.receiver == "rtmp":
+            receiver = start_rtmp_receiver(args, out, arrivals, receiver_log, threads,
+                                           stop_watching)
+        else:
+            receiver = start_srt_receiver(args, out, arrivals, receiver_log, threads)
+        if args.relay:
+            relay = start_relay(args, relay_lines, threads)
 
         # The sender, under /usr/bin/time -v (peak RSS of the process it runs).
         stderr_file = open(os.path.join(out, "sender.stderr"), "wb")
@@ -187,14 +322,22 @@ def run(args):
         result["exit_status"] = sender.returncode
         status_thread.join(timeout=10)
         stderr_file.close()
-        # What is still in flight (SRT latency 200 ms, the tbf queue) reaches the receiver.
-        time.sleep(1.5)
+        # What is still in flight (the SRT latency, the tbf queue, a relay's delay) reaches the
+        # receiver; nginx closes the recording when the publisher's session ends.
+        if args.receiver == "rtmp":
+            # A sender that never published leaves no line: the wait ends at its bound.
+            result["session_closed"] = wait_for(
+                lambda: "PUBLISH" in read_text(os.path.join(out, "access.log")), 20)
+        time.sleep(max(1.5, args.latency / 1000 + 1.3))
         result.update(start_ns=start, end_ns=end)
     finally:
         if sender is not None and sender.poll() is None:
             stop_pid(sender.pid)
-        stop_pid(receiver.pid)
-        receiver.wait(timeout=10)
+        for process in (receiver, relay):
+            if process is not None:
+                stop_pid(process.pid)
+                process.wait(timeout=10)
+        stop_watching.set()
         for thread in threads:
             thread.join(timeout=10)
         tc_rate(args.dev, args.nominal_bps)
@@ -205,6 +348,14 @@ def run(args):
         handle.writelines(f"{t} {line}\n" for t, line in status)
     with open(os.path.join(out, "receiver.log"), "w") as handle:
         handle.writelines(line + "\n" for line in receiver_log)
+    if relay is not None:
+        with open(os.path.join(out, "relay.jsonl"), "w") as handle:
+            handle.writelines(line + "\n" for line in relay_lines)
+        final = next((line for line in reversed(relay_lines) if line.startswith('{"final"')),
+                     None)
+        with open(os.path.join(out, "relay-final.json"), "w") as handle:
+            handle.write((final or "null") + "\n")
+        result["blackouts"] = blackout_windows(relay_lines)
     result["link_log"] = link_log
     result["nominal_bps"] = args.nominal_bps
     result["command"] = command
@@ -212,6 +363,14 @@ def run(args):
         json.dump(result, handle, indent=1)
     print(f"shaped-link: {args.link} / {args.sender}: exit {result.get('exit_status')}, "
           f"{arrivals[-1][1] if arrivals else 0} bytes received", file=sys.stderr)
+
+
+def read_text(path):
+    try:
+        with open(path, errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -356,17 +515,63 @@ def tool(arguments, timeout=600):
     return subprocess.run(arguments, capture_output=True, text=True, timeout=timeout)
 
 
+FLV_AUDIO, FLV_VIDEO = 8, 9
+
+
+def flv_frames(path):
+    """The audio and video frames of an FLV file, (tag type, timestamp ms, offset just past the
+    tag), without the codec configuration tags; a truncated last tag is left out."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    if len(data) < 13 or data[:3] != b"FLV":
+        return []
+    offset = int.from_bytes(data[5:9], "big") + 4
+    frames = []
+    while offset + 13 <= len(data):
+        kind = data[offset] & 0x1F
+        size = int.from_bytes(data[offset + 1:offset + 4], "big")
+        stamp = int.from_bytes(data[offset + 4:offset + 7], "big") | data[offset + 7] << 24
+        end = offset + 11 + size
+        if end > len(data):
+            break
+        # Byte 1 of an AVC or AAC tag's data is its packet type: 0 is the configuration.
+        if kind in (FLV_AUDIO, FLV_VIDEO) and size >= 2 and data[offset + 12] != 0:
+            frames.append((kind, stamp, end))
+        offset = end + 4
+    return frames
+
+
+def back_at_rate(arrivals, since, until, bps):
+    """Seconds from `since` (ns) to the start of the first 1 s window, tried every 0.1 s, in
+    which the receiver got 90 % of `bps`; None when no such window ends by `until`."""
+    times = [t for t, _ in arrivals]
+
+    def bytes_by(t):
+        index = bisect.bisect_right(times, t)
+        return arrivals[index - 1][1] if index else 0
+
+    at = since
+    while at + 1_000_000_000 <= until:
+        if (bytes_by(at + 1_000_000_000) - bytes_by(at)) * 8 >= 0.9 * bps:
+            return (at - since) / 1e9
+        at += 100_000_000
+    return None
+
+
 def analyse(run_dir, config):
     with open(os.path.join(run_dir, "run.json")) as handle:
         run_info = json.load(handle)
-    recv = os.path.join(run_dir, "recv.ts")
+    flv = run_info.get("receiver") == "rtmp"
+    recv = os.path.join(run_dir, "recv.flv" if flv else "recv.ts")
     duration = run_info["duration"]
     start = run_info["start_ns"]
     link_log = run_info["link_log"]
     sender = run_info["sender"]
     frames_expected = int(duration * FPS)
     row = {"link": run_info["link"], "sender": sender, "exit_status": run_info.get("exit_status"),
-           "timed_out": run_info.get("timed_out", False), "frames_expected": frames_expected}
+           "timed_out": run_info.get("timed_out", False), "frames_expected": frames_expected,
+           "run": run_info.get("run", 1), "receiver": run_info.get("receiver", "srt"),
+           "receiver_latency": run_info.get("latency", 200)}
     size = os.path.getsize(recv) if os.path.exists(recv) else 0
     row["received_bytes"] = size
 
@@ -389,14 +594,19 @@ def analyse(run_dir, config):
     # Link utilisation: payload bits received / payload bits the link could carry in [0, D].
     capacity_bits = capacity_integral(link_log, start, duration) / WIRE_PER_PAYLOAD
     row["utilisation"] = size * 8 / capacity_bits if capacity_bits > 0 else None
+    # Bit rate: the mean delivered over the content against the same stream written to a file
+    # (TS for SRT, FLV for RTMP: FLV carries one audio track and less overhead).
+    nominal_stream = config["flv_stream_bps"] if flv else config["stream_bps"]
+    row["bitrate_pct"] = 100 * size * 8 / duration / nominal_stream
 
-    # Frames decodable at the receiver and decode errors.
+    # Frames decodable at the receiver, decode errors, and audio frames against the content's.
+    row["audio_frames"] = row["audio_frames_expected"] = None
     if size > 0:
         probe = tool(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0",
                       "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", recv])
         try:
             row["frames_decoded"] = int(probe.stdout.split()[0].strip(","))
-        except ValueError:
+        except (ValueError, IndexError):
             row["frames_decoded"] = 0
         errors = tool(["ffmpeg", "-nostdin", "-v", "error", "-i", recv, "-f", "null", "-"])
         row["decode_errors"] = len([line for line in errors.stderr.splitlines() if line.strip()])
@@ -407,23 +617,45 @@ def analyse(run_dir, config):
             value = line.strip().strip(",")
             if value and value != "N/A":
                 decoded_pts.append(int(value))
+        audio = tool(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "a:0",
+                      "-show_entries", "stream=nb_read_frames,sample_rate", "-of", "json", recv])
+        try:
+            stream = json.loads(audio.stdout)["streams"][0]
+            row["audio_frames"] = int(stream["nb_read_frames"])
+            # AAC: 1024 samples a frame.
+            row["audio_frames_expected"] = int(duration * int(stream["sample_rate"]) / 1024)
+        except (ValueError, KeyError, IndexError):
+            pass
     else:
         row["frames_decoded"] = 0
         row["decode_errors"] = 0
         decoded_pts = []
 
-    # Which source frame each decoded frame is: its PTS against the first video PTS of the same
-    # sender's stream written to a file (the same timeline, no network).
-    pes = ts_video_pes(recv) if size else []
+    # Which source frame each decoded frame is. TS: its PTS against the first video PTS of the
+    # same sender's stream written to a file (the same timeline, no network). FLV: nginx
+    # records timestamps from the start of the publish, so against the first video tag (TCP
+    # loses nothing, so that tag is the first frame the sender sent).
     pts0 = config["pts0"].get(f"{sender}-{int(duration)}")
     # (a)'s media time 0 is its first video frame (the encoder's epoch_ns); see sender_anchor.
     media0 = config["media0"].get(f"{sender}-{int(duration)}", pts0)
-    if pts0 is None:
-        pts0 = pes[0][0] if pes else 0
-        media0 = pts0
-        row["pts0_from_receiver"] = True
-    indices = sorted({round((unwrap(p, pts0) - pts0) * FPS / 90000) for p in decoded_pts})
-    indices = [i for i in indices if 0 <= i < frames_expected]
+    if flv:
+        video = [(stamp, end) for kind, stamp, end in flv_frames(recv) if kind == FLV_VIDEO] \
+            if size else []
+        first_video_s = (pts0 - media0) / 90000 if pts0 is not None else 0
+        pts0 = video[0][0] if video else 0
+        # (media seconds of the frame, offset just past it) for the latency below.
+        received = [(first_video_s + (stamp - pts0) / 1000, end) for stamp, end in video]
+        indices = {round((p - pts0) * FPS / 1000) for p in decoded_pts}
+    else:
+        pes = ts_video_pes(recv) if size else []
+        if pts0 is None:
+            pts0 = pes[0][0] if pes else 0
+            media0 = pts0
+            row["pts0_from_receiver"] = True
+        received = [((unwrap(pts, media0) - media0) / 90000, offset + 188)
+                    for pts, offset in pes]
+        indices = {round((unwrap(p, pts0) - pts0) * FPS / 90000) for p in decoded_pts}
+    indices = sorted(i for i in indices if 0 <= i < frames_expected)
     row["frames_delivered"] = len(indices)
     # Longest freeze: the largest gap between consecutive decoded frames, counting from the
     # first frame of the content and to its last (a missing head or tail is a freeze too).
@@ -431,24 +663,44 @@ def analyse(run_dir, config):
     row["longest_freeze_s"] = max(b - a for a, b in zip(edges, edges[1:])) / FPS if indices \
         else duration
 
-    # End-to-end latency: arrival of each video PES's last TS packet minus its capture time,
-    # where capture = the sender's clock anchor + (PTS - first PTS).
+    # End-to-end latency: arrival of each video frame's last byte minus its capture time, where
+    # capture = the sender's clock anchor + the frame's media time. How far behind live the
+    # recording ends: the latency of the last frame that arrived.
     anchor = sender_anchor(run_dir, sender)
     row["anchor_method"] = anchor[1]
     if anchor[0] is not None:
         row["anchor_after_start_ms"] = (anchor[0] - start) / 1e6
     latencies = []
-    if anchor[0] is not None and pes:
-        import bisect
+    if anchor[0] is not None and received:
         ends = [n for _, n in arrivals]
-        for pts, offset in pes:
-            index = bisect.bisect_left(ends, offset + 188)
+        for media, end in received:
+            index = bisect.bisect_left(ends, end)
             if index >= len(arrivals):
                 continue
-            capture = anchor[0] + (unwrap(pts, media0) - media0) / 90000 * 1e9
-            latencies.append((arrivals[index][0] - capture) / 1e6)
+            latencies.append((arrivals[index][0] - (anchor[0] + media * 1e9)) / 1e6)
     row["latency_p50_ms"] = percentile(latencies, 0.5)
     row["latency_p95_ms"] = percentile(latencies, 0.95)
+    row["behind_live_s"] = latencies[-1] / 1000 if latencies else None
+
+    # Blackouts (relay): from each one's end, until 1 s of arrivals carries 90 % of the
+    # stream's rate again, before the next blackout starts (or the receiver's last byte).
+    windows = [(begin, end) for begin, end in run_info.get("blackouts", [])
+               if end is not None and end < run_info["end_ns"]]
+    if windows:
+        last = arrivals[-1][0] if arrivals else start
+        limits = [windows[index + 1][0] if index + 1 < len(windows) else last
+                  for index in range(len(windows))]
+        row["blackout_recovery_s"] = [back_at_rate(arrivals, end, limit, nominal_stream)
+                                      for (_, end), limit in zip(windows, limits)]
+        # How long each search could last: to the next blackout, or the last byte received.
+        row["blackout_search_s"] = [(limit - end) / 1e9 for (_, end), limit in zip(windows, limits)]
+        row["blackouts_s"] = [[(begin - start) / 1e9, (end - start) / 1e9]
+                              for begin, end in windows]
+    relay_final = os.path.join(run_dir, "relay-final.json")
+    if os.path.exists(relay_final):
+        with open(relay_final) as handle:
+            row["relay_counters"] = json.load(handle)
+        row["srt_rtt_ms"] = srt_round_trip(os.path.join(run_dir, "receiver-stats.jsonl"))
 
     # Rate events (ingest live): the target over time, settling and recovery around the step.
     targets = []
@@ -474,15 +726,32 @@ def analyse(run_dir, config):
                     row["peak_rss_mb"] = int(line.split(":")[1]) * 1024 / 1e6
     except OSError:
         pass
+    # ingest's --json summary: its verdict, and what it says it delivered, beside the receiver.
     summary = last_summary(run_dir)
     if summary:
         if summary.get("peak_resident"):
             row["peak_resident_mb"] = summary["peak_resident"] / 1e6
         row["ok"] = summary.get("ok")
+        row["summary_video_sent"] = summary.get("sent", {}).get("video")
+        row["summary_video_appended"] = summary.get("appended", {}).get("video")
+        row["summary_undelivered"] = summary.get("undelivered")
         if isinstance(summary.get("encoder"), dict) and summary["encoder"].get("peak_resident"):
             row["encoder_peak_resident_mb"] = summary["encoder"]["peak_resident"] / 1e6
     row["ssim"] = ssim(recv, pts0, frames_expected, config) if indices else None
     return row
+
+
+def srt_round_trip(path):
+    """The median of the round trips (ms) libsrt reported at the receiver while data came."""
+    values = []
+    for text in read_text(path).splitlines():
+        try:
+            report = json.loads(text)
+            if report["recv"]["packets"] > 0:
+                values.append(float(report["link"]["rtt"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return percentile(values, 0.5)
 
 
 def step_times(config, targets, bins):
@@ -596,8 +865,9 @@ def ssim(recv, pts0, frames, config):
     return None
 
 
-def svg_chart(path, title, subtitle, duration, capacity_steps, series, y_max):
-    """A line chart: capacity as a step line, per sender delivered (solid) and target (dashed)."""
+def svg_chart(path, title, subtitle, duration, capacity_steps, series, y_max, shaded=()):
+    """A line chart: capacity as a step line, per sender delivered (solid) and target (dashed),
+    and `shaded` (start, end) seconds (blackouts) as grey bands."""
     width, height, left, right, top, bottom = 1000, 420, 70, 230, 60, 50
     plot_w, plot_h = width - left - right, height - top - bottom
 
@@ -633,6 +903,12 @@ def svg_chart(path, title, subtitle, duration, capacity_steps, series, y_max):
     parts.append(f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" '
                  f'stroke="#888"/>')
     legend = []
+    for begin, end in shaded:
+        width_px = max(0.0, x(end) - x(begin))
+        parts.append(f'<rect x="{x(begin):.1f}" y="{top}" width="{width_px:.1f}" '
+                     f'height="{plot_h}" fill="#000" opacity="0.08"/>')
+    if shaded:
+        legend.append(("blackout", "#bbb", "", 1))
     points = []
     for index, (at, value) in enumerate(capacity_steps):
         if index:
@@ -687,26 +963,46 @@ def fmt(value, digits=0, suffix=""):
     return f"{value}{suffix}"
 
 
+def run_dirs(work, link, sender, runs):
+    """The run directories of one (link, sender): LINK-SENDER, or LINK-SENDER-K for K of N runs."""
+    if runs == 1:
+        return [os.path.join(work, "runs", f"{link}-{sender}")]
+    return [os.path.join(work, "runs", f"{link}-{sender}-{k}") for k in range(1, runs + 1)]
+
+
+def median_row(rows):
+    """The run in the middle by frames delivered (then bytes received); the lower of two."""
+    ordered = sorted(rows, key=lambda row: (row["frames_delivered"], row["received_bytes"]))
+    return ordered[(len(ordered) - 1) // 2]
+
+
 def report(args):
     with open(args.config) as handle:
         config = json.load(handle)
-    rows = []
+    runs = config.get("runs", 1)
+    rows = []  # the median run of each (link, sender)
+    every_run = []
     for link in config["links"]:
         for sender in config["senders"]:
-            run_dir = os.path.join(args.work, "runs", f"{link['name']}-{sender}")
-            if not os.path.exists(os.path.join(run_dir, "run.json")):
-                continue
-            cached = os.path.join(run_dir, "analysis.json")
-            if args.reuse and os.path.exists(cached):
-                with open(cached) as handle:
-                    row = json.load(handle)
-            else:
-                print(f"shaped-link: analysing {link['name']} / {sender}", file=sys.stderr)
-                row = analyse(run_dir, config)
-            row["link_label"] = link["label"]
-            rows.append(row)
-            with open(os.path.join(run_dir, "analysis.json"), "w") as handle:
-                json.dump(row, handle, indent=1)
+            group = []
+            for run_dir in run_dirs(args.work, link["name"], sender, runs):
+                if not os.path.exists(os.path.join(run_dir, "run.json")):
+                    continue
+                cached = os.path.join(run_dir, "analysis.json")
+                if args.reuse and os.path.exists(cached):
+                    with open(cached) as handle:
+                        row = json.load(handle)
+                else:
+                    print(f"shaped-link: analysing {os.path.basename(run_dir)}", file=sys.stderr)
+                    row = analyse(run_dir, config)
+                row["link_label"] = link["label"]
+                group.append(row)
+                with open(os.path.join(run_dir, "analysis.json"), "w") as handle:
+                    json.dump(row, handle, indent=1)
+            if group:
+                median = dict(median_row(group), runs_of=len(group))
+                rows.append(median)
+                every_run += group
     os.makedirs(args.docs, exist_ok=True)
     reference = os.path.join(args.work, f"ref-replay-{config['seconds_fixed']}.ts")
     if os.path.exists(reference) and "ssim_ceiling" not in config:
@@ -736,55 +1032,122 @@ def report(args):
                     target.append((t, v))
                 target.append((duration, row["target_series"][-1][1]))
                 series.append((name + " target", color, True, target))
+        rtmp = link.get("receiver") == "rtmp"
         if any(not row["target_series"] for row in link_rows):
+            stream = config["flv_stream_bps"] if rtmp else config["stream_bps"]
             series.append(("fixed stream rate (b, c)", "#777", True,
-                           [(0, config["stream_bps"]), (duration, config["stream_bps"])]))
-        peak = max([nominal_payload] + [v for _, _, _, values in series for _, v in values])
+                           [(0, stream), (duration, stream)]))
+        peak = max([nominal_payload] + [v for _, v in steps]
+                   + [v for _, _, _, values in series for _, v in values])
         name = f"shaped-{link['name']}.svg"
         svg_chart(os.path.join(args.docs, name), f"Shaped link: {link['label']}",
-                  f"tbf on a veth pair, SRT latency 200 ms, nominal {nominal_payload / 1e6:.2f} "
-                  f"Mb/s of TS; delivered = bytes at the receiver per second",
-                  duration, steps, series, peak * 1.1)
+                  f"{path_text(link)}, nominal {nominal_payload / 1e6:.2f} Mb/s of TS; "
+                  f"delivered = bytes at the receiver per second",
+                  duration, steps, series, peak * 1.1,
+                  shaded=link_rows[0].get("blackouts_s", []))
         charts.append((link["label"], name))
-    write_markdown(args, config, rows, charts)
+    write_markdown(args, config, rows, every_run, charts)
 
 
-def write_markdown(args, config, rows, charts):
+def link_latency(link):
+    """The link's SRT latency setting: receiver, ingest and ffmpeg (ms, or "auto" for ingest)."""
+    return link.get("latency") or {"receiver": 200, "ingest": 200, "ffmpeg": 200}
+
+
+def path_text(link):
+    """How a link is made, for a chart's subtitle."""
+    latency = link_latency(link)
+    if link.get("receiver") == "rtmp":
+        return "RTMP over tbf on a veth pair"
+    where = f"UDP relay ({link['relay']}) behind tbf" if link.get("relay") else \
+        "tbf on a veth pair"
+    if latency["receiver"] == latency["ingest"] == latency["ffmpeg"]:
+        return f"{where}, SRT latency {latency['receiver']} ms"
+    return (f"{where}, SRT latency {latency['receiver']} ms at the receiver, ingest "
+            f"{latency['ingest']}, ffmpeg {latency['ffmpeg']}")
+
+
+TABLE_HEADER = (
+    "| link | sender | SRT latency (ms, receiver / sender) | exit | ok | frames delivered / "
+    "decoded of source | ingest summary: video sent of appended / undelivered | longest freeze "
+    "(s) | decode errors | audio frames delivered of expected | link utilisation | bitrate "
+    "(% of nominal) | latency p50 / p95 (ms) | behind live at the end (s) | settle / back to "
+    "nominal (target, s) | delivered back to nominal (s) | SSIM | peak RSS (MB) |")
+
+
+def table_row(row, config, link):
+    """The cells of a results row after its link and sender (and run)."""
+    frames = f"{row['frames_delivered']} / {row['frames_decoded']} of " \
+             f"{row['frames_expected']} ({100 * row['frames_delivered'] / row['frames_expected']:.0f} %)"
+    step = "-"
+    back = "-"
+    if row["link"] == "step":
+        left = config["seconds_step"] - config["step"]["up"]
+        never = f"not within {left:g}"
+        if row["target_series"]:
+            settle = fmt(row.get("settle_s"), 1) if row.get("settle_s") is not None \
+                else f"not within {config['step']['up'] - config['step']['down']:g}"
+            again = fmt(row.get("back_to_nominal_s"), 1) \
+                if row.get("back_to_nominal_s") is not None else never
+            step = f"{settle} / {again}"
+        else:
+            step = "n/a (fixed rate)"
+        back = fmt(row.get("delivered_back_s")) if row.get("delivered_back_s") is not None \
+            else never
+    elif row.get("blackout_recovery_s"):
+        # One figure per blackout, from its end.
+        back = ", ".join(fmt(value, 1) if value is not None else f"not within {limit:.0f}"
+                         for value, limit in zip(row["blackout_recovery_s"],
+                                                 row["blackout_search_s"])) + " (per blackout)"
+    rss = fmt(row["peak_rss_mb"], 1)
+    if row.get("peak_resident_mb") is not None and row["sender"] == "live":
+        rss = f"{row['peak_resident_mb']:.1f} (VmHWM)"
+        if row.get("encoder_peak_resident_mb") is not None:
+            rss += f"; encoder {row['encoder_peak_resident_mb']:.0f}"
+    exit_text = str(row["exit_status"]) + (" (killed)" if row["timed_out"] else "")
+    latency = link_latency(link)
+    if row.get("receiver") == "rtmp":
+        latency_cell = "n/a (RTMP)"
+    else:
+        own = latency["ffmpeg" if row["sender"] == "ffmpeg" else "ingest"]
+        latency_cell = f"{latency['receiver']} / {own}"
+    ok = {True: "true", False: "false"}.get(row.get("ok"), "-")
+    summary = "-"
+    if row.get("summary_video_sent") is not None:
+        summary = f"{row['summary_video_sent']} of {row['summary_video_appended']} / " \
+                  f"{row['summary_undelivered']}"
+    audio = "-"
+    if row.get("audio_frames_expected"):
+        audio = f"{row['audio_frames']} of {row['audio_frames_expected']} " \
+                f"({100 * row['audio_frames'] / row['audio_frames_expected']:.0f} %)"
+    utilisation = 100 * row["utilisation"] if row["utilisation"] is not None else None
+    return (f"{latency_cell} | {exit_text} | {ok} | {frames} | {summary} | "
+            f"{fmt(row['longest_freeze_s'], 2)} | {row['decode_errors']} | {audio} | "
+            f"{fmt(utilisation, 0, ' %')} | {fmt(row.get('bitrate_pct'), 0, ' %')} | "
+            f"{fmt(row['latency_p50_ms'])} / {fmt(row['latency_p95_ms'])} | "
+            f"{fmt(row.get('behind_live_s'), 2)} | {step} | {back} | {fmt(row['ssim'], 3)} | "
+            f"{rss} |")
+
+
+def write_markdown(args, config, rows, every_run, charts):
+    links = {link["name"]: link for link in config["links"]}
     lines = []
     add = lines.append
-    add("| link | sender | exit | frames delivered / decoded of source | longest freeze (s) | "
-        "decode errors | link utilisation | latency p50 / p95 (ms) | settle / back to nominal "
-        "(target, s) | delivered back to nominal (s) | SSIM | peak RSS (MB) |")
-    add("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    add(TABLE_HEADER)
+    add("|" + "---|" * TABLE_HEADER.count(" | ") + "---|")
     for row in rows:
-        frames = f"{row['frames_delivered']} / {row['frames_decoded']} of " \
-                 f"{row['frames_expected']} ({100 * row['frames_delivered'] / row['frames_expected']:.0f} %)"
-        step = "-"
-        back = "-"
-        if row["link"] == "step":
-            left = config["seconds_step"] - config["step"]["up"]
-            never = f"not within {left:g}"
-            if row["target_series"]:
-                settle = fmt(row.get("settle_s"), 1) if row.get("settle_s") is not None \
-                    else f"not within {config['step']['up'] - config['step']['down']:g}"
-                again = fmt(row.get("back_to_nominal_s"), 1) \
-                    if row.get("back_to_nominal_s") is not None else never
-                step = f"{settle} / {again}"
-            else:
-                step = "n/a (fixed rate)"
-            back = fmt(row.get("delivered_back_s")) if row.get("delivered_back_s") is not None \
-                else never
-        rss = fmt(row["peak_rss_mb"], 1)
-        if row.get("peak_resident_mb") is not None and row["sender"] == "live":
-            rss = f"{row['peak_resident_mb']:.1f} (VmHWM)"
-            if row.get("encoder_peak_resident_mb") is not None:
-                rss += f"; encoder {row['encoder_peak_resident_mb']:.0f}"
-        exit_text = str(row["exit_status"]) + (" (killed)" if row["timed_out"] else "")
-        add(f"| {row['link_label']} | {SENDER_NAMES.get(row['sender'], row['sender'])} | "
-            f"{exit_text} | {frames} | {fmt(row['longest_freeze_s'], 2)} | "
-            f"{row['decode_errors']} | {fmt(100 * row['utilisation'] if row['utilisation'] is not None else None, 0, ' %')} | "
-            f"{fmt(row['latency_p50_ms'])} / {fmt(row['latency_p95_ms'])} | {step} | {back} | "
-            f"{fmt(row['ssim'], 3)} | {rss} |")
+        sender = SENDER_NAMES.get(row["sender"], row["sender"])
+        if row.get("runs_of", 1) > 1:
+            sender += f" (median of {row['runs_of']}: run {row['run']})"
+        add(f"| {row['link_label']} | {sender} | " + table_row(row, config, links[row["link"]]))
+    runs = []
+    if config.get("runs", 1) > 1:
+        runs.append(TABLE_HEADER.replace("| sender |", "| sender | run |"))
+        runs.append("|" + "---|" * runs[0].count(" | ") + "---|")
+        for row in every_run:
+            runs.append(f"| {row['link_label']} | {SENDER_NAMES.get(row['sender'], row['sender'])}"
+                        f" | {row['run']} | " + table_row(row, config, links[row["link"]]))
+    relay = relay_table(every_run)
     with open(os.path.join(args.work, "shaped-table.md"), "w") as handle:
         handle.write("\n".join(lines) + "\n")
     chart_lines = [f"![{label}]({name})" for label, name in charts]
@@ -793,17 +1156,95 @@ def write_markdown(args, config, rows, charts):
                      + "\n")
     notes = os.path.join(args.docs, "shaped-link-notes.md")
     with open(os.path.join(args.docs, "shaped-link.md"), "w") as handle:
-        handle.write(document(config, lines, chart_lines,
+        handle.write(document(config, lines, runs, relay, chart_lines,
                               open(notes).read() if os.path.exists(notes) else ""))
     print("\n".join(lines))
 
 
-def document(config, table, charts, notes):
+def relay_table(rows):
+    """The relay's own counters per run: what it did to each direction."""
+    lines = []
+    for row in rows:
+        counters = row.get("relay_counters")
+        if not counters:
+            continue
+        cells = []
+        for name in ("up", "down"):
+            c = counters[name]
+            cells.append(f"{c['received']} / {c['dropped_loss']} / {c['dropped_blackout']} / "
+                         f"{c['reordered']}")
+        late = sum(counters[name]["late_over_1ms"] for name in ("up", "down"))
+        forwarded = sum(counters[name]["forwarded"] for name in ("up", "down"))
+        lines.append(f"| {row['link_label']} | {SENDER_NAMES.get(row['sender'], row['sender'])} | "
+                     f"{row['run']} | {cells[0]} | {cells[1]} | {late} of {forwarded} | "
+                     f"{fmt(row.get('srt_rtt_ms'), 1)} |")
+    if not lines:
+        return []
+    return ["| link | sender | run | sender → receiver: received / lost / blacked out / "
+            "reordered | receiver → sender: received / lost / blacked out / reordered | "
+            "forwarded > 1 ms late | SRT round trip (ms) |", "|---|---|---|---|---|---|---|"] \
+        + lines
+
+
+def impaired_paths(config):
+    """The setup text of the links that are more than a tbf rate: relay, RTMP, own latency."""
+    lines = []
+    for link in config["links"]:
+        latency = link_latency(link)
+        if link.get("receiver") == "rtmp":
+            how = "RTMP to nginx (below), no relay"
+        elif link.get("relay"):
+            how = f"relay `{link['relay']}`"
+        elif latency == link_latency({}):
+            continue
+        else:
+            how = "tbf only"
+        rate = ", ".join(f"{fraction:g} x nominal from {at:g} s" for at, fraction in
+                         link["schedule"])
+        srt = "" if link.get("receiver") == "rtmp" else (
+            f"; SRT latency {latency['receiver']} ms at the receiver, `latency={latency['ingest']}`"
+            f" for ingest, {latency['ffmpeg']} ms for ffmpeg")
+        lines.append(f"  - **{link['label']}** (`{link['name']}`): {how}; tbf {rate}{srt}.")
+    return "\n".join(lines)
+
+
+def document(config, table, runs, relay, charts, notes):
     c = config
     nominal_payload = c["nominal_bps"] / WIRE_PER_PAYLOAD
     url = f"srt://{c['peer']}:{c['port']}"
     fixed, step = c["seconds_fixed"], c["seconds_step"]
     links = ", ".join(f"{link['label']} ({link['duration']} s)" for link in c["links"])
+    paths = impaired_paths(c)
+    # Only when a path beyond a tbf rate ran: what the relay and the RTMP receiver are.
+    relay_text = "" if not any(link.get("relay") for link in c["links"]) else f"""\
+  This kernel has no `sch_netem`, so delay, jitter, loss and blackouts come from a UDP relay
+  of our own (`Scripts/bench-support/udp_relay.py`, one process, `--realtime`) started
+  inside the namespace for the run: it takes `{url}` and forwards to the receiver, then
+  listening on 127.0.0.1:{c['port'] + 1} inside the namespace; what comes back goes to the
+  sender. Each direction is impaired on its own (`--delay` and `--loss` apply to both),
+  jitter is drawn per packet (so packets reorder), bursty loss is a Gilbert-Elliott chain, a
+  blackout drops everything both ways. The relay's seed is the run number, so the senders of
+  one run meet the same draws at the same packet index. tbf stays on the veth at
+  **2 x nominal** on these paths, so that capacity is not what they measure (their
+  utilisation is of that doubled rate).
+"""
+    rtmp_text = "" if not any(link.get("receiver") == "rtmp" for link in c["links"]) else f"""\
+  RTMP goes to nginx with the rtmp module inside the namespace
+  (`rtmp://{c['peer']}:1935/live/recv`, `record all` to `recv.flv`), whose file size, sampled
+  every 20 ms, gives the arrival times.
+"""
+    impaired = "" if not paths else \
+        f"- **Impaired paths**:\n{relay_text}{rtmp_text}  The paths:\n{paths}\n"
+    every_run = "" if not runs else (
+        f"\n### Every run\n\nEach (link, sender) ran {c['runs']} times, the senders "
+        f"alternating; the table above shows the median run by frames delivered.\n\n"
+        + "\n".join(runs) + "\n")
+    relay_counts = "" if not relay else (
+        "\n### The relay's counters\n\nPackets per direction as `udp_relay.py` counted them "
+        "(its final line, `relay-final.json` in each run directory), how many it forwarded "
+        "more than 1 ms after their due time, and the median round trip libsrt measured at "
+        "the receiver (`srt-live-transmit -s:1000 -pf:json`, `receiver-stats.jsonl`).\n\n"
+        + "\n".join(relay) + "\n")
     skipped = "" if "live" in c["senders"] else (
         "\n**Sender (a) did not run**: this build of `ingest` has no `live` command yet. The "
         "harness runs it as soon as `ingest live --help` succeeds; its command line is below.\n")
@@ -838,19 +1279,25 @@ carry that noise.
   stream**: the dump written to a `.ts` by `ingest replay --speed max`, remuxed without re-encoding
   (`ffmpeg -i ref.ts -map 0 -c copy fixed-D.mp4`), so (b) and (c) carry identical video bits.
 - **Receiver** (inside the namespace), one per run, started and stopped by pid:
-  `srt-live-transmit -a:yes -v 'srt://:{c['port']}?mode=listener&latency=200' file://con`,
-  its standard output read by the harness, which writes `recv.ts` and stamps every read with
-  CLOCK_MONOTONIC.
-
+  `srt-live-transmit -a:yes -v 'srt://:{c['port']}?mode=listener&latency=L' file://con`
+  (L = 200 unless the link says otherwise, below), its standard output read by the harness,
+  which writes `recv.ts` and stamps every read with CLOCK_MONOTONIC. SRT uses the larger of
+  the receiver's latency and the sender's, so a receiver at 120 ms lets the sender's choice
+  decide (the `auto` rows).
+{impaired}
 ## Senders (exact commands, D = content seconds)
 
 ```
-(a) ingest live testsrc --to '{url}?latency=200' --duration D --bitrate {c['bitrate']} \\
+(a) ingest live testsrc --to '{url}?latency=L' --duration D --bitrate {c['bitrate']} \\
       --size {c['size']} --fps 30 --status - --json --quiet
-(b) ingest replay fixed-D.dump --to '{url}?latency=200' --status - --json --quiet
+(b) ingest replay fixed-D.dump --to '{url}?latency=L' --status - --json --quiet
 (c) ffmpeg -nostdin -v error -re -i fixed-D.mp4 -map 0 -c copy -progress pipe:1 \\
-      -stats_period 0.1 -f mpegts '{url}?latency=200000&pkt_size=1316'
+      -stats_period 0.1 -f mpegts '{url}?latency=L000&pkt_size=1316'
 ```
+
+L is the link's sender latency (200 unless listed above). Over RTMP, (a) sends
+`--to rtmp://{c['peer']}:1935/live/recv` and (c) `-map 0:v:0 -map 0:a:0 -c copy -f flv
+rtmp://{c['peer']}:1935/live/recv` (FLV carries one audio track); (b) does not run there.
 
 Each runs under `/usr/bin/time -v`, bounded to D + 30 s (then SIGTERM, SIGKILL, by pid). The
 whole benchmark:
@@ -858,13 +1305,14 @@ whole benchmark:
 ```
 sudo Scripts/bench-support/shaped-link.sh .build/release/ingest .build/bench docs/benchmarks
 # settings: SHAPED_SECONDS (default 60), SHAPED_STEP_SECONDS (90), SHAPED_SENDERS,
-# SHAPED_LINKS, SHAPED_BITRATE, SHAPED_SIZE, SHAPED_PORT, SHAPED_SUBNET, SHAPED_NOMINAL_BPS
+# SHAPED_LINKS, SHAPED_RUNS (1), SHAPED_BITRATE, SHAPED_SIZE, SHAPED_PORT, SHAPED_SUBNET,
+# SHAPED_NOMINAL_BPS
 ```
 
 ## Results
 
 {chr(10).join(table)}
-
+{every_run}{relay_counts}
 {notes}
 ## How each figure is measured
 
@@ -873,13 +1321,27 @@ sudo Scripts/bench-support/shaped-link.sh .build/release/ingest .build/bench doc
   decoded frame's PTS (`ffprobe -show_entries frame=pts`) minus the first video PTS of the same
   sender's stream written to a file without a network (`ref-replay-D.ts`, `ref-ffmpeg-D.ts`; the
   timeline is the same), times 30/90000. Out of D x 30 source frames.
+  Over RTMP: nginx writes FLV timestamps from the start of the publish, so a decoded frame's
+  source index is its timestamp minus the first video tag's (TCP loses nothing on the way).
 - **Longest freeze**: the largest gap between consecutive delivered source frames, counting from
   the first source frame and to the last (a missing head or tail is a freeze as well), in seconds
   of media time.
+- **ok, ingest summary**: `ok` of `ingest`'s `--json` summary (the last line of its standard
+  output), and its `sent.video` of `appended.video` / `undelivered` (samples of every track
+  still in the ring at the end): what ingest says it delivered, beside what the receiver
+  decoded. ffmpeg has none ("-").
 - **Decode errors**: lines printed by `ffmpeg -v error -i recv.ts -f null -`.
+- **Audio frames delivered of expected**: `ffprobe -count_frames` of the first audio stream
+  received, against D x its sample rate / 1024 (AAC frames).
 - **Link utilisation**: TS bytes received x 8 / what the link could carry in the D seconds of
   content (the tbf rate over time, integrated, converted to TS payload by x 1316/1374). It can
-  pass 100 % a little when the receiver still gets data after D (the queue drains).
+  pass 100 % a little when the receiver still gets data after D (the queue drains); over RTMP
+  by far, as TCP queues what the link cannot take and the sender goes on long after D (how far
+  behind live it ends is the column for that). On the oscillating link this is the mean
+  delivered bit rate as a share of the mean capacity.
+- **Bitrate (% of nominal)**: TS bytes received x 8 / D against the fixed stream's TS rate
+  ({c['stream_bps'] / 1e6:.3f} Mb/s); over RTMP, FLV bytes against the same content written
+  to an FLV file by ffmpeg ({(c.get('flv_stream_bps') or 0) / 1e6:.3f} Mb/s).
 - **Latency p50 / p95**: for every video PES received, the arrival time of its last TS packet
   at the receiver minus its capture time. Capture time = the sender's media clock anchor +
   (PTS - media time 0), where media time 0 is the smallest first PTS of any track in the
@@ -894,14 +1356,20 @@ sudo Scripts/bench-support/shaped-link.sh .build/release/ingest .build/bench doc
   `epoch_ns`, the CLOCK_MONOTONIC time of source frame 0, and media time 0 is the first video
   PTS received, so (a)'s latency includes encoding. Receiver and senders share
   the machine's clock (a network namespace has no clock of its own). Frames that never arrive
-  have no latency; late frames that libsrt dropped never arrive either.
+  have no latency; late frames that libsrt dropped never arrive either. Over RTMP the
+  arrival of a frame is the first 20 ms sample of the recording's size that includes it.
+- **Behind live at the end**: the latency of the last video frame that arrived: how far
+  behind live the recording ends (a sender that queues instead of dropping ends far behind).
 - **Settle / back to nominal (target)**: from the `rate` status events of `ingest live`
   (`target_bps` at `t`): settle = from the step down to the first target at or below the low
   link's TS capacity after which the target stays at or below it until the step up; back to
   nominal = from the step up to the first target at 95 % of the nominal bitrate. The fixed-rate
   senders have no target ("n/a").
 - **Delivered back to nominal**: for every sender, from the receiver: seconds from the step up
-  to the first one-second bin of received bytes carrying 90 % of the stream's TS rate.
+  to the first one-second bin of received bytes carrying 90 % of the stream's TS rate. On the
+  blackout link, per blackout: from its end (the relay's own time stamp) to the start of the
+  first 1 s window, tried every 0.1 s, carrying 90 % of the stream's TS rate, before the next
+  blackout starts.
 - **SSIM**: `ffmpeg -copyts -i recv.ts` with `setpts=PTS-FIRST_VIDEO_PTS, fps=30:start_time=0,
   tpad=stop_mode=clone:stop=-1, trim=end_frame=N` against `testsrc2=size={c['size']}:rate=30,
   trim=end_frame=N` (the pattern ingest-encode encodes), through the `ssim` filter; the "All"
@@ -942,6 +1410,15 @@ def main():
     one.add_argument("--grace", type=float, default=30)
     one.add_argument("--out", required=True)
     one.add_argument("--sender", required=True)
+    one.add_argument("--run", type=int, default=1, help="the run's number (of SHAPED_RUNS)")
+    one.add_argument("--receiver", choices=("srt", "rtmp"), default="srt")
+    one.add_argument("--latency", type=int, default=200, help="the SRT receiver's latency (ms)")
+    one.add_argument("--relay", default="",
+                     help="udp_relay.py impairment options; empty: no relay")
+    one.add_argument("--relay-script", default=os.path.join(os.path.dirname(
+        os.path.abspath(__file__)), "udp_relay.py"))
+    one.add_argument("--seed", type=int, default=1, help="the relay's seed")
+    one.add_argument("--rtmp-port", type=int, default=1935)
     one.add_argument("command", nargs=argparse.REMAINDER)
     rep = sub.add_parser("report")
     rep.add_argument("--work", required=True)

@@ -43,14 +43,17 @@ final class OutputLane {
   /// The output's part of the summary.
   func summary(minimumDeliveredFraction: Double) -> OutputSummary {
     var snapshot = pipeline.snapshot()
-    // Units the sink took but lost (a file's buffer on a full disk) were not sent: they count
-    // as undelivered.
-    if let unstored = sink.unstoredUnits {
+    // Units the sink took but lost (a file's buffer on a full disk, what libsrt dropped as
+    // too late) were not sent: they count as undelivered.
+    let unstored = sink.unstoredUnits
+    if let unstored {
       for kind in snapshot.sent.indices { snapshot.sent[kind] -= unstored[kind] }
     }
     var summary = OutputSummary(
       index: index, description: sink.redactedDescription, snapshot: snapshot,
       tierChanges: reporter.tierChanges)
+    summary.lostUnits = unstored?.reduce(0, +) ?? 0
+    summary.warnings = sink.warnings
     summary.sinkError = failure
     summary.acceptedBytes = sink.acceptedBytes
     summary.rtmpAudio = rtmpAudio

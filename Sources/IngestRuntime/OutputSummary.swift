@@ -13,6 +13,11 @@ public struct OutputSummary: Sendable {
   /// What the output itself took, when it knows better than the units handed to it (a file:
   /// what reached the disk); see `sentBytes`.
   public var acceptedBytes: Int64?
+  /// Units the sink took but that did not reach the destination (`OutputSink.unstoredUnits`):
+  /// taken off `snapshot.sent`, so they are in its `inFlight` (undelivered).
+  public var lostUnits = 0
+  /// What the output warned about during the run (a latency too short for the path).
+  public var warnings: [String] = []
   /// RTMP: the audio track FLV carried; the other one is counted as dropped (`notCarried`).
   public var rtmpAudio: SampleKind?
   /// Tier changes of this output's ladder.
@@ -40,6 +45,9 @@ public struct OutputSummary: Sendable {
       return "the connection failed"
     case .write?, .unsupported?: return "the output failed"
     case nil:
+      if lostUnits >= snapshot.inFlight {
+        return "the output took them but could not deliver them (too late on the link)"
+      }
       return readError == nil
         ? "the drain timed out before the output took them" : "reading the dump failed"
     }
@@ -86,6 +94,8 @@ public struct OutputSummary: Sendable {
     object.add("dropped", snapshot.drops.total)
     object.add("drops", StatusReporter.dropObject(snapshot.drops))
     object.add("undelivered", snapshot.inFlight)
+    if lostUnits > 0 { object.add("lost", lostUnits) }
+    if !warnings.isEmpty { object.add("warnings", warnings) }
     if let cause = undeliveredCause(readError: readError) {
       object.add("undelivered_cause", cause)
     }

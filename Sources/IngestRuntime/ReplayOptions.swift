@@ -16,6 +16,9 @@ public struct ReplayOptions: Sendable {
   public var pipeline = PipelineConfiguration()
   /// Receives status events as JSON lines; nil for none.
   public var statusLine: (@Sendable (String) -> Void)?
+  /// Receives each output's warnings (a latency too short for the path) as they happen,
+  /// labelled with the output in a run with several; nil for none.
+  public var warningLine: (@Sendable (String) -> Void)?
   /// HLS: target segment duration in seconds (2 to 4).
   public var segmentSeconds = 2
   /// HLS: segments kept in the live playlist (0 keeps all, as an EVENT playlist).

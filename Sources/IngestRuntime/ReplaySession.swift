@@ -172,6 +172,10 @@ public enum ReplaySession {
           options: options)
       }
       reporter.attach(sink)
+      if let warningLine = options.warningLine {
+        let label = sinks.count > 1 ? "output \(offset + 1) (\(sink.redactedDescription)): " : ""
+        reporter.onWarning = { warningLine(label + $0) }
+      }
       if let configuration = options.rateControl, offset == steering {
         reporter.rateControl = RateControlLoop(configuration: configuration)
       }

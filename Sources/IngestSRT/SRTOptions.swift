@@ -1,7 +1,7 @@
 import IngestCore
 
 /// Where and how an SRT sink connects, parsed from
-/// `srt://HOST:PORT?latency=MS&passphrase=..&pbkeylen=16|24|32&streamid=..&maxbw=..&conntimeo=MS`
+/// `srt://HOST:PORT?latency=MS|auto&passphrase=..&pbkeylen=16|24|32&streamid=..&maxbw=..&conntimeo=MS`
 /// `&stall_timeout=S&mode=caller|listener|rendezvous&port=LOCALPORT`.
 ///
 /// Values are percent-decoded. `description` and `debugDescription` are the redacted form, so
@@ -17,8 +17,12 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
   public var mode: SRTMode
   /// Rendezvous only: the local UDP port (`port=`); `nil` binds the same port as the peer's.
   public var localPort: UInt16?
-  /// Receiver latency proposed to the peer, in milliseconds; `nil` keeps libsrt's default.
+  /// Receiver latency proposed to the peer, in milliseconds; `nil` keeps libsrt's default
+  /// (or, with `latencyIsAuto`, the latency chosen from the round trip).
   public var latencyMilliseconds: Int?
+  /// `latency=auto`: a caller measures the round trip before connecting and proposes
+  /// max(120 ms, 4 × RTT), as the SRT deployment guide advises.
+  public var latencyIsAuto = false
   /// AES passphrase, 10 to 79 bytes; `nil` for an unencrypted stream.
   public var passphrase: String?
   /// AES key length in bytes (16, 24 or 32); only with a passphrase.
@@ -120,6 +124,7 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
     else { throw .invalidPort(portText) }
 
     var latency: Int?
+    var latencyIsAuto = false
     var passphrase: String?
     var keyLength: Int?
     var streamID: String?
@@ -145,6 +150,7 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
       guard let equals, equals + 1 < item.endIndex else { throw .missingValue(option: key) }
       let value = try Self.percentDecode(item[(equals + 1)...], option: key)
       switch key {
+      case "latency" where value == "auto": latencyIsAuto = true
       case "latency": latency = try Self.integer(value, option: key)
       case "passphrase": passphrase = value
       case "pbkeylen": keyLength = try Self.integer(value, option: key)
@@ -180,6 +186,7 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
       keyLength: keyLength, streamID: streamID, maxBandwidth: maxBandwidth,
       connectTimeoutMilliseconds: connectTimeout, stallTimeoutMilliseconds: stallTimeout,
       mode: mode, localPort: localPort)
+    self.latencyIsAuto = latencyIsAuto
   }
 
   /// The URL with the passphrase and the stream id replaced by `***`, safe to print.
@@ -190,6 +197,7 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
     var items: [String] = []
     if mode != .caller { items.append("mode=\(mode.rawValue)") }
     if let localPort { items.append("port=\(localPort)") }
+    if latencyIsAuto { items.append("latency=auto") }
     if let latencyMilliseconds { items.append("latency=\(latencyMilliseconds)") }
     if passphrase != nil { items.append("passphrase=***") }
     if let keyLength { items.append("pbkeylen=\(keyLength)") }
@@ -218,7 +226,7 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
   public var description: String { redacted }
   public var debugDescription: String { "SRTOptions(\(redacted))" }
 
-  /// The latency in effect: the one given, or libsrt's default.
+  /// The latency asked for: the one given, or libsrt's default (also the least `auto` picks).
   public var effectiveLatencyMilliseconds: Int {
     latencyMilliseconds ?? Self.defaultLatencyMilliseconds
   }

@@ -1,19 +1,31 @@
-/// How many bytes libsrt's send buffer may hold before the sink holds the next message back:
-/// what the link drains in half the latency, at the rate it was measured to drain while busy.
+import IngestCore
+
+/// How much libsrt's send buffer may hold before the sink holds the next message back: the
+/// bytes in flight (the bandwidth-delay product: what the link drains in one round trip and the
+/// acknowledgement interval) plus a queue bound (what it drains in `queueBoundMilliseconds`).
 ///
-/// The send buffer's time span (`msSndBuf`, the spread of the buffered packets' timestamps)
-/// misses a burst: a keyframe handed over at once spans a few milliseconds, yet on a slow link
-/// its last packets leave long after their timestamps, arrive later than the latency allows and
-/// are dropped by the receiver, a hole in the picture every decoder reports. Counted in bytes
-/// against the drain rate, the same burst is held back and fed to libsrt as the link takes it;
-/// what cannot go waits in the ring, which drops whole frames.
+/// libsrt keeps every packet until it is acknowledged, so its buffer holds the bytes on the
+/// wire as well as the bytes waiting to go. Only the waiting ones are late: a packet that
+/// waits `q` before its first transmission reaches the receiver `q` later than its timestamp
+/// promised, and if it is lost it needs a round trip more, all within the latency. So the
+/// queue is bounded in time against the latency and the round trip, and the in-flight bytes
+/// are allowed on top: bounding both together by the latency (as before) shrank the queue on
+/// every path whose round trip approached half the latency, down to the floor.
 ///
-/// The rate is measured from the bytes acknowledged over intervals in which data was waiting
-/// at both ends (the link was the limit), smoothed; before the first such interval the limit is
-/// `floorBytes`, which the first acknowledgements lift within a few round trips.
+/// The send buffer's time span (`msSndBuf`) misses a burst: a keyframe handed over at once
+/// spans a few milliseconds, yet on a slow link its last packets leave long after their
+/// timestamps. Counted in bytes against the drain rate, the same burst is fed to libsrt as the
+/// link takes it; what cannot go waits in the ring, which drops whole frames.
+///
+/// The drain rate is measured from the bytes acknowledged over intervals in which data was
+/// waiting at both ends, smoothed; before the first such interval the limit is `floorBytes`,
+/// which the first acknowledgements lift within a few round trips. The round trip is the
+/// minimum over the last 10 s (distance, not queue).
 struct SRTQueueLimit {
   /// The least the buffer may hold: eight 1316-byte messages, about 0.13 s at 650 kb/s.
   static let floorBytes = 8 * SRTMessageChunker.messageSize
+  /// libsrt acknowledges every 10 ms: the newest packets wait that long for their ACK.
+  static let acknowledgementIntervalMilliseconds = 10.0
   /// Intervals shorter than this say little about a rate.
   private static let minimumInterval: Int64 = 50_000_000
   /// Weight of a new interval in the smoothed rate.
@@ -22,16 +34,25 @@ struct SRTQueueLimit {
   /// Bytes per second the link drained while data waited, smoothed; nil before a measurement.
   private(set) var drainBytesPerSecond: Double?
   private var last: (time: Int64, acknowledged: Int64, buffered: Int)?
-
+  private var roundTrips = WindowedMinimum(windowNanoseconds: 10_000_000_000)
+  private var latestTime: Int64 = 0
+  /// Until the first queue in libsrt (see `limitBytes`).
+  private(set) var slowStart = true
   /// Forgets the measurements (a new connection).
   mutating func reset() {
     drainBytesPerSecond = nil
     last = nil
+    roundTrips.reset()
+    slowStart = true
   }
 
   /// Takes libsrt's figures at `now` (nanoseconds): bytes acknowledged since the connection was
-  /// made and bytes in the send buffer.
-  mutating func observe(acknowledgedBytes: Int64, bufferedBytes: Int, now: Int64) {
+  /// made, bytes in the send buffer and the smoothed round trip (milliseconds, 0 when unknown).
+  mutating func observe(
+    acknowledgedBytes: Int64, bufferedBytes: Int, roundTripMilliseconds: Double = 0, now: Int64
+  ) {
+    latestTime = now
+    if roundTripMilliseconds > 0 { roundTrips.add(roundTripMilliseconds, at: now) }
     guard let last else {
       self.last = (now, acknowledgedBytes, bufferedBytes)
       return
@@ -45,10 +66,51 @@ struct SRTQueueLimit {
     self.last = (now, acknowledgedBytes, bufferedBytes)
   }
 
-  /// The bytes the buffer may hold for a receiver latency of `latencyMilliseconds`.
-  func limitBytes(latencyMilliseconds: Int) -> Int {
-    guard let rate = drainBytesPerSecond else { return Self.floorBytes }
-    let halfLatency = Double(max(latencyMilliseconds, 1)) / 2000
-    return max(Self.floorBytes, Int(min(rate * halfLatency, Double(Int32.max))))
+  /// The path's round trip: the least smoothed RTT of the last 10 s (0 before one is known).
+  var minimumRoundTripMilliseconds: Double { roundTrips.minimum(at: latestTime) ?? 0 }
+
+  /// How long the newest byte in libsrt's buffer has been there when it is in flight rather
+  /// than queued: one round trip and the acknowledgement interval.
+  var inFlightMilliseconds: Double {
+    minimumRoundTripMilliseconds + Self.acknowledgementIntervalMilliseconds
+  }
+
+  /// How long a packet may wait in libsrt before its first transmission, for a receiver
+  /// latency of `latencyMilliseconds`: half the latency on a short path; on a long one what
+  /// the latency leaves after two round trips (a retransmission of the packet and its NAK),
+  /// but never less than a quarter of it.
+  func queueBoundMilliseconds(latencyMilliseconds: Int) -> Double {
+    let latency = Double(max(latencyMilliseconds, 1))
+    let afterRetransmission = latency - 2 * minimumRoundTripMilliseconds
+    return max(latency / 4, min(latency / 2, afterRetransmission))
+  }
+
+  /// Whether the send buffer's time span (`msSndBuf`) shows more queued than the bound allows.
+  func isQueueLong(sendBufferMilliseconds: Int, latencyMilliseconds: Int) -> Bool {
+    Double(sendBufferMilliseconds) - inFlightMilliseconds
+      > queueBoundMilliseconds(latencyMilliseconds: latencyMilliseconds)
+  }
+
+  /// A connection starts slowly: until libsrt first holds more than its flight (the buffer's
+  /// time span beyond a round trip), the drain measured says only how much this bound let
+  /// through, so the bound doubles it, as a slow start doubles its window each round trip.
+  /// Without it a long path was held back while the measurement grew (at 100 ms, from the
+  /// floor to 2 Mb/s took a second and left the first keyframe waiting in the ring). After
+  /// the first queue, the measured drain alone: a keyframe on a slow link is fed to libsrt as
+  /// the link takes it.
+  mutating func limitBytes(latencyMilliseconds: Int, sendBufferMilliseconds: Int? = nil) -> Int {
+    var rate = drainBytesPerSecond
+    if slowStart, let span = sendBufferMilliseconds {
+      if Double(span) <= inFlightMilliseconds + Self.acknowledgementIntervalMilliseconds {
+        rate = rate.map { 2 * $0 }
+      } else {
+        slowStart = false
+      }
+    }
+    guard let rate, rate > 0 else { return Self.floorBytes }
+    let seconds =
+      (inFlightMilliseconds + queueBoundMilliseconds(latencyMilliseconds: latencyMilliseconds))
+      / 1000
+    return max(Self.floorBytes, Int(min(rate * seconds, Double(Int32.max))))
   }
 }

@@ -39,6 +39,7 @@ public final class SRTSink: OutputSink {
   private var watchdog = SRTProgressWatchdog(now: 0)
   private var linkMeter = SRTLinkMeter()
   private var queueLimit = SRTQueueLimit()
+  private var dropLedger = SRTDropLedger()
 
   /// The figures of the last connection as it closed (after `finish` or `close`), for an
   /// end-of-run summary; `nil` before the first connection ends.
@@ -104,7 +105,14 @@ public final class SRTSink: OutputSink {
   /// The link from libsrt's statistics of the open connection.
   public func linkEstimate(now: Int64) -> LinkEstimate? {
     guard let socket, socket.isConnected, let stats = socket.statistics() else { return nil }
-    return linkMeter.estimate(stats, now: now, latencyMilliseconds: agreedLatencyMilliseconds)
+    var estimate = linkMeter.estimate(
+      stats, now: now, latencyMilliseconds: agreedLatencyMilliseconds)
+    let clock = Self.monotonicNanoseconds()
+    watchdog.observe(
+      acknowledgements: Int64(stats.pktRecvACKTotal), unacknowledged: Int(stats.pktSndBuf),
+      now: clock)
+    estimate.stalledMilliseconds = Double(watchdog.sinceProgress(now: clock)) / 1e6
+    return estimate
   }
 
   /// The `stats` of the periodic `sink` status event.
@@ -118,6 +126,8 @@ public final class SRTSink: OutputSink {
     object.add("too_late_drops", stats.tooLateDroppedPackets)
     object.add("bytes_sent", Int64(stats.bytesSent))
     object.add("retransmitted", stats.retransmittedPackets)
+    object.add(
+      "stalled_ms", Int(watchdog.sinceProgress(now: Self.monotonicNanoseconds()) / 1_000_000))
     return object
   }
 
@@ -134,12 +144,22 @@ public final class SRTSink: OutputSink {
   public func open(tracks: TrackFormats) throws(SinkError) {
     close()
     let socket: SRTSocket
+    var roundTrip: (milliseconds: Double, source: String)?
+    var asked = options.latencyMilliseconds
     if options.mode == .listener {
       socket = try listening().accept(timeoutMilliseconds: connectTimeoutMilliseconds)
     } else {
+      if options.latencyIsAuto, options.mode == .caller,
+        let probed = SRTHandshakeProbe.roundTripMilliseconds(
+          host: options.host, port: options.port)
+      {
+        roundTrip = (probed, "probe")
+        asked = SRTLatencyCheck.automaticLatency(roundTripMilliseconds: probed)
+      }
       socket = try SRTSocket(endpoint: endpoint)
+      let started = Self.monotonicNanoseconds()
       do throws(SinkError) {
-        try configure(socket)
+        try configure(socket, latencyMilliseconds: asked)
         if options.mode == .rendezvous {
           try socket.set(SRTO_RENDEZVOUS, true, name: "rendezvous")
           let wildcard = options.host.utf8.contains(UInt8(ascii: ":")) ? "::" : "0.0.0.0"
@@ -152,13 +172,32 @@ public final class SRTSink: OutputSink {
         socket.close()
         throw error
       }
+      // A caller's handshake is two round trips (induction, conclusion).
+      if roundTrip == nil, options.mode == .caller {
+        roundTrip = (Double(Self.monotonicNanoseconds() - started) / 2e6, "handshake")
+      }
     }
     linkMeter.reset()
     queueLimit.reset()
+    dropLedger.reset()
     self.socket = socket
     watchdog = SRTProgressWatchdog(now: Self.monotonicNanoseconds())
-    agreedLatencyMilliseconds = Int(
-      socket.getInt32(SRTO_PEERLATENCY) ?? Int32(options.effectiveLatencyMilliseconds))
+    let askedOrDefault = asked ?? options.effectiveLatencyMilliseconds
+    agreedLatencyMilliseconds = Int(socket.getInt32(SRTO_PEERLATENCY) ?? Int32(askedOrDefault))
+    let check = SRTLatencyCheck(
+      askedMilliseconds: askedOrDefault, agreedMilliseconds: agreedLatencyMilliseconds,
+      automatic: options.latencyIsAuto, roundTripMilliseconds: roundTrip?.milliseconds,
+      roundTripSource: roundTrip?.source)
+    if let warning = check.warning, !warnings.contains(warning) { warnings.append(warning) }
+    statusHandler?("latency", check.statusObject)
+  }
+
+  /// Warnings of the run so far (a latency too short for the path), each once.
+  public private(set) var warnings: [String] = []
+  private var statusHandler: (@Sendable (String, JSONObject) -> Void)?
+
+  public func setStatusHandler(_ handler: @escaping @Sendable (String, JSONObject) -> Void) {
+    statusHandler = handler
   }
 
   /// The listening socket of listener mode, made on first use and kept across failed waits so
@@ -168,7 +207,7 @@ public final class SRTSink: OutputSink {
     if let listener, listener.isOpen { return listener }
     let listener = try SRTSocket(endpoint: endpoint)
     do throws(SinkError) {
-      try configure(listener)
+      try configure(listener, latencyMilliseconds: options.latencyMilliseconds)
       try listener.bind(host: options.host, port: options.port)
       try listener.listen()
     } catch {
@@ -179,7 +218,7 @@ public final class SRTSink: OutputSink {
     return listener
   }
 
-  private func configure(_ socket: SRTSocket) throws(SinkError) {
+  private func configure(_ socket: SRTSocket, latencyMilliseconds: Int?) throws(SinkError) {
     // The transport type resets other options to its defaults, so it goes first.
     try socket.set(SRTO_TRANSTYPE, SRTT_LIVE, name: "transtype")
     try socket.set(SRTO_SNDSYN, true, name: "sndsyn")
@@ -190,7 +229,7 @@ public final class SRTSink: OutputSink {
     let packets = Int32(clamping: (sendBufferBytes + 1471) / 1472)
     try socket.set(SRTO_FC, max(packets, 32), name: "fc")
     try socket.set(SRTO_SNDBUF, Int32(clamping: sendBufferBytes), name: "sndbuf")
-    if let latency = options.latencyMilliseconds {
+    if let latency = latencyMilliseconds {
       try socket.set(SRTO_LATENCY, Int32(clamping: latency), name: "latency")
     }
     if let passphrase = options.passphrase {
@@ -226,6 +265,7 @@ public final class SRTSink: OutputSink {
     // Bytes libsrt may take in this call; unlimited without figures, or after a stall.
     var byteAllowance = Int.max
     if let stats = socket.statistics() {
+      observeDrops(stats)
       let clock = Self.monotonicNanoseconds()
       watchdog.observe(
         acknowledgements: Int64(stats.pktRecvACKTotal), unacknowledged: Int(stats.pktSndBuf),
@@ -251,21 +291,28 @@ public final class SRTSink: OutputSink {
       // the unit goes out anyway; the packet that follows the gap makes the receiver ask for
       // the retransmission, or lets libsrt drop what is already too late, and the queue moves.
       //
-      // The same holds for bytes: the buffer may hold what the link drains in half the latency
-      // (`SRTQueueLimit`), checked before every message, so a burst (a keyframe) is fed to
-      // libsrt as fast as the link takes it, also half-way through a unit.
+      // The same holds for bytes: the buffer may hold what is in flight plus what the link
+      // drains within the queue bound (`SRTQueueLimit`), checked before every message, so a
+      // burst (a keyframe) is fed to libsrt as fast as the link takes it, also half-way
+      // through a unit. The round trip counts as flight, not as queue: a long path is not a
+      // congested one.
       let latency = Int64(agreedLatencyMilliseconds) * 1_000_000
       let buffered = Int(max(stats.byteSndBuf, 0))
       queueLimit.observe(
         acknowledgedBytes: SRTLinkMeter.acknowledgedBytes(stats), bufferedBytes: buffered,
-        now: clock)
+        roundTripMilliseconds: stats.msRTT, now: clock)
       if sinceProgress < latency {
-        if !chunker.hasPartialUnit, Int(stats.msSndBuf) * 2 > agreedLatencyMilliseconds {
+        if !chunker.hasPartialUnit,
+          queueLimit.isQueueLong(
+            sendBufferMilliseconds: Int(stats.msSndBuf),
+            latencyMilliseconds: agreedLatencyMilliseconds)
+        {
           return .wouldBlock(retryAt: now + retryDelayNanoseconds)
         }
         byteAllowance =
-          queueLimit.limitBytes(latencyMilliseconds: agreedLatencyMilliseconds)
-          - buffered
+          queueLimit.limitBytes(
+            latencyMilliseconds: agreedLatencyMilliseconds,
+            sendBufferMilliseconds: Int(stats.msSndBuf)) - buffered
       }
     }
     let started = Self.monotonicNanoseconds()
@@ -283,6 +330,7 @@ public final class SRTSink: OutputSink {
     }
     switch progress {
     case .complete:
+      dropLedger.unitWritten(kind: unit.kind, bytes: bytes.count)
       return .written
     case .blocked:
       let blocked = Self.monotonicNanoseconds() - started
@@ -295,12 +343,26 @@ public final class SRTSink: OutputSink {
   {
     guard try socket.send(message) else { return false }
     lastSendNanoseconds = Self.monotonicNanoseconds()
+    dropLedger.messageSent()
     return true
+  }
+
+  /// Units libsrt dropped as too late before the receiver had them, by track: counted as
+  /// undelivered in the summary (see `SRTDropLedger`).
+  public var unstoredUnits: [Int]? {
+    if let socket, let stats = socket.statistics() { observeDrops(stats) }
+    return dropLedger.lostUnits
+  }
+
+  private func observeDrops(_ stats: SRT_TRACEBSTATS) {
+    dropLedger.observe(
+      droppedPackets: Int64(stats.pktSndDropTotal), bufferedPackets: Int(max(stats.pktSndBuf, 0)))
   }
 
   public func close() {
     if let socket {
       if let last = Self.statistics(of: socket) { finalStatistics = last }
+      if let stats = socket.statistics() { observeDrops(stats) }
       socket.close()
       // libsrt's listener answers no new caller after its accepted connection broke, so the
       // next one is waited for on a fresh listening socket.

@@ -191,6 +191,8 @@ enum ReplayCommand: Command {
       }
       options.minimumDeliveredFraction = fraction
     }
+    // A warning (a latency too short for the path) is worth seeing while the run goes on.
+    options.warningLine = { Console.error("ingest: warning: " + $0) }
     var status: StatusOutput?
     if let destination = args["--status"] {
       let output = try StatusOutput(destination: destination, input: input)
@@ -307,7 +309,13 @@ enum ReplayCommand: Command {
     if let cause = output.undeliveredCause(readError: readError) {
       lines.append("  \(pad)undelivered \(s.inFlight) (\(cause))")
     }
+    if output.lostUnits > 0 {
+      lines.append(
+        "  \(pad)lost     \(output.lostUnits) units taken by the output did not reach the "
+          + "destination (counted as undelivered, not sent)")
+    }
     if let note = output.rtmpAudioNote { lines.append("  \(pad)audio    \(note)") }
+    for warning in output.warnings { lines.append("  \(pad)warning  \(warning)") }
     lines.append("  \(pad)tiers    \(output.tierChanges) changes, final T\(s.tier.rawValue)")
     return lines
   }

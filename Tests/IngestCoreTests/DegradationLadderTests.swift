@@ -79,3 +79,41 @@ private let second: Int64 = 1_000_000_000
     #expect(ladder.tier == .normal)
   }
 }
+
+/// Link pressure (the ring's backlog, the sink's congestion) grades the ladder and ends as soon
+/// as the link keeps up: a 2 s blackout costs a lower bitrate and frame rate for its length,
+/// not keyframes only and twenty seconds of recovery.
+@Suite struct DegradationLadderLinkTests {
+  private let second: Int64 = 1_000_000_000
+
+  @Test func linkPressureClimbsOneTierASecondUpToTheFrameRate() {
+    var ladder = DegradationLadder()
+    #expect(ladder.update(pressure: 0.5, linkPressure: 1, now: 0)?.to == .reducedBitrate)
+    #expect(ladder.update(pressure: 0.5, linkPressure: 1, now: second / 2) == nil)
+    #expect(ladder.update(pressure: 0.5, linkPressure: 1, now: second)?.to == .reducedFrameRate)
+    // Never to the mic or keyframes only on the link alone.
+    for step in 2...10 {
+      #expect(ladder.update(pressure: 0.5, linkPressure: 1, now: Int64(step) * second) == nil)
+    }
+    #expect(ladder.tier == .reducedFrameRate)
+  }
+
+  @Test func aLinkThatKeepsUpAgainEndsItsTiersWithinASecond() {
+    var ladder = DegradationLadder()
+    _ = ladder.update(pressure: 0.5, linkPressure: 1, now: 0)
+    _ = ladder.update(pressure: 0.5, linkPressure: 1, now: second)
+    #expect(ladder.update(pressure: 0.5, linkPressure: 0.2, now: 2 * second) == nil)
+    let change = ladder.update(pressure: 0.5, linkPressure: 0.2, now: 3 * second)
+    #expect(change?.from == .reducedFrameRate && change?.to == .normal)
+  }
+
+  @Test func memoryPressureStillJumpsAndHoldsAboveTheLink() {
+    var ladder = DegradationLadder()
+    _ = ladder.update(pressure: 0.5, linkPressure: 1, now: 0)
+    #expect(ladder.update(pressure: 0.97, linkPressure: 1, now: 1)?.to == .keyframesOnly)
+    // The link recovering does not take the memory tier down.
+    _ = ladder.update(pressure: 0.97, linkPressure: 0, now: 2 * second)
+    #expect(ladder.update(pressure: 0.97, linkPressure: 0, now: 4 * second) == nil)
+    #expect(ladder.tier == .keyframesOnly)
+  }
+}

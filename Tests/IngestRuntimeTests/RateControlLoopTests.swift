@@ -54,21 +54,25 @@ private final class Lines: Sendable {
     let sink = ScriptedLinkSink(
       link: LinkEstimate(
         time: 0, queueMilliseconds: 180, roundTripMilliseconds: 20,
-        deliveredBitsPerSecond: 1_000_000, latencyMilliseconds: 200))
+        deliveredBitsPerSecond: 700_000, latencyMilliseconds: 200))
     let requests = Lines()
     reporter.onEncoderRequest = { requests.append($0.rendered) }
     reporter.attach(sink)
     reporter.rateControl = RateControlLoop(
       configuration: .init(nominalBitsPerSecond: 2_000_000))
-    for _ in 0..<5 {
+    // A new connection is observed for up to 3 s while its queue does not clear.
+    for _ in 0..<40 {
       clock.advance(to: clock.now() + 100_000_000)
       reporter.tick(now: clock.now())
     }
     let rate = try #require(lines.all.first { $0.contains(#""event":"rate""#) })
     #expect(rate.contains(#""reason":"congestion""#))
-    #expect(rate.contains(#""target_bps":680000"#))
+    #expect(rate.contains(#""algorithm":"queue-delay-aimd""#))
+    // 150 ms above the 30 ms in flight: under the link's 648 kb/s of video by 17.5 %.
+    #expect(rate.contains(#""queue_delay_ms":150"#))
+    #expect(rate.contains(#""target_bps":534722"#), "\(rate)")
     #expect(rate.contains(#""link":{"queue_ms":180"#))
-    #expect(requests.all.first == #"{"request":"bitrate","target_bps":680000}"#)
+    #expect(requests.all.first == #"{"request":"bitrate","target_bps":534722}"#)
   }
 
   @Test func withoutAnEstimateNothingIsDecided() throws {

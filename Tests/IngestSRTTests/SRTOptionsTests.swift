@@ -35,6 +35,15 @@ import Testing
     #expect(options.redacted == "srt://[::1]:4201?latency=80")
   }
 
+  /// `latency=auto`: chosen from the round trip at connect; shown as given.
+  @Test func acceptsAutomaticLatency() throws {
+    let options = try SRTOptions(parsing: "srt://h:1?latency=auto")
+    #expect(options.latencyIsAuto)
+    #expect(options.latencyMilliseconds == nil)
+    #expect(options.redacted == "srt://h:1?latency=auto")
+    #expect(throws: SRTOptionsError.self) { try SRTOptions(parsing: "srt://h:1?latency=fast") }
+  }
+
   @Test func percentDecodesValues() throws {
     let options = try SRTOptions(
       parsing: "srt://h:1?streamid=a%26b%3Dc%20d&passphrase=%41%62cdefghij")

@@ -2,17 +2,19 @@ import Testing
 
 @testable import IngestSRT
 
-/// The byte bound on libsrt's send buffer: what the link drains in half the latency.
+/// The byte bound on libsrt's send buffer: what is in flight plus what the link drains within
+/// the queue bound.
 @Suite struct SRTQueueLimitTests {
   private let ms: Int64 = 1_000_000
 
   @Test func beforeAMeasurementTheFloorHolds() {
-    let limit = SRTQueueLimit()
+    var limit = SRTQueueLimit()
     #expect(limit.limitBytes(latencyMilliseconds: 200) == SRTQueueLimit.floorBytes)
   }
 
-  /// 162,500 bytes a second drained while data waited (a 1.3 Mb/s link): half of a 200 ms
-  /// latency is 16,250 bytes.
+  /// 162,500 bytes a second drained while data waited (a 1.3 Mb/s link) on a short path: the
+  /// acknowledgement interval in flight (10 ms) and half of a 200 ms latency queued, 17,875
+  /// bytes.
   @Test func aBusyLinkSetsTheLimitToHalfTheLatencyAtItsRate() {
     var limit = SRTQueueLimit()
     var acknowledged: Int64 = 0
@@ -22,8 +24,44 @@ import Testing
       acknowledged += 16_250
     }
     let bytes = limit.limitBytes(latencyMilliseconds: 200)
-    #expect(abs(bytes - 16_250) < 200, "\(bytes)")
-    #expect(limit.limitBytes(latencyMilliseconds: 1000) > 5 * bytes - 1000)
+    #expect(abs(bytes - 17_875) < 200, "\(bytes)")
+    #expect(limit.limitBytes(latencyMilliseconds: 1000) > 4 * bytes)
+  }
+
+  /// On a 100 ms round trip the bytes in flight come on top of the queue: the limit is not
+  /// squeezed by the distance (it once fell to the floor once the round trip passed half the
+  /// latency), and the queue keeps what the latency leaves after two round trips.
+  @Test func aLongPathAddsItsBytesInFlight() {
+    var limit = SRTQueueLimit()
+    var acknowledged: Int64 = 0
+    for step in 0...20 {
+      limit.observe(
+        acknowledgedBytes: acknowledged, bufferedBytes: 30_000, roundTripMilliseconds: 100,
+        now: Int64(step) * 100 * ms)
+      acknowledged += 25_000
+    }
+    #expect(limit.minimumRoundTripMilliseconds == 100)
+    // 250 kB/s: 110 ms in flight and a quarter of 200 ms queued (200 - 2 x 100 leaves none).
+    #expect(limit.queueBoundMilliseconds(latencyMilliseconds: 200) == 50)
+    #expect(abs(limit.limitBytes(latencyMilliseconds: 200) - 40_000) < 300)
+    // A latency of four round trips queues half of it.
+    #expect(limit.queueBoundMilliseconds(latencyMilliseconds: 400) == 200)
+    // A full buffer's span of 150 ms is flight, not queue, on this path; 200 ms is queue.
+    #expect(!limit.isQueueLong(sendBufferMilliseconds: 150, latencyMilliseconds: 200))
+    #expect(limit.isQueueLong(sendBufferMilliseconds: 200, latencyMilliseconds: 200))
+  }
+
+  /// libsrt reports a 100 ms round trip before it has measured one; the minimum follows the
+  /// measured path once that first reading is out of the 10 s window.
+  @Test func theRoundTripIsTheMinimumOfTheLastTenSeconds() {
+    var limit = SRTQueueLimit()
+    limit.observe(acknowledgedBytes: 0, bufferedBytes: 0, roundTripMilliseconds: 100, now: 0)
+    for step in 1...120 {
+      limit.observe(
+        acknowledgedBytes: 0, bufferedBytes: 0, roundTripMilliseconds: 300,
+        now: Int64(step) * 100 * ms)
+    }
+    #expect(limit.minimumRoundTripMilliseconds == 300)
   }
 
   /// Intervals that start or end with an empty buffer measure what was offered, not what the

@@ -1,8 +1,16 @@
-/// Chooses the degradation tier from a pressure reading, with hysteresis so it never flaps.
+/// Chooses the degradation tier from pressure readings, with hysteresis so it never flaps.
 ///
-/// Up: as soon as the pressure reaches a tier's threshold, the ladder jumps to the highest tier
-/// reached. Down: only after the pressure stayed below `recoverBelow` for `holdNanoseconds`, and
-/// then one tier at a time, each step with a fresh hold period.
+/// Memory pressure (the ledger, resident memory, the ring's bytes against the budget) guards
+/// the ceiling: as soon as it reaches a tier's threshold, the ladder jumps to the highest tier
+/// reached; down only after it stayed below `recoverBelow` for `holdNanoseconds`, one tier at
+/// a time, each step with a fresh hold period.
+///
+/// Link pressure (the ring's backlog against `--buffer`, the sink's congestion) is a link that
+/// does not keep up for a while, or not at all for a moment (a blackout): it grades, one tier
+/// per `linkStepNanoseconds`, and no further than `linkCeiling` (a lower bitrate, then a lower
+/// frame rate with disposable frames dropped), so audio and whole GOPs are left to the ring's
+/// drop policy, which sheds only what does not fit. Once the link keeps up again (link pressure
+/// below `recoverBelow` for `linkRecoverNanoseconds`), its tiers end at once.
 public struct DegradationLadder: Sendable {
   /// Thresholds and hysteresis.
   public struct Configuration: Sendable, Equatable {
@@ -12,6 +20,12 @@ public struct DegradationLadder: Sendable {
     public var recoverBelow: Double = 0.70
     /// How long the pressure must stay below `recoverBelow` before each step down.
     public var holdNanoseconds: Int64 = 5_000_000_000
+    /// Link pressure raises the tier one step at most this often.
+    public var linkStepNanoseconds: Int64 = 1_000_000_000
+    /// The highest tier link pressure alone reaches.
+    public var linkCeiling: Tier = .reducedFrameRate
+    /// How long link pressure must stay below `recoverBelow` before its tiers end.
+    public var linkRecoverNanoseconds: Int64 = 1_000_000_000
 
     public init() {}
   }
@@ -24,42 +38,82 @@ public struct DegradationLadder: Sendable {
   }
 
   public let configuration: Configuration
-  /// The current tier.
-  public private(set) var tier: Tier = .normal
+  /// The current tier: the higher of the memory and the link tiers.
+  public var tier: Tier { max(memoryTier, linkTier) }
+  private var memoryTier: Tier = .normal
   private var belowSince: Int64?
+  private var linkTier: Tier = .normal
+  private var linkStepped: Int64?
+  private var linkBelowSince: Int64?
 
   public init(configuration: Configuration = Configuration()) {
     precondition(configuration.thresholds.count == Tier.allCases.count - 1)
     self.configuration = configuration
   }
 
-  /// Feeds a pressure reading taken at `now` (nanoseconds, monotonic).
+  /// Feeds a memory pressure reading taken at `now` (nanoseconds, monotonic), with no link
+  /// pressure.
   /// - Returns: the change, if the tier changed.
   public mutating func update(pressure: Double, now: Int64) -> Change? {
+    update(pressure: pressure, linkPressure: 0, now: now)
+  }
+
+  /// Feeds the memory and link pressure readings taken at `now` (nanoseconds, monotonic).
+  /// - Returns: the change, if the tier changed.
+  public mutating func update(pressure: Double, linkPressure: Double, now: Int64) -> Change? {
+    let before = tier
+    updateMemory(pressure, now: now)
+    updateLink(linkPressure, now: now)
+    guard tier != before else { return nil }
+    return Change(from: before, to: tier, pressure: max(pressure, linkPressure))
+  }
+
+  private func target(_ pressure: Double) -> Tier {
     var target = Tier.normal
     for (index, threshold) in configuration.thresholds.enumerated() where pressure >= threshold {
       target = Tier(rawValue: index + 1)!
     }
-    if target > tier {
+    return target
+  }
+
+  private mutating func updateMemory(_ pressure: Double, now: Int64) {
+    let target = target(pressure)
+    if target > memoryTier {
       belowSince = nil
-      return move(to: target, pressure: pressure)
+      memoryTier = target
+      return
     }
-    guard pressure < configuration.recoverBelow && tier > .normal else {
+    guard pressure < configuration.recoverBelow && memoryTier > .normal else {
       belowSince = nil
-      return nil
+      return
     }
     guard let since = belowSince else {
       belowSince = now
-      return nil
+      return
     }
-    guard now - since >= configuration.holdNanoseconds else { return nil }
+    guard now - since >= configuration.holdNanoseconds else { return }
     belowSince = now
-    return move(to: Tier(rawValue: tier.rawValue - 1)!, pressure: pressure)
+    memoryTier = Tier(rawValue: memoryTier.rawValue - 1)!
   }
 
-  private mutating func move(to target: Tier, pressure: Double) -> Change {
-    let change = Change(from: tier, to: target, pressure: pressure)
-    tier = target
-    return change
+  private mutating func updateLink(_ pressure: Double, now: Int64) {
+    let target = min(target(pressure), configuration.linkCeiling)
+    if target > linkTier {
+      linkBelowSince = nil
+      if let linkStepped, now - linkStepped < configuration.linkStepNanoseconds { return }
+      linkStepped = now
+      linkTier = Tier(rawValue: linkTier.rawValue + 1)!
+      return
+    }
+    guard pressure < configuration.recoverBelow && linkTier > .normal else {
+      linkBelowSince = nil
+      return
+    }
+    let since = linkBelowSince ?? now
+    linkBelowSince = since
+    guard now - since >= configuration.linkRecoverNanoseconds else { return }
+    linkTier = .normal
+    linkStepped = nil
+    linkBelowSince = nil
   }
 }

@@ -99,6 +99,9 @@ public protocol OutputSink: AnyObject {
   /// buffer when the disk filled), by track (`SampleKind.rawValue`); nil when the sink loses
   /// nothing it took. The summary counts them as undelivered, not sent.
   var unstoredUnits: [Int]? { get }
+  /// What the sink warned about so far, each once (SRT: a latency too short for the round
+  /// trip); also sent as a status event with a `warning` member when it happens.
+  var warnings: [String] { get }
 }
 
 extension OutputSink {
@@ -107,4 +110,5 @@ extension OutputSink {
   public func linkEstimate(now: Int64) -> LinkEstimate? { nil }
   public var acceptedBytes: Int64? { nil }
   public var unstoredUnits: [Int]? { nil }
+  public var warnings: [String] { [] }
 }

@@ -146,23 +146,29 @@ struct PipelineShared {
       events.push(.keyframeRequested)
     }
     let budgetBytes = Double(budget.budget)
-    var pressure = Double(ledger) / budgetBytes
-    var source = PressureSource.ledger
-    func consider(_ value: Double, _ candidate: PressureSource) {
-      if value > pressure {
-        pressure = value
-        source = candidate
-      }
+    // Memory against the budget, and the link's backlog and congestion: the ladder grades the
+    // second (see `DegradationLadder`).
+    var memory = Double(ledger) / budgetBytes
+    var memorySource = PressureSource.ledger
+    if let resident = counters.resident, Double(resident) / budgetBytes > memory {
+      memory = Double(resident) / budgetBytes
+      memorySource = .resident
     }
-    if let resident = counters.resident { consider(Double(resident) / budgetBytes, .resident) }
-    consider(Double(ring.waitingDuration) / Double(ring.durationLimit), .ringDuration)
-    consider(Double(ring.liveBytes) / Double(ring.byteLimit), .ringBytes)
-    consider(sinkCongestion, .sinkCongestion)
+    if Double(ring.liveBytes) / Double(ring.byteLimit) > memory {
+      memory = Double(ring.liveBytes) / Double(ring.byteLimit)
+      memorySource = .ringBytes
+    }
+    let backlog = Double(ring.waitingDuration) / Double(ring.durationLimit)
+    let link = max(backlog, sinkCongestion)
+    let linkSource: PressureSource = backlog >= sinkCongestion ? .ringDuration : .sinkCongestion
+    let pressure = max(memory, link)
     counters.pressure = pressure
-    if let change = ladder.update(pressure: pressure, now: now) {
+    if let change = ladder.update(pressure: memory, linkPressure: link, now: now) {
       tier.store(change.to.rawValue, ordering: .relaxed)
       events.push(
-        .tierChanged(from: change.from, to: change.to, pressure: pressure, source: source))
+        .tierChanged(
+          from: change.from, to: change.to, pressure: pressure,
+          source: memory >= link ? memorySource : linkSource))
     }
   }
 }

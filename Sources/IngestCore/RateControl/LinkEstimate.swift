@@ -7,8 +7,9 @@
 public struct LinkEstimate: Sendable, Equatable {
   /// When the figures were read (pipeline clock, nanoseconds).
   public var time: Int64
-  /// How long the oldest byte not yet acknowledged has waited, in milliseconds (SRT: msSndBuf;
-  /// TCP: unsent bytes over the delivered rate). The main congestion signal.
+  /// How long the oldest byte not yet acknowledged has waited, in milliseconds (SRT: msSndBuf,
+  /// which includes the round trip; TCP: unsent bytes over the delivered rate). Its rise above
+  /// its recent minimum is the main congestion signal.
   public var queueMilliseconds: Double
   /// Bytes sent but not acknowledged, or not yet sent, held by the output and the kernel.
   public var queueBytes: Int
@@ -22,6 +23,13 @@ public struct LinkEstimate: Sendable, Equatable {
   public var lossRatio: Double?
   /// The latency the output was opened with (SRT's latency); the queue is judged against it.
   public var latencyMilliseconds: Double
+  /// How long the oldest unit has waited in the output's send ring (the pipeline's backlog,
+  /// in front of the output's own queue), in milliseconds.
+  public var backlogMilliseconds: Double = 0
+  /// How long nothing has been acknowledged while data waited, in milliseconds, when the
+  /// output can tell (SRT); a blackout shows here at once, in the delivered rate only after
+  /// its window.
+  public var stalledMilliseconds: Double?
 
   public init(
     time: Int64, queueMilliseconds: Double, queueBytes: Int = 0,
@@ -48,6 +56,8 @@ public struct LinkEstimate: Sendable, Equatable {
     if let retransmitRatio { object.add("retransmit", retransmitRatio) }
     if let lossRatio { object.add("loss", lossRatio) }
     object.add("latency_ms", latencyMilliseconds, decimals: 0)
+    object.add("backlog_ms", backlogMilliseconds, decimals: 0)
+    if let stalledMilliseconds { object.add("stalled_ms", stalledMilliseconds, decimals: 0) }
     return object
   }
 }

@@ -2,15 +2,34 @@
 /// bitrate first, the frame rate only once the bitrate is at its floor, keyframes only when the
 /// link carries less than the floor.
 ///
-/// Decreases are quick and go toward what the link delivered (below it when the queue is long,
-/// so the backlog drains); increases are slow, one step per quiet second, smaller near the rate
-/// where congestion last appeared, so at a steady capacity the target settles under it instead of
-/// sawing up and down. The floor keeps recovery after a dip fast. The memory ladder
-/// (`DegradationLadder`) stays the safety net for the budget; this controller only reads the
-/// link.
+/// The algorithm (`algorithm`, named in every `rate` status event; `docs/rate-control.md`) is
+/// additive-increase, multiplicative-decrease on the queueing delay, measured against windowed
+/// baselines:
+///
+/// - **Queueing delay** is the output's queue time (SRT: the send buffer's time span) and the
+///   round trip above their minimum over the last `baselineWindowNanoseconds`, plus the time
+///   the oldest unit has waited in the ring. The minimum is distance: a 300 ms path is not a
+///   congested one.
+/// - **Congestion** is a queueing delay over the threshold for `standingWindowNanoseconds` (or
+///   over twice the threshold in two readings in a row) that is not already falling; one
+///   keyframe's burst fills the queue for a reading or two and drains by itself. Loss counts only when it
+///   grows above its own recent minimum while a queue stands (a bottleneck dropping what
+///   overflows); random loss on a wide path is not congestion.
+/// - **Outage**: while the link delivers almost nothing (a blackout) the target is held; a
+///   lower rate would not get through either, and holding it makes the return immediate.
+/// - **Decreases** go quickly toward (below) what the link delivered, so the backlog drains;
+///   **increases** are multiplicative while the link stays clear, and small steps near the
+///   rate where congestion last appeared, which is forgotten after `ceilingMemoryNanoseconds`
+///   of clear link, so after a dip the rate is back within a few seconds of the capacity.
+///
+/// The floor keeps recovery after a dip fast. The memory ladder (`DegradationLadder`) stays the
+/// safety net for the budget; this controller only reads the link.
 ///
 /// Deterministic: it reads only the estimates it is given (their `time` is its clock).
 public struct RateController: Sendable {
+  /// The name of the algorithm, as the `rate` status events carry it.
+  public static let algorithm = "queue-delay-aimd"
+
   /// Limits and thresholds.
   public struct Configuration: Sendable, Equatable {
     /// The encoder's configured bitrate: the target never goes above it.
@@ -27,15 +46,33 @@ public struct RateController: Sendable {
     /// Lower frame rates, tried in order while the bitrate is at its floor and the link still
     /// does not keep up (30 to 24 fps is hardly seen; a halved bitrate is).
     public var reducedFrameRates: [Int] = [24, 20, 15]
-    /// The queue is long when it exceeds this share of the output's latency...
-    public var congestedQueueShare: Double = 0.5
-    /// ...or this many milliseconds above the lowest round trip seen (at most a quarter of the
-    /// latency), whichever is larger.
+    /// The queueing delay is long above this share of the output's latency...
+    public var congestedQueueShare: Double = 0.25
+    /// ...or above this many milliseconds, whichever is larger.
     public var congestedQueueMilliseconds: Double = 100
-    /// The link is clear when the queue is below this share of the congestion threshold.
-    public var clearShare: Double = 0.4
+    /// The link is clear when the queueing delay is below this share of the threshold.
+    public var clearShare: Double = 0.5
+    /// Congestion is a queueing delay over the threshold for this long (a standing queue), or
+    /// over twice the threshold in two readings in a row (nanoseconds).
+    public var standingWindowNanoseconds: Int64 = 1_000_000_000
+    /// How far back the baselines (least queue time, least round trip, least loss) look.
+    public var baselineWindowNanoseconds: Int64 = 10_000_000_000
+    /// Loss above its baseline by this much (and by the baseline itself) while a queue stands
+    /// counts as a long reading.
+    public var lossGrowth: Double = 0.02
+    /// The link delivering less than this share of what is asked for is an outage: hold.
+    public var outageShare: Double = 0.1
+    /// A new connection's readings are only observed until its queue first clears, at most
+    /// this long (nanoseconds).
+    public var observeAtMostNanoseconds: Int64 = 3_000_000_000
     /// Quiet time before each increase step (nanoseconds).
-    public var increaseHoldNanoseconds: Int64 = 1_000_000_000
+    public var increaseHoldNanoseconds: Int64 = 500_000_000
+    /// The factor of each increase step away from the last congestion point.
+    public var increaseStep: Double = 1.25
+    /// The share of the target each step adds near the last congestion point.
+    public var nearCeilingStep: Double = 0.03
+    /// Clear link for this long forgets the last congestion point (nanoseconds).
+    public var ceilingMemoryNanoseconds: Int64 = 2_000_000_000
     /// Least time between two decreases, so one backlog is not answered twice (nanoseconds).
     public var decreaseHoldNanoseconds: Int64 = 500_000_000
     /// While the target is already under what the link delivered, a queue that is not growing
@@ -46,7 +83,7 @@ public struct RateController: Sendable {
     /// flooded at the full rate (what overflows a bottleneck's queue arrives too late to use).
     public var startShare: Double = 0.4
     /// The factor of each start-up step.
-    public var startupStep: Double = 1.15
+    public var startupStep: Double = 1.25
     /// How long the link must keep below the floor, at the lowest frame rate, before only
     /// keyframes are asked for (nanoseconds).
     public var keyframesOnlyAfterNanoseconds: Int64 = 3_000_000_000
@@ -58,7 +95,7 @@ public struct RateController: Sendable {
 
   /// Why the controller changed what it asks for.
   public enum Reason: String, Sendable, Equatable {
-    /// The queue or the round trip grew: the target goes toward what the link delivered.
+    /// The queueing delay grew: the target goes toward what the link delivered.
     case congestion
     /// The link stayed clear: the target rises one step.
     case probe
@@ -80,6 +117,8 @@ public struct RateController: Sendable {
     public var reason: Reason
     /// The estimate the decision was made on.
     public var link: LinkEstimate
+    /// The queueing delay the controller read from it (above the baselines), milliseconds.
+    public var queueDelayMilliseconds: Double
   }
 
   public let configuration: Configuration
@@ -90,19 +129,33 @@ public struct RateController: Sendable {
   /// Whether only keyframes are asked for.
   public private(set) var keyframesOnly = false
 
-  private var minimumRoundTrip: Double?
+  private var queueBaseline: WindowedMinimum
+  private var roundTripBaseline: WindowedMinimum
+  private var lossBaseline: WindowedMinimum
   private var lastChange: Int64?
   private var lastDecrease: Int64?
   private var clearSince: Int64?
   private var belowFloorSince: Int64?
   /// What the link delivered when congestion last appeared; increases slow down near it.
   private var ceiling: Double?
+  /// When the previous estimate came, and until when a connection's first readings only
+  /// observe.
+  private var lastEstimate: Int64?
+  private var observingSince: Int64?
+  /// The congestion point was forgotten for time alone: the next step is a small one.
+  private var firstStepPastCeiling = false
   /// Still in the start-up climb (no congestion seen yet).
   private var startingUp = true
-  /// The queue when the target was last lowered.
+  /// The queueing delay when the target was last lowered.
   private var queueAtDecrease = 0.0
-  /// Consecutive estimates over the congestion threshold: one alone is a keyframe's burst.
-  private var longQueueReadings = 0
+  /// The queueing delay of the previous estimate.
+  private var previousQueueDelay = 0.0
+  /// The queueing delays of the last second.
+  private var recentDelays: WindowedMinimum
+  /// The standing queue (least delay of a window) when last marked, and the mark before.
+  private var standingMark: (time: Int64, previousStanding: Double, standing: Double) = (
+    .min / 2, .infinity, .infinity
+  )
 
   public init(configuration: Configuration) {
     precondition(configuration.floorBitsPerSecond <= configuration.nominalBitsPerSecond)
@@ -112,76 +165,191 @@ public struct RateController: Sendable {
       Int(Double(configuration.nominalBitsPerSecond) * configuration.startShare))
     frameRate = configuration.nominalFrameRate
     startingUp = targetBitsPerSecond < configuration.nominalBitsPerSecond
+    let window = configuration.baselineWindowNanoseconds
+    queueBaseline = WindowedMinimum(windowNanoseconds: window)
+    roundTripBaseline = WindowedMinimum(windowNanoseconds: window)
+    lossBaseline = WindowedMinimum(windowNanoseconds: window)
+    recentDelays = WindowedMinimum(
+      windowNanoseconds: configuration.standingWindowNanoseconds, slots: 5)
   }
 
-  /// The queue above which the link counts as congested, for an estimate.
+  /// The queueing delay above which the link counts as congested, for an estimate.
   public func congestionThreshold(_ link: LinkEstimate) -> Double {
-    // A round trip first measured through a full queue is no baseline: at most a quarter of the
-    // latency counts (SRT wants a latency of several round trips anyway).
-    let base = min(minimumRoundTrip ?? 0, link.latencyMilliseconds / 4)
-    return max(
+    max(
       link.latencyMilliseconds * configuration.congestedQueueShare,
-      base + configuration.congestedQueueMilliseconds)
+      configuration.congestedQueueMilliseconds)
+  }
+
+  /// The queueing delay of `link` against the baselines: queue time and round trip above their
+  /// recent minimum (the larger of the two), plus the ring's backlog.
+  private mutating func queueDelay(_ link: LinkEstimate) -> Double {
+    let now = link.time
+    // A baseline first measured through a standing queue is no baseline: at most a third of
+    // the latency counts as distance (SRT wants a latency of three to four round trips).
+    let cap = link.latencyMilliseconds / 3
+    queueBaseline.add(link.queueMilliseconds, at: now)
+    var queueBase = min(queueBaseline.minimum(at: now) ?? link.queueMilliseconds, cap)
+    var delay = 0.0
+    if let rtt = link.roundTripMilliseconds, rtt > 0 {
+      roundTripBaseline.add(rtt, at: now)
+      let rttBase = min(roundTripBaseline.minimum(at: now) ?? rtt, cap)
+      delay = rtt - rttBase
+      // The send buffer holds what is in flight for a round trip and an acknowledgement; a
+      // buffer that empties now and then (a low rate) does not lower that.
+      queueBase = rttBase + Self.acknowledgementMilliseconds
+    }
+    delay = max(delay, link.queueMilliseconds - queueBase)
+    return max(0, delay) + max(0, link.backlogMilliseconds)
+  }
+
+  /// How long a receiver takes to acknowledge what arrived (libsrt: every 10 ms).
+  private static let acknowledgementMilliseconds = 10.0
+
+  /// Whether the loss of `link` grew above its recent minimum (a bottleneck dropping).
+  private mutating func lossGrew(_ link: LinkEstimate) -> Bool {
+    guard let loss = link.lossRatio else { return false }
+    lossBaseline.add(loss, at: link.time)
+    let baseline = lossBaseline.minimum(at: link.time) ?? loss
+    return loss > baseline + max(configuration.lossGrowth, baseline)
+  }
+
+  /// Whether a connection's first readings are still only observed.
+  private func observing(_ now: Int64) -> Bool {
+    guard let observingSince else { return false }
+    return now - observingSince < configuration.observeAtMostNanoseconds
+  }
+
+  /// Whether the link delivers almost nothing of what is asked for (a blackout).
+  private func isOutage(_ link: LinkEstimate) -> Bool {
+    // Nothing acknowledged for two round trips and 50 ms (150 ms at least; acknowledgements
+    // come every 10 ms while data flows): nothing gets through.
+    if let stalled = link.stalledMilliseconds,
+      stalled >= max(150, 2 * (roundTripBaseline.minimum(at: link.time) ?? 0) + 50)
+    {
+      return true
+    }
+    guard let delivered = link.deliveredBitsPerSecond else { return false }
+    let asked =
+      Double(targetBitsPerSecond) * (1 + configuration.framingShare)
+      + Double(configuration.fixedBitsPerSecond)
+    return delivered < asked * configuration.outageShare
   }
 
   /// Feeds one estimate (a few a second is right).
   /// - Returns: the decision when the target, the frame rate or keyframes-only changed.
   public mutating func update(_ link: LinkEstimate) -> Decision? {
-    if let rtt = link.roundTripMilliseconds, rtt > 0 {
-      minimumRoundTrip = min(minimumRoundTrip ?? rtt, rtt)
-    }
-    let threshold = congestionThreshold(link)
     let now = link.time
-    trackKeyframesOnly(link, now: now)
-    if link.queueMilliseconds > threshold {
-      clearSince = nil
-      longQueueReadings += 1
-      let severe = link.queueMilliseconds > 2 * threshold
-      // A keyframe fills the queue for one reading; a link that is short stays long.
-      guard severe || longQueueReadings >= 2 else { return nil }
-      return congested(link, severe: severe, now: now)
+    // A connection (a new one, or estimates again after a gap) is first only observed, for
+    // at least a second and until its queue first clears (at most `observeAtMostNanoseconds`):
+    // what the ring gathered while connecting, and a slow start on a long path, are no
+    // reading of the link.
+    if now - (lastEstimate ?? .min / 2) > configuration.standingWindowNanoseconds {
+      observingSince = now
     }
-    longQueueReadings = 0
-    guard link.queueMilliseconds < threshold * configuration.clearShare else {
+    lastEstimate = now
+    let delay = queueDelay(link)
+    let grewLoss = lossGrew(link)
+    defer { previousQueueDelay = delay }
+    let threshold = congestionThreshold(link)
+    let outage = isOutage(link)
+    if !outage { trackKeyframesOnly(link, now: now) }
+    let lossWithQueue = grewLoss && delay > threshold * configuration.clearShare
+    // The least delay of the last second: a keyframe's burst is gone from it, a standing
+    // queue is not.
+    recentDelays.add(delay, at: now)
+    let standing = recentDelays.minimum(at: now) ?? delay
+    // The standing queue a second ago: one that has not shrunk since is not draining.
+    if now - standingMark.time >= configuration.standingWindowNanoseconds {
+      standingMark = (now, previousStanding: standingMark.standing, standing: standing)
+    }
+    let draining = standing < standingMark.previousStanding - 10
+    if delay > threshold || lossWithQueue {
+      clearSince = nil
+      // Nothing gets through: a lower rate would not either. Hold, so the return is at once.
+      if outage || observing(now) { return nil }
+      // A queue over twice the threshold twice in a row, still rising, that the link does
+      // not drain as fast as the target fills it: the capacity dropped. A burst (a keyframe)
+      // or jitter falls by the next reading or is carried at the target's rate.
+      let keepsUp = link.deliveredBitsPerSecond.map {
+        videoShare(of: $0) >= Double(targetBitsPerSecond) * 0.97
+      }
+      let severe =
+        delay > 2 * threshold && previousQueueDelay > 2 * threshold
+        && delay >= previousQueueDelay - 5 && keepsUp != true
+      // A queue that stands (over the threshold for a whole window) and is not draining,
+      // neither by its own figures nor by the link carrying clearly more than the target (a
+      // backlog after a blackout or a burst going out).
+      let drainsFaster = link.deliveredBitsPerSecond.map {
+        videoShare(of: $0) >= Double(targetBitsPerSecond) * 1.05
+      }
+      let stands = standing > threshold && !draining && drainsFaster != true
+      guard stands || lossWithQueue || severe else { return nil }
+      return congested(link, delay: delay, severe: severe, now: now)
+    }
+    if let since = observingSince, now - since >= configuration.standingWindowNanoseconds {
+      observingSince = nil
+    }
+    // Clear by the standing queue: a keyframe's burst does not hold the climb back.
+    guard standing < threshold * configuration.clearShare else {
       clearSince = nil
       return nil
     }
     let since = clearSince ?? now
     clearSince = since
     if startingUp {
-      guard now - (lastChange ?? .min / 2) >= configuration.increaseHoldNanoseconds / 2 else {
+      guard now - (lastChange ?? .min / 2) >= configuration.increaseHoldNanoseconds else {
         return nil
       }
       let next = Int(Double(targetBitsPerSecond) * configuration.startupStep)
       targetBitsPerSecond = min(configuration.nominalBitsPerSecond, next)
       startingUp = targetBitsPerSecond < configuration.nominalBitsPerSecond
-      return decide(.probe, link, now: now)
+      return decide(.probe, link, delay: delay, now: now)
     }
     if keyframesOnly && belowFloorSince == nil {
       keyframesOnly = false
-      return decide(.keyframesOnlyEnded, link, now: now)
+      return decide(.keyframesOnlyEnded, link, delay: delay, now: now)
     }
     let target = Double(targetBitsPerSecond)
     let nominal = Double(configuration.nominalBitsPerSecond)
-    if let ceiling, target >= 1.1 * ceiling {
-      // Past the old congestion point without trouble: the link has grown.
+    let delivered = link.deliveredBitsPerSecond.map(videoShare) ?? 0
+    if let ceiling,
+      target >= 1.1 * ceiling || delivered >= 1.1 * ceiling
+        || now - since >= configuration.ceilingMemoryNanoseconds
+    {
+      // Past the old congestion point without trouble, the link carrying more than it (a
+      // backlog draining after the capacity came back), or clear for long: the link has grown.
       self.ceiling = nil
+      // Only time says so for the last: the first step beyond the old point is a small one.
+      firstStepPastCeiling = delivered < 1.1 * ceiling
     }
-    // Near the rate where congestion last appeared: smaller steps, three times as far apart.
     let nearCeiling = ceiling.map { target >= 0.9 * $0 } ?? false
-    let hold = configuration.increaseHoldNanoseconds * (nearCeiling ? 3 : 1)
+    let hold = configuration.increaseHoldNanoseconds
     guard now - max(since, lastChange ?? since) >= hold else { return nil }
     if frameRate < configuration.nominalFrameRate {
       frameRate = nextFrameRateUp()
-      return decide(.frameRateUp, link, now: now)
+      return decide(.frameRateUp, link, delay: delay, now: now)
     }
     guard targetBitsPerSecond < configuration.nominalBitsPerSecond else { return nil }
-    let step = nearCeiling ? 0.02 * target : max(0.02 * nominal, 0.08 * target)
-    targetBitsPerSecond = min(configuration.nominalBitsPerSecond, Int(target + step))
-    return decide(.probe, link, now: now)
+    var next: Double
+    if nearCeiling {
+      next = target * (1 + configuration.nearCeilingStep)
+    } else if firstStepPastCeiling {
+      next = target * (1 + 2 * configuration.nearCeilingStep)
+    } else {
+      next = max(target * configuration.increaseStep, target + 0.05 * nominal)
+    }
+    firstStepPastCeiling = false
+    if let ceiling, !nearCeiling {
+      // Below the last congestion point: quickly up to just under it, then small steps.
+      next = min(next, 0.95 * ceiling)
+    }
+    targetBitsPerSecond = min(configuration.nominalBitsPerSecond, Int(next))
+    return decide(.probe, link, delay: delay, now: now)
   }
 
-  private mutating func congested(_ link: LinkEstimate, severe: Bool, now: Int64) -> Decision? {
+  private mutating func congested(
+    _ link: LinkEstimate, delay: Double, severe: Bool, now: Int64
+  ) -> Decision? {
     if let lastDecrease, now - lastDecrease < configuration.decreaseHoldNanoseconds {
       return nil
     }
@@ -191,33 +359,36 @@ public struct RateController: Sendable {
     if targetBitsPerSecond > floor {
       // Toward (below) what the link delivered, so the backlog drains while the encoder follows.
       var next = target * 0.85
-      if let delivered = link.deliveredBitsPerSecond.map(videoShare), delivered > 0 {
-        let anchor = delivered * (severe ? 0.75 : 0.9)
+      let delivered = link.deliveredBitsPerSecond.map(videoShare)
+      if let delivered, delivered > 0 {
+        // Under what the link carries by enough to drain the backlog within about 2 s.
+        let anchor = delivered * max(0.5, 0.9 - delay / 2000)
         if anchor < target {
           next = anchor
         } else if let lastDecrease, now - lastDecrease < configuration.drainHoldNanoseconds,
-          link.queueMilliseconds < queueAtDecrease * 1.1
+          delay < queueAtDecrease * 1.1
         {
           // Already under what the link carries and the queue is not growing: it is draining.
           return nil
         }
       }
-      ceiling = link.deliveredBitsPerSecond.map { min(videoShare(of: $0), target) } ?? target
+      // The congestion point to approach slowly; forgotten once the link carries more.
+      ceiling = delivered.map { min($0, target) } ?? target
       targetBitsPerSecond = max(floor, Int(next))
       lastDecrease = now
-      queueAtDecrease = link.queueMilliseconds
-      return decide(.congestion, link, now: now)
+      queueAtDecrease = delay
+      return decide(.congestion, link, delay: delay, now: now)
     }
     if let lower = configuration.reducedFrameRates.first(where: { $0 < frameRate }) {
       frameRate = lower
       lastDecrease = now
-      return decide(.frameRateDown, link, now: now)
+      return decide(.frameRateDown, link, delay: delay, now: now)
     }
     if !keyframesOnly, let belowFloorSince,
       now - belowFloorSince >= configuration.keyframesOnlyAfterNanoseconds
     {
       keyframesOnly = true
-      return decide(.keyframesOnly, link, now: now)
+      return decide(.keyframesOnly, link, delay: delay, now: now)
     }
     return nil
   }
@@ -247,10 +418,12 @@ public struct RateController: Sendable {
     return rates[index - 1]
   }
 
-  private mutating func decide(_ reason: Reason, _ link: LinkEstimate, now: Int64) -> Decision {
+  private mutating func decide(
+    _ reason: Reason, _ link: LinkEstimate, delay: Double, now: Int64
+  ) -> Decision {
     lastChange = now
     return Decision(
       targetBitsPerSecond: targetBitsPerSecond, frameRate: frameRate, keyframesOnly: keyframesOnly,
-      reason: reason, link: link)
+      reason: reason, link: link, queueDelayMilliseconds: delay)
   }
 }

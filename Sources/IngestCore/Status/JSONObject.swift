@@ -65,6 +65,12 @@ public struct JSONObject: Sendable {
     text += "[" + values.map(\.rendered).joined(separator: ",") + "]"
   }
 
+  /// Adds an array of strings.
+  public mutating func add(_ name: String, _ values: [String]) {
+    key(name)
+    text += "[" + values.map(Self.quoted).joined(separator: ",") + "]"
+  }
+
   /// Appends every member of `other`, in its order.
   public mutating func merge(_ other: JSONObject) {
     guard !other.empty else { return }

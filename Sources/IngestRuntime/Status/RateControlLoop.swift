@@ -28,13 +28,15 @@ public final class RateControlLoop {
     nextRead = now + intervalNanoseconds
     guard var estimate = sink.linkEstimate(now: now) else { return }
     // An SRT sink holds data back rather than let libsrt's queue outgrow what the link drains
-    // within the latency, so a link that does not keep up shows as a backlog in the ring: it
-    // is queue all the same.
-    estimate.queueMilliseconds += Double(pipeline.waitingTicks) / 90
+    // within the latency (an RTMP sink blocks in its socket), so a link that does not keep up
+    // shows as a backlog in the ring: it is queue all the same.
+    estimate.backlogMilliseconds = Double(pipeline.waitingTicks) / 90
     let before = controller
     guard let decision = controller.update(estimate) else { return }
     reporter.emitForOutput("rate", now: now) { object in
       object.add("reason", decision.reason.rawValue)
+      object.add("algorithm", RateController.algorithm)
+      object.add("queue_delay_ms", decision.queueDelayMilliseconds, decimals: 0)
       object.add("target_bps", decision.targetBitsPerSecond)
       object.add("frame_rate", decision.frameRate)
       object.add("keyframes_only", decision.keyframesOnly)

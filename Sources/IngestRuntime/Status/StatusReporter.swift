@@ -24,6 +24,10 @@ public final class StatusReporter: @unchecked Sendable {
   private var lastBitrate: Int64 = 0
   /// Called with each encoder request (bitrate, frame rate, keyframe, mic), for library users.
   public var onEncoderRequest: (@Sendable (JSONObject) -> Void)?
+  /// Called with each new warning of the output (a latency too short for the path), on the
+  /// sender's thread, as soon as the output has it.
+  public var onWarning: (@Sendable (String) -> Void)?
+  private var warningsPassedOn = 0
   /// Tier changes seen so far.
   public private(set) var tierChanges = 0
   /// The encoder's nominal frame rate, restored when the ladder steps back down.
@@ -110,6 +114,10 @@ public final class StatusReporter: @unchecked Sendable {
   /// - Parameter force: sample and report now even if a second has not passed (end of run).
   public func tick(now: Int64, force: Bool = false) {
     while let event = pipeline.nextEvent() { report(event, now: now) }
+    if let sink, sink.warnings.count > warningsPassedOn {
+      for warning in sink.warnings[warningsPassedOn...] { onWarning?(warning) }
+      warningsPassedOn = sink.warnings.count
+    }
     if let sink, let rateControl {
       rateControl.tick(now: now, sink: sink, pipeline: pipeline, reporter: self)
     }

@@ -102,6 +102,9 @@ public final class RTMPSink: OutputSink {
   /// reach the socket before the close arrives).
   private var closedBeforeMedia = 0
   private var windowStartDTS: Int64?
+  /// The connection's TCP socket, found after connecting (see `RTMPSocketProbe`).
+  private var socketProbe: RTMPSocketProbe?
+  private var linkMeter = RTMPLinkMeter()
 
   /// - Parameters:
   ///   - target: the parsed publish URL.
@@ -138,6 +141,39 @@ public final class RTMPSink: OutputSink {
       close()
       throw error
     }
+    socketProbe = RTMPSocketProbe.find(peerPort: target.port)
+    linkMeter.reset(now: RTMPInterrupt.monotonicNow())
+  }
+
+  /// The link from the socket's figures: what the server acknowledged, what waits in the
+  /// socket, the round trip. Nil before the socket is found.
+  public func linkEstimate(now: Int64) -> LinkEstimate? {
+    guard context != nil, let socketProbe, let waiting = socketProbe.unacknowledgedBytes else {
+      return nil
+    }
+    let clock = RTMPInterrupt.monotonicNow()
+    linkMeter.observe(unacknowledged: waiting, now: clock)
+    var estimate = linkMeter.estimate(
+      now: clock, unacknowledged: waiting, roundTripMilliseconds: socketProbe.roundTripMilliseconds)
+    estimate.time = now
+    return estimate
+  }
+
+  /// Holds the unit back while the socket holds more than its bound (see `RTMPLinkMeter`), so
+  /// the backlog waits in the ring; throws `.timeout` when the server acknowledged nothing for
+  /// the I/O timeout while data waited, as a write blocked that long would.
+  private func socketIsFull(now: Int64) throws(SinkError) -> Bool {
+    guard let socketProbe, let waiting = socketProbe.unacknowledgedBytes else { return false }
+    let clock = RTMPInterrupt.monotonicNow()
+    linkMeter.observe(unacknowledged: waiting, now: clock)
+    if waiting > 0 && linkMeter.sinceProgress(now: clock) >= nanoseconds(options.ioTimeout) {
+      broken = true
+      throw .timeout(
+        endpoint: target.redactedDescription, operation: "write",
+        reason: "the server acknowledged nothing for \(options.ioTimeout)")
+    }
+    return linkMeter.isQueueFull(
+      unacknowledged: waiting, roundTripMilliseconds: socketProbe.roundTripMilliseconds)
   }
 
   public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
@@ -157,6 +193,9 @@ public final class RTMPSink: OutputSink {
     default: return .discarded(.notCarried)
     }
     guard stream >= 0 else { return .discarded(.notCarried) }
+    if baseDTS != nil, try socketIsFull(now: now) {
+      return .wouldBlock(retryAt: now + Self.fullSocketRetryNanoseconds)
+    }
     if let format = unit.format {
       // Taken before any discard below: the units after this one are in the new format.
       guard adopt(format, stream: stream) else {
@@ -253,8 +292,10 @@ public final class RTMPSink: OutputSink {
     // and the interleaver would hold every packet until each stream has one queued, which grows
     // without bound while a track is silent (app audio stops when the app makes no sound).
     let started = RTMPInterrupt.monotonicNow()
+    let writtenBefore = context.pointee.pb.pointee.bytes_written
     interrupt.arm(for: nanoseconds(options.ioTimeout))
     let result = RTMPLog.capturing(into: logCapture) { cffmpeg_av_write_frame(context, packet) }
+    linkMeter.wrote(Int(context.pointee.pb.pointee.bytes_written - writtenBefore))
     packet.pointee.data = nil
     packet.pointee.size = 0
     if extradata != nil { cffmpeg_av_packet_free_side_data(packet) }
@@ -296,6 +337,7 @@ public final class RTMPSink: OutputSink {
     broken = false
     blockedNanoseconds = 0
     windowStartDTS = nil
+    socketProbe = nil
   }
 
   public func finish() throws(SinkError) {
@@ -422,6 +464,8 @@ public final class RTMPSink: OutputSink {
 
   /// Two, not one: a server restarting just as a connection begins must not end the run.
   private static let refusalConnections = 2
+  /// When a unit held back for a full socket is offered again.
+  private static let fullSocketRetryNanoseconds: Int64 = 10_000_000
 
   private func openError(_ code: Int32) -> SinkError { mapped(code, during: .connect) }
 

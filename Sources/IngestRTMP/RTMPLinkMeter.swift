@@ -1,0 +1,93 @@
+import IngestCore
+
+/// Turns what the RTMP sink wrote and the kernel's unacknowledged bytes into a `LinkEstimate`:
+/// what the server acknowledged over about the last second, the bytes and the time that wait in
+/// the socket, and the round trip.
+///
+/// It also bounds the socket's queue: TCP holds whatever it is given until it is delivered, and
+/// the kernel's buffer (half a megabyte) is seconds of media on a slow link, all of it late.
+/// Past `queueBoundSeconds` of the link's rate (on top of what is in flight), the sink holds
+/// the next unit back, so the backlog waits in the ring, which drops whole frames by its
+/// policy and which the rate controller sees.
+struct RTMPLinkMeter {
+  /// How much of the link's rate may wait in the socket beyond what is in flight.
+  static let queueBoundSeconds = 0.5
+  /// The least the socket may hold: a keyframe of a small stream goes out at once.
+  static let floorBytes = 64 * 1024
+  private static let minimumInterval: Int64 = 50_000_000
+  private static let smoothing = 0.25
+  private static let window: Int64 = 1_000_000_000
+
+  /// Bytes handed to the socket since the connection was made.
+  private(set) var writtenBytes: Int64 = 0
+  /// Bytes per second the server acknowledged while data waited, smoothed.
+  private(set) var drainBytesPerSecond: Double?
+  private var last: (time: Int64, acknowledged: Int64, waiting: Int)?
+  private var samples: [(time: Int64, acknowledged: Int64)] = []
+  private var lastProgress: (time: Int64, acknowledged: Int64) = (0, 0)
+
+  /// A new connection.
+  mutating func reset(now: Int64) {
+    writtenBytes = 0
+    drainBytesPerSecond = nil
+    last = nil
+    samples.removeAll(keepingCapacity: true)
+    lastProgress = (now, 0)
+  }
+
+  mutating func wrote(_ bytes: Int) { writtenBytes += Int64(bytes) }
+
+  /// Takes the socket's unacknowledged bytes at `now` (nanoseconds).
+  mutating func observe(unacknowledged: Int, now: Int64) {
+    let acknowledged = max(0, writtenBytes - Int64(unacknowledged))
+    if acknowledged > lastProgress.acknowledged || unacknowledged == 0 {
+      lastProgress = (now, acknowledged)
+    }
+    guard let last else {
+      self.last = (now, acknowledged, unacknowledged)
+      return
+    }
+    let interval = now - last.time
+    guard interval >= Self.minimumInterval else { return }
+    if last.waiting > 0 && unacknowledged > 0 {
+      let rate = Double(max(0, acknowledged - last.acknowledged)) * 1e9 / Double(interval)
+      drainBytesPerSecond = drainBytesPerSecond.map { $0 + Self.smoothing * (rate - $0) } ?? rate
+    }
+    self.last = (now, acknowledged, unacknowledged)
+    if samples.count == 32 { samples.removeFirst() }
+    samples.append((now, acknowledged))
+  }
+
+  /// Nanoseconds since the server last acknowledged anything while data waited.
+  func sinceProgress(now: Int64) -> Int64 { max(0, now - lastProgress.time) }
+
+  /// Whether the socket holds more than the bound allows, `roundTripMilliseconds` in flight.
+  func isQueueFull(unacknowledged: Int, roundTripMilliseconds: Double?) -> Bool {
+    guard let rate = drainBytesPerSecond else { return false }
+    let seconds = (roundTripMilliseconds ?? 0) / 1000 + Self.queueBoundSeconds
+    return unacknowledged > max(Self.floorBytes, Int(rate * seconds))
+  }
+
+  /// The estimate at `now`, with the socket's figures.
+  func estimate(
+    now: Int64, unacknowledged: Int, roundTripMilliseconds: Double?
+  ) -> LinkEstimate {
+    var delivered: Double?
+    if let latest = samples.last,
+      let oldest = samples.last(where: { latest.time - $0.time >= Self.window }) ?? samples.first,
+      latest.time > oldest.time
+    {
+      delivered =
+        Double(latest.acknowledged - oldest.acknowledged) * 8e9 / Double(latest.time - oldest.time)
+    }
+    // The time the bytes in the socket take to leave at the rate the link delivers.
+    let rate = drainBytesPerSecond ?? delivered.map { $0 / 8 } ?? 0
+    let queue = rate > 0 ? Double(unacknowledged) / rate * 1000 : 0
+    var estimate = LinkEstimate(
+      time: now, queueMilliseconds: queue, queueBytes: unacknowledged,
+      roundTripMilliseconds: roundTripMilliseconds, deliveredBitsPerSecond: delivered,
+      latencyMilliseconds: Self.queueBoundSeconds * 1000 * 2)
+    estimate.stalledMilliseconds = unacknowledged > 0 ? Double(sinceProgress(now: now)) / 1e6 : 0
+    return estimate
+  }
+}

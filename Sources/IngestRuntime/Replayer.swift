@@ -112,7 +112,9 @@ public final class Replayer<Source: ByteSource> {
         onProgress?(lanes[0].pipeline.snapshot(), now - start)
       }
     }
-    drain(for: stopSignal == nil ? drainTimeout : StopSignal.drainNanoseconds)
+    // SIGQUIT stops at once: what the rings hold is left undelivered, and said so.
+    let immediate = stopSignal == StopSignal.immediateName
+    drain(for: stopSignal == nil ? drainTimeout : immediate ? 0 : StopSignal.drainNanoseconds)
     for lane in lanes where lane.isLive {
       do { try lane.sender.finish() } catch { lane.fail(error) }
     }

@@ -6,8 +6,12 @@ import Synchronization
   import Darwin
 #endif
 
-/// SIGINT and SIGTERM as a request to stop: the run finishes its outputs (drained for a bounded
-/// time, the HLS segment closed and listed, the playlist ended, the summary written) and exits 0.
+/// SIGINT, SIGTERM, SIGHUP and SIGUSR1 as a request to stop: the run finishes its outputs
+/// (drained for a bounded time, the HLS segment closed and listed, the playlist ended, the
+/// summary written) and exits 0. SIGHUP is how most hand-started broadcasts end (a closed
+/// terminal, a dropped ssh session), so it must finish the recording, not kill it. SIGQUIT, as
+/// ffmpeg treats it, stops at once: no drain, the outputs closed as they are, a summary, and a
+/// non-zero exit status.
 ///
 /// The handler does nothing but an atomic store (async-signal-safe); the replay loop polls
 /// `requested` between samples and while it waits, at least every 100 ms. A second signal while
@@ -17,7 +21,13 @@ public enum StopSignal {
   /// How long a stopped run waits for its output to take what the ring still holds.
   public static let drainNanoseconds: Int64 = 5_000_000_000
 
-  /// Installs the SIGINT and SIGTERM handlers for the whole process. Call it once, early.
+  /// The signals handled, in the order of their names.
+  private static let handled: [(signal: Int32, name: String)] = [
+    (SIGINT, "SIGINT"), (SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP"), (SIGUSR1, "SIGUSR1"),
+    (SIGQUIT, "SIGQUIT"),
+  ]
+
+  /// Installs the handlers for the whole process. Call it once, early.
   public static func install() {
     // Touch the flag so its lazy initialisation never runs inside the handler.
     _ = received.load(ordering: .relaxed)
@@ -33,24 +43,27 @@ public enum StopSignal {
     // Installed even over an inherited SIG_IGN or signal mask: a host app or test runner that
     // spawned us with the signals ignored or blocked still needs a way to end the run cleanly.
     // Threads started later inherit the unblocked mask of this one.
-    sigaction(SIGINT, &action, nil)
-    sigaction(SIGTERM, &action, nil)
     var set = sigset_t()
     sigemptyset(&set)
-    sigaddset(&set, SIGINT)
-    sigaddset(&set, SIGTERM)
+    for (signal, _) in handled {
+      sigaction(signal, &action, nil)
+      sigaddset(&set, signal)
+    }
     pthread_sigmask(SIG_UNBLOCK, &set, nil)
   }
 
-  /// The name of the signal that asked the run to stop (`SIGINT`, `SIGTERM`), or nil.
+  /// The name of the signal that asked the run to stop (`SIGINT`, `SIGTERM`, ...), or nil.
   public static var requested: String? {
-    switch received.load(ordering: .acquiring) {
-    case 0: nil
-    case SIGINT: "SIGINT"
-    case SIGTERM: "SIGTERM"
-    case let other: "signal \(other)"
-    }
+    let signal = received.load(ordering: .acquiring)
+    guard signal != 0 else { return nil }
+    return handled.first { $0.signal == signal }?.name ?? "signal \(signal)"
   }
+
+  /// Whether the stop asked for is immediate (SIGQUIT): no drain, and the run does not succeed.
+  public static var isImmediate: Bool { received.load(ordering: .acquiring) == SIGQUIT }
+
+  /// The name of the immediate stop, for the summary.
+  public static let immediateName = "SIGQUIT"
 }
 
 private let received = Atomic<Int32>(0)

@@ -121,6 +121,56 @@ final class SignalledIngest {
     #expect(try CommandRunner.decodeErrors(output) == "")
   }
 
+  /// A closed terminal (SIGHUP) and SIGUSR1 finish the recording like SIGTERM: the summary,
+  /// the playlist ended, exit 0.
+  @Test(arguments: [(SIGHUP, "SIGHUP"), (SIGUSR1, "SIGUSR1")])
+  func hangupFinishesTheHLSRecording(signal: Int32, name: String) throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let recording = directory.appending(path: "rec").path
+    let status = directory.appending(path: "status.jsonl").path
+    let run = try SignalledIngest(
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--to", "hls:" + recording, "--status",
+        status, "--json", "--quiet",
+      ], in: directory)
+    #expect(FaultSupport.waitUntil(seconds: 30) { FaultSupport.count("segment", in: status) >= 1 })
+    run.send(signal)
+    #expect(run.wait() == 0, "\(run.stderr)")
+    let json = try #require(summary(run.stdout), "no JSON summary: \(run.stdout) \(run.stderr)")
+    #expect(json["ok"] as? Bool == true)
+    #expect(json["stopped"] as? String == name)
+    let playlist = try HLSHarness.Playlist(path: recording + "/index.m3u8")
+    #expect(playlist.ended, "\(playlist.lines)")
+    let names = try FileManager.default.contentsOfDirectory(atPath: recording)
+    #expect(!names.contains { $0.hasSuffix(".part") }, "\(names)")
+    #expect(try CommandRunner.decodeErrors(recording + "/index.m3u8") == "")
+  }
+
+  /// SIGQUIT, as in ffmpeg, stops at once: the file is closed with what was written, the
+  /// summary says the run did not succeed, and the exit status is 1.
+  @Test func sigquitStopsAtOnceAndFails() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let output = directory.appending(path: "out.ts").path
+    let status = directory.appending(path: "status.jsonl").path
+    let run = try SignalledIngest(
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--to", output, "--status", status,
+        "--json", "--quiet",
+      ], in: directory)
+    #expect(FaultSupport.waitUntil(seconds: 30) { FaultSupport.count("stats", in: status) >= 2 })
+    run.send(SIGQUIT)
+    #expect(run.wait() == 1, "\(run.stderr)")
+    let json = try #require(summary(run.stdout), "no JSON summary: \(run.stdout) \(run.stderr)")
+    #expect(json["ok"] as? Bool == false)
+    #expect(json["stopped"] as? String == "SIGQUIT")
+    #expect((json["failure"] as? String ?? "").contains("SIGQUIT"))
+    let size = try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int
+    #expect(size == json["sent_bytes"] as? Int, "every byte reported sent is in the file")
+    #expect(try CommandRunner.decodeErrors(output) == "")
+  }
+
   @Test func sigintEndsAnSRTRunWithASummary() throws {
     guard CommandRunner.has("srt-live-transmit") else {
       print("not run: no srt-live-transmit")

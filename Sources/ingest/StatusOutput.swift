@@ -34,14 +34,23 @@ final class StatusOutput: Sendable {
         "--status \(SystemPath.display(destination)) is the input \(SystemPath.display(input)):"
           + " it would be overwritten")
     }
+    // Non-blocking, so that a FIFO nobody reads fails here (ENXIO) instead of hanging the run
+    // before it starts; blocking again once open, so a slow reader slows the writes and never
+    // loses a line.
     fd = SystemPath.withCString(destination) {
-      open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+      open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0o644)
     }
     name = SystemPath.display(destination)
     guard fd >= 0 else {
+      if errno == ENXIO {
+        throw UsageError(
+          "--status: \(name) is a FIFO with no reader; start its reader first "
+            + "(e.g. cat \(name)), or give a regular file or -")
+      }
       throw UsageError(
         "--status: cannot create \(name): \(String(cString: strerror(errno)))")
     }
+    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
   }
 
   /// Writes one event line (a newline is added); does nothing after a failed write.

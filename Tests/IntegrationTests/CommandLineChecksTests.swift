@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 import IngestTestSupport
 
@@ -26,6 +27,21 @@ import IngestTestSupport
     #expect(result.status == 2, "\(arguments): \(result.stderr)")
     #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+  }
+
+  /// `--status` naming a FIFO that nobody reads says so and exits 2, instead of hanging
+  /// before the run starts.
+  @Test func statusFIFOWithoutAReaderIsRefusedAtOnce() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let fifo = directory.appending(path: "status.fifo").path
+    #expect(mkfifo(fifo, 0o600) == 0)
+    let result = try CommandRunner.ingest(
+      ["replay", CommandRunner.fixture("video-only.dump"), "--to", "null:", "--status", fifo],
+      timeout: 20)
+    #expect(!result.timedOut, "the run hung on a FIFO without a reader")
+    #expect(result.status == 2, "\(result.stderr)")
+    #expect(result.stderr.contains("no reader"), "\(result.stderr)")
   }
 
   @Test func replayHelpStatesTheLimits() throws {

@@ -16,6 +16,9 @@ public struct OutputSummary: Sendable {
   /// Units the sink took but that did not reach the destination (`OutputSink.unstoredUnits`):
   /// taken off `snapshot.sent`, so they are in its `inFlight` (undelivered).
   public var lostUnits = 0
+  /// Video frames the source skipped (a frame-rate cut at the encoder): counted as frames
+  /// the output did not deliver, against `minimumDeliveredFraction`.
+  public var skippedSourceVideoFrames = 0
   /// What the output warned about during the run (a latency too short for the path).
   public var warnings: [String] = []
   /// RTMP: the audio track FLV carried; the other one is counted as dropped (`notCarried`).
@@ -69,10 +72,12 @@ public struct OutputSummary: Sendable {
   public var shortfall: String? {
     let video = Int(SampleKind.video.rawValue)
     let hasVideo = snapshot.appended[video] > 0
-    let appended = hasVideo ? snapshot.appended[video] : snapshot.totalAppended
+    let appended =
+      hasVideo ? snapshot.appended[video] + skippedSourceVideoFrames : snapshot.totalAppended
     guard appended > 0 else { return nil }
     let sent = hasVideo ? snapshot.sent[video] : snapshot.totalSent
-    let what = hasVideo ? "video frames" : "samples"
+    let what =
+      hasVideo ? (skippedSourceVideoFrames > 0 ? "source video frames" : "video frames") : "samples"
     if sentBytes == 0 || sent == 0 {
       return "the output accepted nothing: 0 of \(appended) \(what) sent"
     }
@@ -95,6 +100,9 @@ public struct OutputSummary: Sendable {
     object.add("drops", StatusReporter.dropObject(snapshot.drops))
     object.add("undelivered", snapshot.inFlight)
     if lostUnits > 0 { object.add("lost", lostUnits) }
+    if skippedSourceVideoFrames > 0 {
+      object.add("source_skipped_video", skippedSourceVideoFrames)
+    }
     if !warnings.isEmpty { object.add("warnings", warnings) }
     if let cause = undeliveredCause(readError: readError) {
       object.add("undelivered_cause", cause)

@@ -38,6 +38,10 @@ public struct ReplayOptions: Sendable {
   /// failure, if it failed; asked for once the replay loop has ended, before the `summary`
   /// event is written.
   public var summaryFields: (@Sendable () -> (fields: JSONObject, failure: String?))?
+  /// Video frames the source had but never sent (a live encoder asked for a lower frame
+  /// rate), asked for once the replay loop has ended: `--min-delivered` is measured against the
+  /// source's frames, so a frame-rate cut counts as frames not delivered.
+  public var skippedSourceVideoFrames: (@Sendable () -> Int)?
   /// RTMPS: a PEM file of certificate authorities to trust instead of the system store.
   public var rtmpsCAFile: String?
   /// RTMPS: whether the server certificate is verified (off only with `--insecure`).

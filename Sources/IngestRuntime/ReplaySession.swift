@@ -202,6 +202,11 @@ public enum ReplaySession {
       summary.extraFields = input.fields
       summary.inputFailure = input.failure
     }
+    if let skipped = options.skippedSourceVideoFrames?() {
+      for index in summary.outputs.indices {
+        summary.outputs[index].skippedSourceVideoFrames = skipped
+      }
+    }
     replayer.runReporter.emit("summary") { object in
       summary.fill(&object)
     }

@@ -18,8 +18,9 @@ public struct ReplaySummary: Sendable {
   public var elapsedNanoseconds: Int64
   /// Peak resident memory of the process from the kernel, when known.
   public var peakResidentBytes: Int?
-  /// The signal (`SIGINT`, `SIGTERM`) that stopped the run before the end of the dump, if any:
-  /// a requested stop, so the run still succeeds when its outputs were finished.
+  /// The signal (`SIGINT`, `SIGTERM`, `SIGHUP`, `SIGUSR1`) that stopped the run before the end
+  /// of the dump, if any: a requested stop, so the run still succeeds when its outputs were
+  /// finished. `SIGQUIT` stops without draining, and the run does not succeed.
   public var stopSignal: String? = nil
   /// Members the input adds to the summary (a live encoder's exit and peak resident size).
   public var extraFields = JSONObject()
@@ -44,7 +45,14 @@ public struct ReplaySummary: Sendable {
   /// Whether nothing failed and every output accepted at least its minimum share: a run that
   /// dropped most of its stream did not deliver it, whatever it sent.
   public var succeeded: Bool {
-    readError == nil && inputFailure == nil && outputs.allSatisfy(\.succeeded)
+    readError == nil && inputFailure == nil && stopSignal != StopSignal.immediateName
+      && outputs.allSatisfy(\.succeeded)
+  }
+
+  /// Why a SIGQUIT stop did not succeed, as one line; nil for any other end.
+  public var immediateStop: String? {
+    guard stopSignal == StopSignal.immediateName else { return nil }
+    return "stopped by SIGQUIT: the outputs were closed without sending what they still held"
   }
 
   /// Why an output did not take enough of the stream, as one line; `nil` when all did. With
@@ -72,7 +80,7 @@ extension ReplaySummary {
       appended.add(kind.description, snapshot.appended[Int(kind.rawValue)])
     }
     object.add("ok", succeeded)
-    if let failure = inputFailure ?? shortfall { object.add("failure", failure) }
+    if let failure = inputFailure ?? immediateStop ?? shortfall { object.add("failure", failure) }
     object.add(
       "stopped",
       stopSignal ?? (readError == nil && sinkError == nil && inputFailure == nil ? "end" : "error"))

@@ -36,6 +36,7 @@ struct SRTQueueLimit {
   private var last: (time: Int64, acknowledged: Int64, buffered: Int)?
   private var roundTrips = WindowedMinimum(windowNanoseconds: 10_000_000_000)
   private var latestTime: Int64 = 0
+  private var latestRoundTrip = 0.0
   /// Until the first queue in libsrt (see `limitBytes`).
   private(set) var slowStart = true
   /// Forgets the measurements (a new connection).
@@ -52,7 +53,10 @@ struct SRTQueueLimit {
     acknowledgedBytes: Int64, bufferedBytes: Int, roundTripMilliseconds: Double = 0, now: Int64
   ) {
     latestTime = now
-    if roundTripMilliseconds > 0 { roundTrips.add(roundTripMilliseconds, at: now) }
+    if roundTripMilliseconds > 0 {
+      roundTrips.add(roundTripMilliseconds, at: now)
+      latestRoundTrip = roundTripMilliseconds
+    }
     guard let last else {
       self.last = (now, acknowledgedBytes, bufferedBytes)
       return
@@ -92,7 +96,8 @@ struct SRTQueueLimit {
   }
 
   /// A connection starts slowly: until libsrt first holds more than its flight (the buffer's
-  /// time span beyond a round trip), the drain measured says only how much this bound let
+  /// time span beyond a round trip) or the path's own queue shows (the round trip grows), the
+  /// drain measured says only how much this bound let
   /// through, so the bound doubles it, as a slow start doubles its window each round trip.
   /// Without it a long path was held back while the measurement grew (at 100 ms, from the
   /// floor to 2 Mb/s took a second and left the first keyframe waiting in the ring). After
@@ -101,7 +106,11 @@ struct SRTQueueLimit {
   mutating func limitBytes(latencyMilliseconds: Int, sendBufferMilliseconds: Int? = nil) -> Int {
     var rate = drainBytesPerSecond
     if slowStart, let span = sendBufferMilliseconds {
-      if Double(span) <= inFlightMilliseconds + Self.acknowledgementIntervalMilliseconds {
+      // A queue in libsrt, or one on the path (the round trip up by half and 20 ms): over.
+      let pathQueue = latestRoundTrip > 1.5 * minimumRoundTripMilliseconds + 20
+      if Double(span) <= inFlightMilliseconds + Self.acknowledgementIntervalMilliseconds
+        && !pathQueue
+      {
         rate = rate.map { 2 * $0 }
       } else {
         slowStart = false

@@ -14,9 +14,11 @@ enum LiveCommand: Command {
     Starts the live encoder (ingest-encode, beside this program, or INGEST_ENCODE_BIN) on
     SOURCE as a child process and runs its dump stream through the same pipeline as `replay`:
     every output, --status, --json, progress, budget and ladder. What the pipeline asks the
-    encoder for (bitrate, frame rate, mic, keyframes) goes to the child as it happens; to an
-    SRT output the rate controller steers the bitrate from the link's own figures (send
-    buffer, round trip, acknowledged rate), lowering the frame rate only at its floor.
+    encoder for (bitrate, frame rate, mic, keyframes) goes to the child as it happens. The
+    rate controller (queue-delay-aimd, docs/rate-control.md) steers the bitrate from the first
+    network output's own figures: for SRT the send buffer, round trip, acknowledged rate and
+    loss; for RTMP the socket's unacknowledged bytes and round trip. Distance and random loss
+    are not congestion; the frame rate goes down only at the floor.
 
     The child's memory is not the pipeline's: the summary reports the encoder's peak resident
     size apart (`encoder.peak_resident`), as VideoToolbox is outside an extension's budget.
@@ -36,15 +38,17 @@ enum LiveCommand: Command {
       --duration SECONDS        stop after this much media time (default: until stopped)
 
     rate control
-      --rate-control on|off     steer the encoder from the link (default on; only outputs that
-                                measure their link, SRT today, take part)
+      --rate-control on|off     steer the encoder from the link (default on; SRT and RTMP
+                                outputs measure their link, files and HLS do not)
       --floor BPS               the lowest bitrate asked for (default 300000)
 
     output and run options: as for `ingest replay` (--to, --buffer, --budget, --overhead,
     --status, --segment, --hls-window, --rtmp-audio, --min-delivered, --json, --quiet); there is
-    no --speed: a live source runs at its own pace.
+    no --speed: a live source runs at its own pace. --min-delivered counts the frames the
+    encoder skipped for a lower frame rate as not delivered.
 
-    Ctrl-C (SIGINT) or SIGTERM stops the encoder and finishes every output. If the encoder dies
+    Ctrl-C (SIGINT), SIGTERM, SIGHUP (a closed terminal) or SIGUSR1 stops the encoder and
+    finishes every output; SIGQUIT stops at once, without draining, and exits 1. If the encoder dies
     on its own, the run says so and exits 1, with the outputs finished.
 
     exit status: 0 ok, 1 runtime error (encoder failed, output failed, too little delivered),

@@ -22,7 +22,10 @@ enum ReplayCommand: Command {
     outputs (--to):
       PATH.ts, file:PATH        a transport stream file
       null:                     discard (for measurements)
-      srt://HOST:PORT?...       SRT: latency=MS, passphrase=.., pbkeylen=16|24|32,
+      srt://HOST:PORT?...       SRT: latency=MS or latency=auto (caller: measure the round
+                                trip before connecting, ask max(120, 4 x RTT) ms; a latency
+                                under 3 x RTT is warned about on stderr), passphrase=..,
+                                pbkeylen=16|24|32,
                                 streamid=.., maxbw=.., conntimeo=MS (connect attempt limit,
                                 default 3000), stall_timeout=S (reconnect when nothing is
                                 acknowledged for S seconds while data waits, default 5),
@@ -54,6 +57,7 @@ enum ReplayCommand: Command {
                                 packager, output) and room for the ring
       --overhead MB             modelled OS/framework memory of an extension (default 20)
       --status FILE|-           write status events as JSON lines to FILE or standard output
+                                (a FIFO must have its reader first, or the run is refused)
       --segment SECONDS         HLS only: segment target duration, 2 to 4 (default 2)
       --hls-window N            HLS only: segments in the live playlist, 0 (keeps all) or at
                                 least 3, three target durations (RFC 8216 6.2.2) (default 6)
@@ -66,6 +70,10 @@ enum ReplayCommand: Command {
       --json                    print the summary as JSON on standard output
       --quiet                   no progress line
       -h, --help                show this help
+
+    SIGINT, SIGTERM, SIGHUP (a closed terminal) and SIGUSR1 stop the run: every output is
+    finished (drained for up to 5 s, the HLS playlist ended), the summary written, exit 0.
+    SIGQUIT stops at once without draining and exits 1. A second signal exits at once.
 
     exit status: 0 ok, 1 runtime error (bad dump, failed output, too little delivered), 2 usage.
     A dump without samples (only its header, or only format records) is valid and empty: the
@@ -225,6 +233,7 @@ enum ReplayCommand: Command {
       if let shortfall = output.shortfall { Console.error(prefix + label + shortfall) }
     }
     if let failure = summary.inputFailure { Console.error(prefix + failure) }
+    if let stop = summary.immediateStop { Console.error(prefix + stop) }
     if let note = status?.closedNote { Console.error(prefix + note) }
     if let problem = status?.problem {
       Console.error(prefix + problem)

@@ -65,14 +65,17 @@ private final class Lines: Sendable {
       clock.advance(to: clock.now() + 100_000_000)
       reporter.tick(now: clock.now())
     }
-    let rate = try #require(lines.all.first { $0.contains(#""event":"rate""#) })
-    #expect(rate.contains(#""reason":"congestion""#))
+    // The start share goes out with the first estimate; then the congestion.
+    #expect(
+      lines.all.first { $0.contains(#""event":"rate""#) }?.contains(#""reason":"start""#) == true)
+    let rate = try #require(lines.all.first { $0.contains(#""reason":"congestion""#) })
     #expect(rate.contains(#""algorithm":"queue-delay-aimd""#))
     // 150 ms above the 30 ms in flight: under the link's 648 kb/s of video by 17.5 %.
     #expect(rate.contains(#""queue_delay_ms":150"#))
     #expect(rate.contains(#""target_bps":534722"#), "\(rate)")
     #expect(rate.contains(#""link":{"queue_ms":180"#))
-    #expect(requests.all.first == #"{"request":"bitrate","target_bps":534722}"#)
+    #expect(requests.all.first == #"{"request":"bitrate","target_bps":800000}"#)
+    #expect(requests.all.dropFirst().first == #"{"request":"bitrate","target_bps":534722}"#)
   }
 
   @Test func withoutAnEstimateNothingIsDecided() throws {

@@ -67,6 +67,38 @@ import Testing
     #expect(run.counters.up.reordered > 0, "\(run)")
   }
 
+  /// `latency=auto` on a 100 ms round trip: the sender measures the path with an SRT induction
+  /// before connecting and asks for 4 x RTT, which the receiver (at 120 ms) takes; no warning.
+  @Test func automaticLatencyFitsTheRoundTrip() throws {
+    guard
+      let run = try ImpairedRun(
+        tag: 36, relay: ["--delay", "50"], latency: 120, senderLatency: "auto")
+    else { return }
+    run.expectDelivered(share: 0.95)
+    let latency = try #require(run.events(named: "latency").first, "\(run)")
+    #expect(latency["auto"] as? Bool == true)
+    #expect(latency["rtt_source"] as? String == "probe")
+    let rtt = latency["rtt_ms"] as? Double ?? 0
+    #expect((90...160).contains(rtt), "\(latency)")
+    #expect((latency["latency_ms"] as? Int ?? 0) >= 400, "\(latency)")
+    #expect(latency["warning"] == nil)
+    #expect(run.summary["warnings"] == nil)
+  }
+
+  /// A latency of 200 ms on a 150 ms round trip is under three round trips: said on standard
+  /// error while the run goes on, in the `latency` event and in the summary.
+  @Test func aLatencyUnderThreeRoundTripsIsWarnedAbout() throws {
+    guard let run = try ImpairedRun(tag: 37, relay: ["--delay", "75"], latency: 200) else {
+      return
+    }
+    let latency = try #require(run.events(named: "latency").first, "\(run)")
+    #expect(latency["applies"] as? String == "sender")
+    #expect((latency["warning"] as? String ?? "").contains("under 3 round trips"), "\(latency)")
+    let warnings = run.summary["warnings"] as? [String] ?? []
+    #expect(warnings.count == 1 && warnings[0].contains("latency=auto"), "\(run.summary)")
+    #expect(run.result.stderr.contains("warning: SRT latency 200 ms"), "\(run.result.stderr)")
+  }
+
   /// One blackout of 2 s, both ways, 4 s into the 10 s dump, 10 ms each way, latency 200 ms:
   /// what was in flight is too late once the path is back, and the stream must go on from a
   /// clean point, with the summary counting only what got through.
@@ -97,7 +129,8 @@ struct ImpairedRun: CustomStringConvertible {
   ///     RFC 2544, routed nowhere).
   ///   - relay: the relay's impairment options.
   ///   - latency: SRT latency (ms) at both ends.
-  init?(tag: Int, relay options: [String], latency: Int) throws {
+  ///   - senderLatency: the sender's `latency=` when it differs (`auto`).
+  init?(tag: Int, relay options: [String], latency: Int, senderLatency: String? = nil) throws {
     if let tool = ImpairedPathEnvironment.missingTool {
       ImpairedPathEnvironment.unavailable("\(tool) is not installed")
       return nil
@@ -128,7 +161,8 @@ struct ImpairedRun: CustomStringConvertible {
     result = try CommandRunner.ingest(
       [
         "replay", CommandRunner.fixture("screen.dump"), "--to",
-        "srt://\(relay.listen)?latency=\(latency)", "--json", "--quiet", "--status", statusPath,
+        "srt://\(relay.listen)?latency=\(senderLatency ?? String(latency))", "--json", "--quiet",
+        "--status", statusPath,
       ], timeout: 60)
     // The receiver's copy is complete once it has exited by itself; a listener still running
     // 15 s after its caller ended never will.

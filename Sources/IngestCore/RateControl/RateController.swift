@@ -62,9 +62,9 @@ public struct RateController: Sendable {
     public var lossGrowth: Double = 0.02
     /// The link delivering less than this share of what is asked for is an outage: hold.
     public var outageShare: Double = 0.1
-    /// A new connection's readings are only observed until its queue first clears, at most
-    /// this long (nanoseconds).
-    public var observeAtMostNanoseconds: Int64 = 3_000_000_000
+    /// A new connection's readings are only observed for this long (nanoseconds): the backlog
+    /// gathered while connecting and a slow start on a long path are no reading of the link.
+    public var observeNanoseconds: Int64 = 1_500_000_000
     /// Quiet time before each increase step (nanoseconds).
     public var increaseHoldNanoseconds: Int64 = 500_000_000
     /// The factor of each increase step away from the last congestion point.
@@ -95,6 +95,8 @@ public struct RateController: Sendable {
 
   /// Why the controller changed what it asks for.
   public enum Reason: String, Sendable, Equatable {
+    /// The first estimate: the start share of the nominal rate goes to the encoder.
+    case start
     /// The queueing delay grew: the target goes toward what the link delivered.
     case congestion
     /// The link stayed clear: the target rises one step.
@@ -142,6 +144,8 @@ public struct RateController: Sendable {
   /// observe.
   private var lastEstimate: Int64?
   private var observingSince: Int64?
+  /// Whether the starting target has gone out.
+  private var started = false
   /// The congestion point was forgotten for time alone: the next step is a small one.
   private var firstStepPastCeiling = false
   /// Still in the start-up climb (no congestion seen yet).
@@ -216,7 +220,7 @@ public struct RateController: Sendable {
   /// Whether a connection's first readings are still only observed.
   private func observing(_ now: Int64) -> Bool {
     guard let observingSince else { return false }
-    return now - observingSince < configuration.observeAtMostNanoseconds
+    return now - observingSince < configuration.observeNanoseconds
   }
 
   /// Whether the link delivers almost nothing of what is asked for (a blackout).
@@ -239,14 +243,21 @@ public struct RateController: Sendable {
   /// - Returns: the decision when the target, the frame rate or keyframes-only changed.
   public mutating func update(_ link: LinkEstimate) -> Decision? {
     let now = link.time
-    // A connection (a new one, or estimates again after a gap) is first only observed, for
-    // at least a second and until its queue first clears (at most `observeAtMostNanoseconds`):
-    // what the ring gathered while connecting, and a slow start on a long path, are no
-    // reading of the link.
+    // A connection (a new one, or estimates again after a gap) is first only observed
+    // (`observeNanoseconds`): what the ring gathered while connecting, and a slow start on a
+    // long path, are no reading of the link.
     if now - (lastEstimate ?? .min / 2) > configuration.standingWindowNanoseconds {
       observingSince = now
     }
     lastEstimate = now
+    if !started {
+      // The encoder runs at its nominal rate until told otherwise: the start share goes out
+      // with the first estimate.
+      started = true
+      if targetBitsPerSecond < configuration.nominalBitsPerSecond {
+        return decide(.start, link, delay: 0, now: now)
+      }
+    }
     let delay = queueDelay(link)
     let grewLoss = lossGrew(link)
     defer { previousQueueDelay = delay }
@@ -286,9 +297,6 @@ public struct RateController: Sendable {
       guard stands || lossWithQueue || severe else { return nil }
       return congested(link, delay: delay, severe: severe, now: now)
     }
-    if let since = observingSince, now - since >= configuration.standingWindowNanoseconds {
-      observingSince = nil
-    }
     // Clear by the standing queue: a keyframe's burst does not hold the climb back.
     guard standing < threshold * configuration.clearShare else {
       clearSince = nil
@@ -313,14 +321,14 @@ public struct RateController: Sendable {
     let nominal = Double(configuration.nominalBitsPerSecond)
     let delivered = link.deliveredBitsPerSecond.map(videoShare) ?? 0
     if let ceiling,
-      target >= 1.1 * ceiling || delivered >= 1.1 * ceiling
+      target >= 1.1 * ceiling || delivered >= 1.25 * ceiling
         || now - since >= configuration.ceilingMemoryNanoseconds
     {
-      // Past the old congestion point without trouble, the link carrying more than it (a
-      // backlog draining after the capacity came back), or clear for long: the link has grown.
+      // Past the old congestion point without trouble, the link carrying clearly more than it
+      // (a backlog draining after the capacity came back), or clear for long: the link grew.
       self.ceiling = nil
       // Only time says so for the last: the first step beyond the old point is a small one.
-      firstStepPastCeiling = delivered < 1.1 * ceiling
+      firstStepPastCeiling = delivered < 1.25 * ceiling
     }
     let nearCeiling = ceiling.map { target >= 0.9 * $0 } ?? false
     let hold = configuration.increaseHoldNanoseconds

@@ -35,6 +35,8 @@ public enum LiveSession {
       reports.attach(reporter)
       earlier?(reporter)
     }
+    // A frame the encoder skipped for a lower frame rate was not delivered.
+    options.skippedSourceVideoFrames = { reports.skippedFrames }
     options.summaryFields = {
       // The stream ended: the child is ending too, or must be told to (a failed output, a stop).
       process.terminate()
@@ -88,12 +90,25 @@ private final class ReportForwarder: Sendable {
     for line in early { emit(line, to: reporter) }
   }
 
+  /// Source frames the encoder skipped when asked for a lower frame rate (its `dropped`).
+  var skippedFrames: Int { skipped.withLock { $0 } }
+  private let skipped = HandOverLock(0)
+
   func forward(_ line: String) {
+    if let count = Self.droppedCount(line) { skipped.withLock { $0 = max($0, count) } }
     let reporter = state.withLock { state -> StatusReporter? in
       if state.reporter == nil && state.early.count < 64 { state.early.append(line) }
       return state.reporter
     }
     if let reporter { emit(line, to: reporter) }
+  }
+
+  /// The `dropped` member of a `stats` or `end` report (cumulative), if the line is one.
+  private static func droppedCount(_ line: String) -> Int? {
+    guard line.contains(#""event":"stats""#) || line.contains(#""event":"end""#),
+      let key = line.firstRange(of: #""dropped":"#)
+    else { return nil }
+    return Int(String(line[key.upperBound...].prefix { $0.isNumber }))
   }
 
   private func emit(_ line: String, to reporter: StatusReporter) {

@@ -42,7 +42,9 @@ public final class RateControlLoop {
       object.add("keyframes_only", decision.keyframesOnly)
       object.add("link", estimate.statusObject)
     }
-    if decision.targetBitsPerSecond != before.targetBitsPerSecond {
+    // The start target differs from what the encoder runs at (its nominal rate), not from the
+    // controller's own.
+    if decision.targetBitsPerSecond != before.targetBitsPerSecond || decision.reason == .start {
       reporter.requestEncoder("bitrate", now: now) {
         $0.add("target_bps", decision.targetBitsPerSecond)
       }

@@ -235,7 +235,7 @@ public final class StatusReporter: @unchecked Sendable {
       case .reducedBitrate where rateControl == nil:
         requestEncoder("bitrate", now: now) {
           if up {
-            $0.add("target_bps", max(200_000, self.lastBitrate * 8 / 10))
+            $0.add("target_bps", max(200_000, self.reducedBitrate(now: now)))
           } else {
             $0.add("restore", true)
           }
@@ -252,6 +252,15 @@ public final class StatusReporter: @unchecked Sendable {
         break
       }
     }
+  }
+
+  /// 80 % of what the output sent in the last second, but never above the stream's own rate:
+  /// the last second may be a backlog going out at once after a blackout. What the run sent on
+  /// average is at most what the stream carries.
+  private func reducedBitrate(now: Int64) -> Int64 {
+    let elapsed = max(now - start, 1)
+    let average = pipeline.snapshot().sentBytes * 8 * 1_000_000_000 / elapsed
+    return min(lastBitrate, average) * 8 / 10
   }
 
   /// Asks the encoder for something: to `onEncoderRequest` and as an `encoder` status event.

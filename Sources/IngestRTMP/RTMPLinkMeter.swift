@@ -14,23 +14,18 @@ struct RTMPLinkMeter {
   static let queueBoundSeconds = 0.5
   /// The least the socket may hold: a keyframe of a small stream goes out at once.
   static let floorBytes = 64 * 1024
-  private static let minimumInterval: Int64 = 50_000_000
-  private static let smoothing = 0.25
   private static let window: Int64 = 1_000_000_000
 
   /// Bytes handed to the socket since the connection was made.
   private(set) var writtenBytes: Int64 = 0
-  /// Bytes per second the server acknowledged while data waited, smoothed.
-  private(set) var drainBytesPerSecond: Double?
-  private var last: (time: Int64, acknowledged: Int64, waiting: Int)?
+  private var drain = DrainRate()
   private var samples: [(time: Int64, acknowledged: Int64)] = []
   private var lastProgress: (time: Int64, acknowledged: Int64) = (0, 0)
 
   /// A new connection.
   mutating func reset(now: Int64) {
     writtenBytes = 0
-    drainBytesPerSecond = nil
-    last = nil
+    drain.reset()
     samples.removeAll(keepingCapacity: true)
     lastProgress = (now, 0)
   }
@@ -43,20 +38,14 @@ struct RTMPLinkMeter {
     if acknowledged > lastProgress.acknowledged || unacknowledged == 0 {
       lastProgress = (now, acknowledged)
     }
-    guard let last else {
-      self.last = (now, acknowledged, unacknowledged)
-      return
-    }
-    let interval = now - last.time
-    guard interval >= Self.minimumInterval else { return }
-    if last.waiting > 0 && unacknowledged > 0 {
-      let rate = Double(max(0, acknowledged - last.acknowledged)) * 1e9 / Double(interval)
-      drainBytesPerSecond = drainBytesPerSecond.map { $0 + Self.smoothing * (rate - $0) } ?? rate
-    }
-    self.last = (now, acknowledged, unacknowledged)
+    drain.observe(delivered: acknowledged, waiting: unacknowledged, now: now)
+    guard now - (samples.last?.time ?? .min / 2) >= DrainRate.minimumInterval else { return }
     if samples.count == 32 { samples.removeFirst() }
     samples.append((now, acknowledged))
   }
+
+  /// Bytes per second the server acknowledged while data waited, smoothed.
+  var drainBytesPerSecond: Double? { drain.bytesPerSecond }
 
   /// Nanoseconds since the server last acknowledged anything while data waited.
   func sinceProgress(now: Int64) -> Int64 { max(0, now - lastProgress.time) }

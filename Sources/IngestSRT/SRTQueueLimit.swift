@@ -26,23 +26,16 @@ struct SRTQueueLimit {
   static let floorBytes = 8 * SRTMessageChunker.messageSize
   /// libsrt acknowledges every 10 ms: the newest packets wait that long for their ACK.
   static let acknowledgementIntervalMilliseconds = 10.0
-  /// Intervals shorter than this say little about a rate.
-  private static let minimumInterval: Int64 = 50_000_000
-  /// Weight of a new interval in the smoothed rate.
-  private static let smoothing = 0.25
-
-  /// Bytes per second the link drained while data waited, smoothed; nil before a measurement.
-  private(set) var drainBytesPerSecond: Double?
-  private var last: (time: Int64, acknowledged: Int64, buffered: Int)?
+  private var drain = DrainRate()
   private var roundTrips = WindowedMinimum(windowNanoseconds: 10_000_000_000)
   private var latestTime: Int64 = 0
   private var latestRoundTrip = 0.0
   /// Until the first queue in libsrt (see `limitBytes`).
   private(set) var slowStart = true
+
   /// Forgets the measurements (a new connection).
   mutating func reset() {
-    drainBytesPerSecond = nil
-    last = nil
+    drain.reset()
     roundTrips.reset()
     slowStart = true
   }
@@ -57,18 +50,11 @@ struct SRTQueueLimit {
       roundTrips.add(roundTripMilliseconds, at: now)
       latestRoundTrip = roundTripMilliseconds
     }
-    guard let last else {
-      self.last = (now, acknowledgedBytes, bufferedBytes)
-      return
-    }
-    let interval = now - last.time
-    guard interval >= Self.minimumInterval else { return }
-    if last.buffered > 0 && bufferedBytes > 0 {
-      let rate = Double(max(0, acknowledgedBytes - last.acknowledged)) * 1e9 / Double(interval)
-      drainBytesPerSecond = drainBytesPerSecond.map { $0 + Self.smoothing * (rate - $0) } ?? rate
-    }
-    self.last = (now, acknowledgedBytes, bufferedBytes)
+    drain.observe(delivered: acknowledgedBytes, waiting: bufferedBytes, now: now)
   }
+
+  /// Bytes per second the link drained while data waited, smoothed; nil before a measurement.
+  var drainBytesPerSecond: Double? { drain.bytesPerSecond }
 
   /// The path's round trip: the least smoothed RTT of the last 10 s (0 before one is known).
   var minimumRoundTripMilliseconds: Double { roundTrips.minimum(at: latestTime) ?? 0 }

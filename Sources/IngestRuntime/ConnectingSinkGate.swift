@@ -53,4 +53,7 @@ final class ConnectingSinkGate: OutputSink, @unchecked Sendable {
   func linkEstimate(now: Int64) -> LinkEstimate? {
     isConnecting ? nil : sink.linkEstimate(now: now)
   }
+
+  /// Not while connecting: `open` (on the sender thread) may be adding one.
+  var warnings: [String] { isConnecting ? [] : sink.warnings }
 }

@@ -36,6 +36,7 @@
 #                    above by name)
 #   SHAPED_RUNS      runs of each (link, sender), the senders alternating (default 1); the
 #                    report's table shows the median run and lists every run
+#   SHAPED_SSIM      0 leaves SSIM out of the report (it takes about a minute of a core a run)
 #   SHAPED_BITRATE   nominal video bit rate (default 2000000), SHAPED_SIZE (default 1280x720)
 #   SHAPED_PORT      SRT port inside the namespace (default 9020; PORT+1 behind the relay;
 #                    RTMP on 1935)

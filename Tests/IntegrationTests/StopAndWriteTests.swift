@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import Testing
 import IngestTestSupport
+import Testing
 
 /// `ingest` started by pid, with its standard output and error in files, so a test can signal it
 /// while it runs and read what it wrote.
@@ -60,7 +60,9 @@ final class SignalledIngest {
     return try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
   }
 
-  @Test func sigintFinishesTheHLSRecording() throws {
+  /// SIGINT, and a closed terminal (SIGHUP) or SIGUSR1 alike, finish the recording.
+  @Test(arguments: [(SIGINT, "SIGINT"), (SIGHUP, "SIGHUP"), (SIGUSR1, "SIGUSR1")])
+  func aStopSignalFinishesTheHLSRecording(signal: Int32, name: String) throws {
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let recording = directory.appending(path: "rec").path
@@ -72,16 +74,16 @@ final class SignalledIngest {
       ], in: directory)
     // One segment complete and the next one being written: the stop lands mid-segment.
     #expect(FaultSupport.waitUntil(seconds: 30) { FaultSupport.count("segment", in: status) >= 1 })
-    run.send(SIGINT)
+    run.send(signal)
     let exit = run.wait()
     #expect(exit == 0, "\(run.stderr)")
 
     let json = try #require(summary(run.stdout), "no JSON summary: \(run.stdout) \(run.stderr)")
     #expect(json["ok"] as? Bool == true)
-    #expect(json["stopped"] as? String == "SIGINT")
+    #expect(json["stopped"] as? String == name)
     let last = try #require(FaultSupport.statusEvents(status).last)
     #expect(last["event"] as? String == "summary")
-    #expect(last["stopped"] as? String == "SIGINT")
+    #expect(last["stopped"] as? String == name)
     #expect(FaultSupport.count("stopping", in: status) == 1)
 
     let playlist = try HLSHarness.Playlist(path: recording + "/index.m3u8")
@@ -119,32 +121,6 @@ final class SignalledIngest {
     #expect(size == sentBytes, "every byte reported sent is in the file")
     #expect(sentBytes > 0)
     #expect(try CommandRunner.decodeErrors(output) == "")
-  }
-
-  /// A closed terminal (SIGHUP) and SIGUSR1 finish the recording like SIGTERM: the summary,
-  /// the playlist ended, exit 0.
-  @Test(arguments: [(SIGHUP, "SIGHUP"), (SIGUSR1, "SIGUSR1")])
-  func hangupFinishesTheHLSRecording(signal: Int32, name: String) throws {
-    let directory = try CommandRunner.temporaryDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let recording = directory.appending(path: "rec").path
-    let status = directory.appending(path: "status.jsonl").path
-    let run = try SignalledIngest(
-      [
-        "replay", CommandRunner.fixture("screen.dump"), "--to", "hls:" + recording, "--status",
-        status, "--json", "--quiet",
-      ], in: directory)
-    #expect(FaultSupport.waitUntil(seconds: 30) { FaultSupport.count("segment", in: status) >= 1 })
-    run.send(signal)
-    #expect(run.wait() == 0, "\(run.stderr)")
-    let json = try #require(summary(run.stdout), "no JSON summary: \(run.stdout) \(run.stderr)")
-    #expect(json["ok"] as? Bool == true)
-    #expect(json["stopped"] as? String == name)
-    let playlist = try HLSHarness.Playlist(path: recording + "/index.m3u8")
-    #expect(playlist.ended, "\(playlist.lines)")
-    let names = try FileManager.default.contentsOfDirectory(atPath: recording)
-    #expect(!names.contains { $0.hasSuffix(".part") }, "\(names)")
-    #expect(try CommandRunner.decodeErrors(recording + "/index.m3u8") == "")
   }
 
   /// SIGQUIT, as in ffmpeg, stops at once: the file is closed with what was written, the

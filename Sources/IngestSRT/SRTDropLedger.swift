@@ -1,7 +1,8 @@
 import IngestCore
 
-/// Which units libsrt dropped as too late on the sending side (packets a second or more old
-/// when a link stalls), so that the summary counts them as undelivered rather than sent.
+/// Which units cannot have been played on time at the receiver, so that the summary counts
+/// them as undelivered rather than sent: the ones libsrt dropped as too late on the sending
+/// side, and the ones still unacknowledged after their play-out deadline.
 ///
 /// libsrt's send buffer holds exactly the packets not yet acknowledged, in the order they were
 /// handed over, and every message is 1316 bytes of the TS stream. So with every message
@@ -15,40 +16,64 @@ import IngestCore
 ///            judged ─────┘  u3.. still in the buffer
 /// ```
 ///
-/// libsrt reports only how many packets it dropped (`pktSndDropTotal`), and it drops the
-/// oldest: the packets dropped between two readings are the ones just ahead of the head.
+/// **Sender drops.** libsrt reports only how many packets it dropped (`pktSndDropTotal`). It
+/// drops the oldest, and only inside a send call: so the packets dropped since the previous
+/// reading are the ones just past the head of that reading, provided the sink reads the
+/// counters right before every send that may drop (`SRTSink` does when the buffer's span nears
+/// libsrt's drop threshold). Placing them at the new head instead would blame the units
+/// acknowledged in between, when an acknowledgement lands together with the drop.
 ///
-/// What the receiver drops itself (a retransmission that came after the packets behind it
-/// were due) is never reported to the sender, which sees it acknowledged; a packet that is
-/// merely late is still played, late. So a unit unacknowledged for longer than the latency
-/// is not counted as lost: after a 2 s blackout most such units still reached the receiver.
+/// **Late units.** What the receiver drops itself (a retransmission still missing when a later
+/// packet was due) is never reported to the sender, which sees it acknowledged. The receiver
+/// plays a packet one latency after it was sent, and its acknowledgement reaches the sender
+/// within half a round trip and one 10 ms acknowledgement period of its arrival. So a unit seen
+/// still unacknowledged a latency, a round trip and 30 ms after it was handed over arrived
+/// after its play time, and is counted as lost until it is acknowledged. Then it was either
+/// dropped by the receiver, which acknowledges past the hole when the first packet after it is
+/// due, or played late into a stream that had moved on (`mayHaveBeenDropped`). Only a late unit
+/// that certainly arrived goes back to sent (`playedLate`): the summary may count a unit the
+/// receiver played late as lost, never one it dropped as sent.
 ///
 /// The units of the last `capacity` handed over are kept (preallocated), far more than the
 /// buffer ever holds; counted per connection (`reset`), added up over the run.
 struct SRTDropLedger {
   /// Units lost so far, by `SampleKind.rawValue`.
   private(set) var lostUnits: [Int]
+  /// Of those, the units counted as lost because they were acknowledged too late.
+  private(set) var lateUnits = 0
+  /// Units acknowledged after their deadline that the receiver played late (not lost).
+  private(set) var playedLate = 0
   private var ends: [Int64]
+  /// When the last byte of each unit was handed to libsrt (monotonic nanoseconds).
+  private var handedOver: [Int64]
   private var kinds: [UInt8]
-  private var lost: [Bool]
+  private var states: [UnitState]
   /// Units recorded since the connection began; unit `i` is at `i % capacity`.
   private var recorded = 0
   /// The first unit still (partly) in the buffer, and where the one before it ended.
   private var judged = 0
   private var judgedEnd: Int64 = 0
+  /// Units before this one were checked against their deadline (and counted if late).
+  private var deadlineChecked = 0
+  /// Units from this one on wait (their tails) in the chunker's carry: their hand-over time is
+  /// that of the message that takes them.
+  private var pendingTail = 0
   /// TS bytes of the units handed over so far (the end of the last one).
   private var unitBytes: Int64 = 0
   /// Messages handed to libsrt on this connection.
   private(set) var messages: Int64 = 0
   private var droppedPackets: Int64 = 0
+  /// The head at the previous reading, in packets.
+  private var head: Int64 = 0
   private let capacity: Int
 
   init(capacity: Int = 8192) {
     self.capacity = capacity
     lostUnits = Array(repeating: 0, count: SampleKind.allCases.count)
     ends = Array(repeating: 0, count: capacity)
+    handedOver = Array(repeating: 0, count: capacity)
     kinds = Array(repeating: 0, count: capacity)
-    lost = Array(repeating: false, count: capacity)
+    states = Array(repeating: .onTime, count: capacity)
   }
 
   /// A new connection: libsrt's counters and the byte stream start again. Losses are kept.
@@ -56,59 +81,134 @@ struct SRTDropLedger {
     recorded = 0
     judged = 0
     judgedEnd = 0
+    deadlineChecked = 0
+    pendingTail = 0
     unitBytes = 0
     messages = 0
     droppedPackets = 0
+    head = 0
   }
 
-  /// A message of the stream was handed to libsrt.
-  mutating func messageSent() { messages += 1 }
+  /// A message of the stream was handed to libsrt at `now`.
+  mutating func messageSent(now: Int64) {
+    messages += 1
+    while pendingTail < recorded && ends[pendingTail % capacity] <= handedBytes {
+      handedOver[pendingTail % capacity] = now
+      pendingTail += 1
+    }
+  }
 
-  /// A whole unit of `bytes` TS bytes was handed over (its last bytes may still wait in the
-  /// chunker's carry).
-  mutating func unitWritten(kind: SampleKind, bytes: Int) {
+  /// A whole unit of `bytes` TS bytes was handed over at `now` (its last bytes may still wait in
+  /// the chunker's carry).
+  mutating func unitWritten(kind: SampleKind, bytes: Int, now: Int64) {
     unitBytes += Int64(bytes)
     if recorded - judged == capacity {
       // The oldest was long acknowledged: it leaves the table as it is.
       judgedEnd = ends[judged % capacity]
       judged += 1
+      deadlineChecked = max(deadlineChecked, judged)
+      pendingTail = max(pendingTail, judged)
     }
     let slot = recorded % capacity
     ends[slot] = unitBytes
+    handedOver[slot] = now
     kinds[slot] = kind.rawValue
-    lost[slot] = false
+    states[slot] = .onTime
     recorded += 1
+    if unitBytes <= handedBytes && pendingTail == recorded - 1 { pendingTail = recorded }
   }
 
-  /// Takes libsrt's counters: packets dropped as too late since the connection was made, and
-  /// packets in the send buffer now.
-  mutating func observe(droppedPackets total: Int64, bufferedPackets: Int) {
+  /// Takes libsrt's counters at `now`: packets dropped as too late since the connection was
+  /// made, and packets in the send buffer; `latency` is the receiver's, `roundTrip` libsrt's
+  /// smoothed one (both in nanoseconds).
+  mutating func observe(
+    droppedPackets total: Int64, bufferedPackets: Int, now: Int64, latency: Int64,
+    roundTrip: Int64
+  ) {
     let size = Int64(SRTMessageChunker.messageSize)
-    let head = max(0, messages - Int64(bufferedPackets))
-    let headByte = head * size
+    let newHead = max(head, messages - Int64(bufferedPackets))
     if total > droppedPackets {
-      // The packets dropped since the last reading lie just ahead of the head.
-      let firstByte = max(0, head - (total - droppedPackets)) * size
+      // The packets dropped since the last reading were the oldest then: just past its head.
+      let firstByte = head * size
+      let lastByte = min(head + (total - droppedPackets), newHead) * size
       droppedPackets = total
       var index = judged
       var start = judgedEnd
-      while index < recorded && start < headByte {
+      while index < recorded && start < lastByte {
         let slot = index % capacity
-        if ends[slot] > firstByte { markLost(slot) }
+        if ends[slot] > firstByte { mark(slot, .dropped) }
         start = ends[slot]
         index += 1
       }
     }
-    // Units wholly behind the head left the buffer: nothing more to judge about them.
+    head = newHead
+    let headByte = head * size
+    // Units wholly behind the head left the buffer: a late one among them was played late or
+    // dropped by the receiver, which the first unit on time after it may tell apart.
+    var onTime = judged
     while judged < recorded && ends[judged % capacity] <= headByte {
-      judgedEnd = ends[judged % capacity]
+      let slot = judged % capacity
+      if states[slot] == .late {
+        if onTime <= judged { onTime = nextOnTime(after: judged) }
+        if !mayHaveBeenDropped(before: onTime, headByte: headByte) {
+          mark(slot, .onTime)
+          playedLate += 1
+        }
+      }
+      judgedEnd = ends[slot]
       judged += 1
+    }
+    // Units still in the buffer past their deadline, oldest first (hand-over times only grow).
+    let lateAfter = latency + roundTrip + 30_000_000
+    deadlineChecked = max(deadlineChecked, judged)
+    while deadlineChecked < recorded {
+      let slot = deadlineChecked % capacity
+      guard deadlineChecked < pendingTail, now - handedOver[slot] > lateAfter else { break }
+      if states[slot] == .onTime { mark(slot, .late) }
+      deadlineChecked += 1
     }
   }
 
-  private mutating func markLost(_ slot: Int) {
-    guard !lost[slot] else { return }
-    lost[slot] = true
-    lostUnits[Int(kinds[slot])] += 1
+  /// The first unit after `index` neither late nor dropped (`recorded` when there is none).
+  private func nextOnTime(after index: Int) -> Int {
+    var next = index + 1
+    while next < recorded && states[next % capacity] != .onTime { next += 1 }
+    return next
+  }
+
+  /// Whether the receiver may have dropped the late units acknowledged just before unit `next`
+  /// (the first one after them neither late nor dropped).
+  ///
+  /// The receiver drops a missing packet only when a later one it holds is due, and then
+  /// acknowledges past both. So late units acknowledged while `next` is not were not dropped:
+  /// they arrived, and were played late. Acknowledged together with `next`, they may have been
+  /// either; the time of the acknowledgement cannot tell, as the sender reads it tens of
+  /// milliseconds apart and `next` may have been late itself between two readings.
+  private func mayHaveBeenDropped(before next: Int, headByte: Int64) -> Bool {
+    next < recorded && ends[(next - 1) % capacity] < headByte
+  }
+
+  private var handedBytes: Int64 { messages * Int64(SRTMessageChunker.messageSize) }
+
+  /// Moves a unit to `state`, keeping the counts: a dropped unit stays dropped.
+  private mutating func mark(_ slot: Int, _ state: UnitState) {
+    let old = states[slot]
+    guard old != state, old != .dropped else { return }
+    let kind = Int(kinds[slot])
+    if old == .late { lateUnits -= 1 }
+    if state == .late { lateUnits += 1 }
+    lostUnits[kind] += (state == .onTime ? -1 : 0) + (old == .onTime ? 1 : 0)
+    states[slot] = state
+  }
+
+  /// What is known of a unit handed over.
+  enum UnitState: UInt8 {
+    /// Acknowledged in time, or not yet due.
+    case onTime
+    /// Seen unacknowledged past its deadline: counted as lost unless it turns out to have been
+    /// played late.
+    case late
+    /// Dropped by libsrt before it was acknowledged.
+    case dropped
   }
 }

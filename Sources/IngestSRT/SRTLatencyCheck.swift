@@ -17,8 +17,9 @@ struct SRTLatencyCheck {
   var agreedMilliseconds: Int
   var automatic: Bool
   var roundTripMilliseconds: Double?
-  /// How the round trip was measured: `probe` (an induction before connecting) or
-  /// `handshake` (half the caller's connect time).
+  /// How the round trip was measured: `probe` (an induction before connecting), `handshake`
+  /// (half the caller's connect time) or `libsrt` (its own figure once data flowed, when the
+  /// handshake took long enough to include a wait for the listener).
   var roundTripSource: String?
 
   /// max(120 ms, 4 × RTT), rounded up to 10 ms.

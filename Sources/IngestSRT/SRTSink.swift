@@ -40,6 +40,8 @@ public final class SRTSink: OutputSink {
   private var linkMeter = SRTLinkMeter()
   private var queueLimit = SRTQueueLimit()
   private var dropLedger = SRTDropLedger()
+  /// Whether each send is preceded by a reading of libsrt's counters (see `write`).
+  private var readsBeforeSend = false
 
   /// The figures of the last connection as it closed (after `finish` or `close`), for an
   /// end-of-run summary; `nil` before the first connection ends.
@@ -126,6 +128,8 @@ public final class SRTSink: OutputSink {
     object.add("too_late_drops", stats.tooLateDroppedPackets)
     object.add("bytes_sent", Int64(stats.bytesSent))
     object.add("retransmitted", stats.retransmittedPackets)
+    object.add("late_units", dropLedger.lateUnits)
+    object.add("played_late", dropLedger.playedLate)
     object.add(
       "stalled_ms", Int(watchdog.sinceProgress(now: Self.monotonicNanoseconds()) / 1_000_000))
     return object
@@ -145,6 +149,7 @@ public final class SRTSink: OutputSink {
     close()
     let socket: SRTSocket
     var roundTrip: (milliseconds: Double, source: String)?
+    var deferCheck = false
     var asked = options.latencyMilliseconds
     if options.mode == .listener {
       socket = try listening().accept(timeoutMilliseconds: connectTimeoutMilliseconds)
@@ -172,9 +177,12 @@ public final class SRTSink: OutputSink {
         socket.close()
         throw error
       }
-      // A caller's handshake is two round trips (induction, conclusion).
+      // A caller's handshake is two round trips (induction, conclusion). But libsrt repeats an
+      // unanswered induction every 250 ms: a longer handshake may include waiting for the
+      // listener to come up, so the check waits for libsrt's own first measurement (`write`).
+      let handshake = Double(Self.monotonicNanoseconds() - started) / 1e6
       if roundTrip == nil, options.mode == .caller {
-        roundTrip = (Double(Self.monotonicNanoseconds() - started) / 2e6, "handshake")
+        if handshake < 250 { roundTrip = (handshake / 2, "handshake") } else { deferCheck = true }
       }
     }
     linkMeter.reset()
@@ -184,8 +192,21 @@ public final class SRTSink: OutputSink {
     watchdog = SRTProgressWatchdog(now: Self.monotonicNanoseconds())
     let askedOrDefault = asked ?? options.effectiveLatencyMilliseconds
     agreedLatencyMilliseconds = Int(socket.getInt32(SRTO_PEERLATENCY) ?? Int32(askedOrDefault))
+    if deferCheck {
+      deferredLatencyCheck = askedOrDefault
+    } else {
+      deferredLatencyCheck = nil
+      checkLatency(asked: askedOrDefault, roundTrip: roundTrip)
+    }
+  }
+
+  /// The latency asked for, while its check waits for libsrt's first round-trip measurement.
+  private var deferredLatencyCheck: Int?
+
+  /// Warns about a latency too short for the round trip, and sends the `latency` event.
+  private func checkLatency(asked: Int, roundTrip: (milliseconds: Double, source: String)?) {
     let check = SRTLatencyCheck(
-      askedMilliseconds: askedOrDefault, agreedMilliseconds: agreedLatencyMilliseconds,
+      askedMilliseconds: asked, agreedMilliseconds: agreedLatencyMilliseconds,
       automatic: options.latencyIsAuto, roundTripMilliseconds: roundTrip?.milliseconds,
       roundTripSource: roundTrip?.source)
     if let warning = check.warning, !warnings.contains(warning) { warnings.append(warning) }
@@ -265,8 +286,17 @@ public final class SRTSink: OutputSink {
     // Bytes libsrt may take in this call; unlimited without figures, or after a stall.
     var byteAllowance = Int.max
     if let stats = socket.statistics() {
-      observeDrops(stats)
       let clock = Self.monotonicNanoseconds()
+      observeDrops(stats, now: clock)
+      // libsrt's round trip is a measurement once the receiver has acknowledged for a while:
+      // its first acknowledgements still carry the 100 ms libsrt starts from.
+      if let asked = deferredLatencyCheck, stats.pktRecvACKTotal >= 10 {
+        deferredLatencyCheck = nil
+        checkLatency(asked: asked, roundTrip: (stats.msRTT, "libsrt"))
+      }
+      // libsrt drops what is older than its threshold inside a send call: near it, every send
+      // is preceded by a reading, so that the ledger knows which packets those were.
+      readsBeforeSend = Int(stats.msSndBuf) >= dropThresholdMilliseconds - 250
       watchdog.observe(
         acknowledgements: Int64(stats.pktRecvACKTotal), unacknowledged: Int(stats.pktSndBuf),
         now: clock)
@@ -330,7 +360,7 @@ public final class SRTSink: OutputSink {
     }
     switch progress {
     case .complete:
-      dropLedger.unitWritten(kind: unit.kind, bytes: bytes.count)
+      dropLedger.unitWritten(kind: unit.kind, bytes: bytes.count, now: lastSendNanoseconds)
       return .written
     case .blocked:
       let blocked = Self.monotonicNanoseconds() - started
@@ -341,28 +371,40 @@ public final class SRTSink: OutputSink {
   private func send(_ message: UnsafeRawBufferPointer, on socket: SRTSocket) throws(SinkError)
     -> Bool
   {
+    if readsBeforeSend, let stats = socket.statistics() {
+      observeDrops(stats, now: Self.monotonicNanoseconds())
+    }
     guard try socket.send(message) else { return false }
     lastSendNanoseconds = Self.monotonicNanoseconds()
-    dropLedger.messageSent()
+    dropLedger.messageSent(now: lastSendNanoseconds)
     return true
   }
 
-  /// Units libsrt dropped as too late before the receiver had them, by track: counted as
-  /// undelivered in the summary (see `SRTDropLedger`).
+  /// libsrt's sender drop threshold (`sndDropTooLate`): the peer's latency, at least 1 s, plus
+  /// two synchronisation periods.
+  private var dropThresholdMilliseconds: Int { max(agreedLatencyMilliseconds, 1_000) + 20 }
+
+  /// Units that cannot have been played on time, by track: dropped by libsrt as too late, or
+  /// acknowledged after their deadline. Counted as undelivered in the summary (see
+  /// `SRTDropLedger`).
   public var unstoredUnits: [Int]? {
-    if let socket, let stats = socket.statistics() { observeDrops(stats) }
+    if let socket, let stats = socket.statistics() {
+      observeDrops(stats, now: Self.monotonicNanoseconds())
+    }
     return dropLedger.lostUnits
   }
 
-  private func observeDrops(_ stats: SRT_TRACEBSTATS) {
+  private func observeDrops(_ stats: SRT_TRACEBSTATS, now: Int64) {
     dropLedger.observe(
-      droppedPackets: Int64(stats.pktSndDropTotal), bufferedPackets: Int(max(stats.pktSndBuf, 0)))
+      droppedPackets: Int64(stats.pktSndDropTotal), bufferedPackets: Int(max(stats.pktSndBuf, 0)),
+      now: now, latency: Int64(agreedLatencyMilliseconds) * 1_000_000,
+      roundTrip: Int64(max(stats.msRTT, 0) * 1e6))
   }
 
   public func close() {
     if let socket {
       if let last = Self.statistics(of: socket) { finalStatistics = last }
-      if let stats = socket.statistics() { observeDrops(stats) }
+      if let stats = socket.statistics() { observeDrops(stats, now: Self.monotonicNanoseconds()) }
       socket.close()
       // libsrt's listener answers no new caller after its accepted connection broke, so the
       // next one is waited for on a fresh listening socket.

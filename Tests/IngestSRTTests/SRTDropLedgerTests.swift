@@ -4,25 +4,44 @@ import Testing
 @testable import IngestSRT
 
 /// Units libsrt dropped on the sending side are found from its packet counts and the bytes
-/// of the stream handed over.
+/// of the stream handed over; units acknowledged after their deadline count as lost too.
 @Suite struct SRTDropLedgerTests {
   private let message = SRTMessageChunker.messageSize
+  private let video = Int(SampleKind.video.rawValue)
+  /// A deadline no reading in these tests reaches, for the tests of sender drops.
+  private let never = Int64.max / 2
 
   /// Ten video units of two messages each; the buffer holds the last six messages when libsrt
-  /// reports two dropped packets: they were the two just ahead of the head, the fifth unit.
-  @Test func droppedPacketsAreTheUnitsJustAheadOfTheHead() {
+  /// reports two dropped packets: they were the two just past the previous head, the third
+  /// unit.
+  @Test func droppedPacketsAreTheOldestAtThePreviousReading() {
     var ledger = SRTDropLedger()
     for _ in 0..<10 {
-      ledger.unitWritten(kind: .video, bytes: 2 * message)
-      ledger.messageSent()
-      ledger.messageSent()
+      ledger.unitWritten(kind: .video, bytes: 2 * message, now: 0)
+      ledger.messageSent(now: 0)
+      ledger.messageSent(now: 0)
     }
-    ledger.observe(droppedPackets: 0, bufferedPackets: 10)
-    ledger.observe(droppedPackets: 2, bufferedPackets: 6)
-    #expect(ledger.lostUnits[Int(SampleKind.video.rawValue)] == 1)
+    ledger.observe(droppedPackets: 0, bufferedPackets: 16, now: 0, latency: never, roundTrip: 0)
+    ledger.observe(droppedPackets: 2, bufferedPackets: 14, now: 0, latency: never, roundTrip: 0)
+    #expect(ledger.lostUnits[video] == 1)
     // Read again, nothing more was dropped: nothing more is lost.
-    ledger.observe(droppedPackets: 2, bufferedPackets: 2)
-    #expect(ledger.lostUnits[Int(SampleKind.video.rawValue)] == 1)
+    ledger.observe(droppedPackets: 2, bufferedPackets: 2, now: 0, latency: never, roundTrip: 0)
+    #expect(ledger.lostUnits[video] == 1)
+  }
+
+  /// An acknowledgement that lands with the drop moves the head further than the drop: the
+  /// dropped packets are still the ones at the previous head, not the acknowledged ones.
+  @Test func anAcknowledgementWithTheDropDoesNotBlameTheAcknowledged() {
+    var ledger = SRTDropLedger()
+    // Four small units in the first message, then a unit of four messages.
+    for _ in 0..<4 { ledger.unitWritten(kind: .audioApp, bytes: message / 4, now: 0) }
+    ledger.messageSent(now: 0)
+    ledger.unitWritten(kind: .video, bytes: 4 * message, now: 0)
+    for _ in 0..<4 { ledger.messageSent(now: 0) }
+    ledger.observe(droppedPackets: 0, bufferedPackets: 5, now: 0, latency: never, roundTrip: 0)
+    // The first message dropped, the next three acknowledged.
+    ledger.observe(droppedPackets: 1, bufferedPackets: 1, now: 0, latency: never, roundTrip: 0)
+    #expect(ledger.lostUnits == [0, 4, 0])
   }
 
   /// A drop range that cuts through units counts every unit it touches, once, by its track.
@@ -33,25 +52,105 @@ import Testing
       (.audioMic, message / 2), (.video, 3 * message),
     ]
     for (kind, bytes) in units {
-      ledger.unitWritten(kind: kind, bytes: bytes)
+      ledger.unitWritten(kind: kind, bytes: bytes, now: 0)
     }
-    for _ in 0..<7 { ledger.messageSent() }
-    // Messages 2 to 4 dropped (bytes 2 x 1316 up to 5 x 1316): the first video unit's last
-    // message, both audio units (in message 3) and the second video unit's first.
-    ledger.observe(droppedPackets: 3, bufferedPackets: 2)
+    for _ in 0..<7 { ledger.messageSent(now: 0) }
+    // Messages 0 and 1 acknowledged, then messages 2 to 4 dropped (bytes 2 x 1316 up to
+    // 5 x 1316): the first video unit's last message, both audio units (in message 3) and the
+    // second video unit's first.
+    ledger.observe(droppedPackets: 0, bufferedPackets: 5, now: 0, latency: never, roundTrip: 0)
+    ledger.observe(droppedPackets: 3, bufferedPackets: 2, now: 0, latency: never, roundTrip: 0)
     #expect(ledger.lostUnits == [2, 1, 1])
+  }
+
+  /// Units of one message each, handed over `spacing` ms apart from 0 ms.
+  private func ledger(units: Int, spacing: Int64) -> SRTDropLedger {
+    var ledger = SRTDropLedger()
+    for index in 0..<Int64(units) {
+      ledger.messageSent(now: ms(index * spacing))
+      ledger.unitWritten(kind: .video, bytes: message, now: ms(index * spacing))
+    }
+    return ledger
+  }
+
+  private func ms(_ milliseconds: Int64) -> Int64 { milliseconds * 1_000_000 }
+
+  /// Observes at `at` ms with a latency of 170 ms and a round trip of 20 ms: a unit is late
+  /// once unacknowledged 220 ms after it was handed over.
+  private func observe(_ ledger: inout SRTDropLedger, buffered: Int, at: Int64, dropped: Int64 = 0)
+  {
+    ledger.observe(
+      droppedPackets: dropped, bufferedPackets: buffered, now: ms(at), latency: ms(170),
+      roundTrip: ms(20))
+  }
+
+  /// A unit still unacknowledged past its deadline counts as lost; one acknowledged before its
+  /// deadline does not, however late the reading that sees it gone.
+  @Test func aUnitUnacknowledgedPastItsDeadlineIsLate() {
+    var ledger = ledger(units: 3, spacing: 100)
+    // At 250 ms unit 0 is acknowledged; unit 1 (at 100 ms) is not late yet, unit 2 neither.
+    observe(&ledger, buffered: 2, at: 250)
+    #expect(ledger.lostUnits[video] == 0)
+    // At 330 ms unit 1 is still there: late. Unit 2 (at 200 ms) is not.
+    observe(&ledger, buffered: 2, at: 330)
+    #expect(ledger.lostUnits[video] == 1 && ledger.lateUnits == 1)
+  }
+
+  /// A late unit acknowledged alone (nothing after it arrived before it) was played late: it
+  /// goes back to sent.
+  @Test func aLateUnitAcknowledgedAloneWasPlayedLate() {
+    var ledger = ledger(units: 3, spacing: 100)
+    observe(&ledger, buffered: 3, at: 330)
+    #expect(ledger.lostUnits[video] == 2)
+    // Units 0 and 1 acknowledged, unit 2 not: they arrived before anything after them.
+    observe(&ledger, buffered: 1, at: 400)
+    #expect(ledger.lostUnits[video] == 0 && ledger.playedLate == 2)
+  }
+
+  /// Late units acknowledged together with a later unit on time may have been dropped by the
+  /// receiver when that one was due: they stay lost.
+  @Test func lateUnitsAcknowledgedWithALaterUnitStayLost() {
+    var ledger = ledger(units: 3, spacing: 100)
+    observe(&ledger, buffered: 3, at: 330)
+    observe(&ledger, buffered: 0, at: 345)
+    #expect(ledger.lostUnits[video] == 2 && ledger.playedLate == 0)
+  }
+
+  /// A late unit that libsrt drops afterwards is counted once, and stays lost.
+  @Test func aLateUnitDroppedLaterCountsOnce() {
+    var ledger = ledger(units: 1, spacing: 0)
+    observe(&ledger, buffered: 1, at: 500)
+    observe(&ledger, buffered: 0, at: 1100, dropped: 1)
+    #expect(ledger.lostUnits[video] == 1 && ledger.lateUnits == 0 && ledger.playedLate == 0)
+  }
+
+  /// A unit whose tail waited in the carry left with the next message: its deadline runs from
+  /// then.
+  @Test func aCarriedTailTakesTheTimeOfItsMessage() {
+    var ledger = SRTDropLedger()
+    ledger.unitWritten(kind: .audioApp, bytes: message / 2, now: 0)
+    observe(&ledger, buffered: 0, at: 300)
+    #expect(ledger.lostUnits == [0, 0, 0])
+    // The sink counts the message as it goes, then the unit whose push sent it.
+    ledger.messageSent(now: ms(400))
+    ledger.unitWritten(kind: .audioApp, bytes: message / 2, now: ms(400))
+    observe(&ledger, buffered: 1, at: 600)
+    #expect(ledger.lostUnits == [0, 0, 0])
+    observe(&ledger, buffered: 1, at: 700)
+    #expect(ledger.lostUnits == [0, 2, 0])
   }
 
   /// A new connection starts the counts again and keeps what was lost.
   @Test func aReconnectKeepsTheLosses() {
     var ledger = SRTDropLedger()
-    ledger.unitWritten(kind: .video, bytes: message)
-    ledger.messageSent()
-    ledger.observe(droppedPackets: 1, bufferedPackets: 0)
+    ledger.unitWritten(kind: .video, bytes: message, now: 0)
+    ledger.messageSent(now: 0)
+    ledger.observe(droppedPackets: 0, bufferedPackets: 1, now: 0, latency: never, roundTrip: 0)
+    ledger.observe(droppedPackets: 1, bufferedPackets: 0, now: 0, latency: never, roundTrip: 0)
     ledger.reset()
-    ledger.unitWritten(kind: .video, bytes: message)
-    ledger.messageSent()
-    ledger.observe(droppedPackets: 0, bufferedPackets: 0)
-    #expect(ledger.lostUnits[Int(SampleKind.video.rawValue)] == 1)
+    ledger.unitWritten(kind: .video, bytes: message, now: 0)
+    ledger.messageSent(now: 0)
+    ledger.observe(droppedPackets: 0, bufferedPackets: 0, now: 0, latency: never, roundTrip: 0)
+    #expect(ledger.lostUnits[video] == 1)
   }
 }

@@ -14,9 +14,8 @@ import Testing
 /// and ffmpeg: without them each test prints why it is skipped, and fails when CI is set.
 @Suite(.serialized) struct ImpairedPathTests {
   /// The summary may count a frame the receiver cannot decode: one whose tail was still in
-  /// flight when the connection closed, one damaged on the way that ffmpeg drops, or one the
-  /// receiver dropped itself as too late (SRT acknowledges past such a hole, so the sender never
-  /// learns of it; after a 2 s blackout, about 1 % of the frames).
+  /// flight when the connection closed, or one damaged on the way that ffmpeg drops. What the
+  /// receiver dropped as too late the sender counts as lost (`SRTDropLedger`).
   static let summaryTolerance = 6
 
   /// A round trip of 100 ms (50 ms each way) at latency 400 ms (what `latency=auto` picks for

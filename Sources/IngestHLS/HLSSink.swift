@@ -66,6 +66,16 @@ public final class HLSSink: OutputSink {
   private var nextIndex = 0
   private var discontinuityPending = false
   private var previous: HLSSegment?
+  /// Bytes of this run's completed segments (synced), and of everything handed to writers.
+  private var storedInSegments: Int64 = 0
+  private var taken: Int64 = 0
+  /// Units whose bytes may still wait in the open segment's write buffer: their track and where
+  /// they end in `taken`, oldest first from `pendingHead`. At most the buffer's worth of
+  /// 188-byte units, twice over before it is compacted.
+  private var pending: [(kind: Int, end: Int64)] = []
+  private var pendingHead = 0
+  /// Units lost with a segment that could not be completed (a full disk), by track.
+  private var lost = Array(repeating: 0, count: SampleKind.allCases.count)
 
   public init(configuration: Configuration) {
     self.configuration = configuration
@@ -73,7 +83,22 @@ public final class HLSSink: OutputSink {
       window: configuration.window, targetDuration: configuration.targetDuration)
   }
 
-  public var bufferBytes: Int { configuration.bufferCapacity }
+  public var bufferBytes: Int {
+    configuration.bufferCapacity + pendingCapacity * MemoryLayout<(Int, Int64)>.stride
+  }
+
+  private var pendingCapacity: Int { 2 * (configuration.bufferCapacity / 188 + 1) }
+
+  /// What reached the segment files, so that a full disk does not count buffered bytes as sent.
+  public var acceptedBytes: Int64? { storedInSegments + (current?.writer.bytesStored ?? 0) }
+
+  /// The units whose bytes did not all reach a segment file, by track.
+  public var unstoredUnits: [Int]? {
+    var counts = lost
+    let reached = acceptedBytes ?? 0
+    for unit in pending[pendingHead...] where unit.end > reached { counts[unit.kind] += 1 }
+    return counts
+  }
   public var congestion: Double { 0 }
   public var redactedDescription: String {
     "hls:" + HLSFileSystem.join(configuration.directory, configuration.playlistName)
@@ -90,6 +115,7 @@ public final class HLSSink: OutputSink {
   public func open(tracks: TrackFormats) throws(SinkError) {
     close()
     timingKind = tracks.pcrKind ?? .video
+    pending.reserveCapacity(pendingCapacity)
     do {
       try HLSFileSystem.makeDirectories(directory)
       directoryLock = try HLSDirectoryLock(directory: directory)
@@ -162,6 +188,8 @@ public final class HLSSink: OutputSink {
     } catch {
       throw SinkError(file: error)
     }
+    taken += Int64(bytes.count)
+    notePending(kind: Int(unit.kind.rawValue))
     if unit.kind == timingKind, var segment = current, unit.dts > segment.lastDTS {
       segment.lastDelta = unit.dts - segment.lastDTS
       segment.lastDTS = unit.dts
@@ -169,6 +197,18 @@ public final class HLSSink: OutputSink {
       current = segment
     }
     return .written
+  }
+
+  /// Enters the unit just written and forgets those that reached the file, without allocating:
+  /// the array is compacted in place once half of it is behind `pendingHead`.
+  private func notePending(kind: Int) {
+    let reached = acceptedBytes ?? 0
+    while pendingHead < pending.count && pending[pendingHead].end <= reached { pendingHead += 1 }
+    if pendingHead > 0 && pendingHead * 2 >= pending.count {
+      pending.removeFirst(pendingHead)
+      pendingHead = 0
+    }
+    pending.append((kind, taken))
   }
 
   /// A unit a segment can start with: a video keyframe (any audio unit without video), with PAT
@@ -214,6 +254,9 @@ public final class HLSSink: OutputSink {
     try open.writer.sync()
     try open.writer.close()
     current = nil
+    storedInSegments += open.writer.bytesWritten
+    pending.removeAll(keepingCapacity: true)
+    pendingHead = 0
     let segment = HLSSegment(
       name: open.name, duration: max(duration, 1), bytes: open.writer.bytesWritten,
       discontinuity: open.discontinuity, programDateTime: open.programDateTime)
@@ -244,6 +287,13 @@ public final class HLSSink: OutputSink {
   /// recovery.
   public func close() {
     try? current?.writer.close()
+    // What the open segment's buffer still held is lost with it; what reached its `.part` stays
+    // for recovery.
+    lost = unstoredUnits ?? lost
+    pending.removeAll(keepingCapacity: true)
+    pendingHead = 0
+    if let open = current { storedInSegments += open.writer.bytesStored }
+    taken = storedInSegments
     current = nil
     reserve = nil
     journal?.close()

@@ -160,6 +160,40 @@ import IngestTestSupport
     #expect(!tiers.isEmpty, "the ladder never moved")
   }
 
+  /// A listener that comes up after the first connect attempt timed out: the handshake that
+  /// finally succeeds took longer than the path's round trip (libsrt repeats its induction every
+  /// 250 ms), so the round trip comes from a fresh measurement, not that wait, and the loopback
+  /// gets no latency warning. Once connected the ring drains and the ladder goes back to
+  /// normal without passing through keyframes only.
+  @Test func lateListenerGetsNoLatencyWarningAndTheLadderRecovers() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let port = UInt16(try LoopbackServers.freePort(SOCK_DGRAM))
+    let status = directory.appending(path: "status.jsonl").path
+    let run = BackgroundIngest(
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--to",
+        "srt://127.0.0.1:\(port)?latency=120&conntimeo=1000", "--status", status, "--json",
+        "--min-delivered", "0",
+      ],
+      timeout: 60)
+    #expect(FaultSupport.waitUntil(seconds: 20) { FaultSupport.count("retry", in: status) >= 1 })
+    let peer = try SRTPeer(port: port, output: directory.appending(path: "rx.ts"))
+    defer { peer.stop(signal: SIGKILL) }
+    let result = try run.wait()
+    #expect(result.status == 0, "\(result.stderr)")
+    let events = FaultSupport.statusEvents(status)
+    let latency = try #require(events.first { $0["event"] as? String == "latency" }, "\(events)")
+    #expect((latency["rtt_ms"] as? Double ?? 1e9) < 100, "\(latency)")
+    #expect(latency["warning"] == nil, "\(latency)")
+    let connected = try #require(events.firstIndex { $0["event"] as? String == "connected" })
+    let tiers = events[connected...].filter { $0["event"] as? String == "tier" }
+    #expect(!tiers.contains { $0["to"] as? String == "keyframesOnly" }, "\(tiers)")
+    let summary = try JSONLines.summary(result.stdout)
+    #expect(summary["final_tier"] as? Int == 0, "\(summary)")
+    #expect(summary["warnings"] == nil, "\(summary)")
+  }
+
   @Test func dumpTruncatedMidRecordStopsAtThatRecord() throws {
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
@@ -256,6 +290,13 @@ import IngestTestSupport
     #expect(
       result.stderr.contains(recording + "/seg"), "the error names the file: \(result.stderr)")
     #expect(accounts?.sinkError?.contains("disk full") == true)
+    // The summary counts what reached the disk, not what waited in the write buffer.
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: recording)) ?? []
+    let onDisk = names.filter { $0.hasPrefix("seg") }.reduce(0) {
+      $0 + LoopbackServers.size(of: URL(fileURLWithPath: recording + "/" + $1))
+    }
+    let summary = (try? JSONLines.summary(result.stdout)) ?? [:]
+    #expect(summary["sent_bytes"] as? Int == onDisk, "\(summary) vs \(names)")
 
     let recovered = try CommandRunner.ingest(["recover", recording])
     #expect(recovered.status == 0, "\(recovered.stderr)")
@@ -267,5 +308,8 @@ import IngestTestSupport
       #expect(FileManager.default.fileExists(atPath: recording + "/" + segment))
     }
     #expect(try CommandRunner.decodeErrors(recording + "/index.m3u8") == "")
+    // Every video frame the summary counts as sent is in the recovered recording.
+    let decoded = try ImpairedRun.videoFrames(recording + "/index.m3u8")
+    #expect(decoded == accounts?.sent["video"], "\(decoded) frames decoded, \(summary)")
   }
 }

@@ -89,7 +89,8 @@ let package = Package(
       dependencies: ["IngestCore", "IngestPOSIX", "IngestUpload", "IngestCLI"]),
     .target(
       name: "IngestEncoder", dependencies: ["IngestCore", "IngestPOSIX", "CFFmpegEncoder"]),
-    .executableTarget(name: "ingest-encode", dependencies: ["IngestEncoder", "IngestPOSIX"]),
+    .executableTarget(
+      name: "ingest-encode", dependencies: ["IngestEncoder", "IngestPOSIX", "IngestCLI"]),
     .target(
       name: "IngestTestSupport", dependencies: ["IngestCore", "IngestPOSIX"],
       path: "Tests/IngestTestSupport"),

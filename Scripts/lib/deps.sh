@@ -23,6 +23,7 @@ ingest_packages=(
   "cmd:tsinfo:tstools"
   "file:/usr/bin/time:time"
   "cmd:ip:iproute2"
+  "file:/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1:faketime"
   "cmd:gst-launch-1.0:gstreamer1.0-tools"
   "cmd:gst-inspect-1.0:gstreamer1.0-tools"
   "gst:tsdemux:gstreamer1.0-plugins-bad"

@@ -54,7 +54,8 @@ package struct Arguments {
         options[name] = value
         allValues[name, default: []].append(value)
       } else {
-        throw UsageError("unknown option \(name)")
+        let hint = Suggestion.closest(to: name, among: valued.union(flags))
+        throw UsageError("unknown option \(name)" + (hint.map { "; did you mean \($0)?" } ?? ""))
       }
     }
   }
@@ -62,11 +63,51 @@ package struct Arguments {
   /// The process's arguments after the program's name, read from the bytes the kernel passed
   /// (`CommandLine.arguments` would have replaced those that are not UTF-8), so that a file name
   /// reaches `open` exactly as given; see `SystemPath`.
+  ///
+  /// A preloaded library such as libfaketime can leave the runtime with an argc of 0 (it reads
+  /// them in an ELF initializer that then gets none): the words are then read from
+  /// `/proc/self/cmdline`, the kernel's copy of the same bytes, so the command still runs.
   package static var commandLine: [String] {
-    (1..<Int(CommandLine.argc)).map { index in
-      guard let word = CommandLine.unsafeArgv[index] else { return "" }
+    if CommandLine.argc > 0 {
+      return afterProgramName(argc: CommandLine.argc, argv: CommandLine.unsafeArgv)
+    }
+    return afterProgramName(nulSeparated: processCommandLineBytes())
+  }
+
+  /// The words of `argv` after the program's name; none for an `argc` of 0 or 1.
+  package static func afterProgramName(
+    argc: Int32, argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
+  ) -> [String] {
+    guard argc > 1 else { return [] }
+    return (1..<Int(argc)).map { index in
+      guard let word = argv[index] else { return "" }
       return SystemPath.string(decoding: UnsafeRawBufferPointer(start: word, count: strlen(word)))
     }
+  }
+
+  /// The words after the program's name in `bytes`, the NUL-terminated words of
+  /// `/proc/self/cmdline`; none when it is empty or holds the name alone.
+  package static func afterProgramName(nulSeparated bytes: [UInt8]) -> [String] {
+    var words = bytes.split(separator: 0, omittingEmptySubsequences: false)
+    // Every word ends with a NUL, so the split leaves an empty piece after the last one.
+    if words.last?.isEmpty == true { words.removeLast() }
+    return words.dropFirst().map { SystemPath.string(decoding: $0) }
+  }
+
+  /// The bytes of `/proc/self/cmdline`, or none where there is no such file (not Linux).
+  private static func processCommandLineBytes() -> [UInt8] {
+    let fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return [] }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+      let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+      if count < 0 && errno == EINTR { continue }
+      guard count > 0 else { break }
+      bytes += chunk[..<count]
+    }
+    return bytes
   }
 
   /// The value of a valued option, if given (the last one, when given more than once).

@@ -4,9 +4,9 @@
   import Darwin
 #endif
 
-/// How every executable of the package runs a command: `--help`, a usage error (exit 2) with a
-/// hint, any other error (exit 1), and a failed write to standard output turning success into
-/// exit 1.
+/// How every executable of the package runs a command: `--help`, `--version`, a usage error
+/// (exit 2) with a hint, any other error (exit 1), and a failed write to standard output turning
+/// success into exit 1.
 package enum CommandMain {
   /// Runs `command` with `argv` (the words after the command's name) and exits.
   /// - Parameter program: how the command is invoked, for messages (`ingest replay`).
@@ -15,6 +15,10 @@ package enum CommandMain {
   {
     if argv.contains("--help") || argv.contains("-h") {
       Console.out(command.help.hasSuffix("\n") ? command.help : command.help + "\n")
+      exit(0)
+    }
+    if argv == ["--version"] {
+      Console.out(Version.line(program) + "\n")
       exit(0)
     }
     do {

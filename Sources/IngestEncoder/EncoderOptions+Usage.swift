@@ -33,6 +33,7 @@ extension EncoderOptions {
       --loop               play a media file again from its start at its end
       --duration SECONDS   stop after this much media time
       -h, --help           this text
+      --version            the version
 
     requests (one JSON object a line on standard input; other members are ignored)
       {"request":"bitrate","target_bps":N}     new bitrate from the next frame, no restart

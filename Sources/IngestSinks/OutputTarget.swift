@@ -4,6 +4,7 @@ import IngestCore
 ///
 /// ```
 /// out.ts, file:PATH          a .ts file          (?rate=500k&stall=10s@5s simulate a link)
+/// -, file:-                  standard output     (the stream, for `| ffplay -`)
 /// null:                      nothing             (?rate=, ?stall= as above)
 /// srt://HOST:PORT?...        SRT caller          (latency, passphrase, pbkeylen, streamid, maxbw)
 /// rtmp://HOST/APP/KEY        RTMP publish        (rtmps:// for TLS)
@@ -15,6 +16,13 @@ public enum OutputTarget: Equatable, Sendable {
   case srt(url: String)
   case rtmp(url: String)
   case hls(directory: String, playlist: String)
+
+  /// The path a stream to standard output (`--to -`) is written to: a file output whose
+  /// descriptor is the process's own standard output, whatever that is (a pipe, a file).
+  public static let standardOutputPath = "/dev/stdout"
+
+  /// Whether a file output's `path` is standard output.
+  public static func isStandardOutput(_ path: String) -> Bool { path == standardOutputPath }
 
   /// Whether the output is a live receiver over the network (SRT, RTMP).
   public var isNetwork: Bool {
@@ -63,6 +71,11 @@ public enum OutputTarget: Equatable, Sendable {
       path = path[..<mark]
     }
     guard !path.isEmpty else { throw .missingPath(Self.quotable(text[...])) }
+    // `-` is standard output, as for ffmpeg and `--status -`; a file named `-` is `file:./-`.
+    if path == "-" {
+      self = .file(path: Self.standardOutputPath, shaper: try Self.shaper(query: query))
+      return
+    }
     guard lower.hasPrefix("file:") || path.lowercased().hasSuffix(".ts") else {
       throw .unknownScheme(Self.quotable(text[...]))
     }
@@ -170,7 +183,7 @@ public enum OutputURLError: Error, Equatable, Sendable, CustomStringConvertible 
   public var description: String {
     switch self {
     case .unknownScheme(let text):
-      "'\(text)' is not an output: use a .ts path, file:PATH, null:, srt://, rtmp://, rtmps://, hls:DIR or a .m3u8 path"
+      "'\(text)' is not an output: use a .ts path, file:PATH, - (standard output), null:, srt://, rtmp://, rtmps://, hls:DIR or a .m3u8 path"
     case .missingPath(let text): "'\(text)' names no path"
     case .badOption(let text): "bad option '\(text)' (expected rate=800k or stall=10s@5s)"
     case .unknownOption(let name): "unknown option '\(name)' (known: rate, stall)"

@@ -1,3 +1,4 @@
+import IngestCLI
 import IngestEncoder
 import IngestPOSIX
 
@@ -7,7 +8,13 @@ import IngestPOSIX
 
 // The encoder process of `ingest live`: a separate executable because it links libav* directly,
 // and its memory must stay out of the pipeline process, whose resident size the budget governs.
-let arguments = Array(CommandLine.arguments.dropFirst())
+// Read from the raw argv as `ingest` reads its own (and from /proc/self/cmdline when a preloaded
+// libfaketime leaves argc at 0), so `ingest live` under faketime passes its SOURCE through.
+let arguments = Arguments.commandLine
+if arguments == ["--version"] {
+  try? FileDescriptor.standardOutput.writeAll(Version.line("ingest-encode") + "\n")
+  exit(0)
+}
 let options: EncoderOptions
 do {
   guard let parsed = try EncoderOptions.parse(arguments) else {

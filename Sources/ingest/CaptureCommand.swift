@@ -4,6 +4,12 @@ import IngestCore
 import IngestPOSIX
 import IngestRuntime
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// `ingest capture`: turns a media file into a captured-sample dump.
 enum CaptureCommand: Command {
   static let name = "capture"
@@ -19,7 +25,9 @@ enum CaptureCommand: Command {
     ADTS headers are stripped. The format is described in docs/dump-format.md.
 
     options:
-      -o, --output OUT.dump     where to write the dump (required)
+      -o, --output OUT.dump     where to write the dump (required); an existing file is
+                                refused unless -y is given
+      -y, --force               overwrite OUT.dump if it exists
       --video N|none            input stream index of the screen video (default: first video)
       --app-audio N|none        input stream index of the app audio (default: first audio)
       --mic-audio N|none        input stream index of the mic audio (default: second audio)
@@ -51,7 +59,7 @@ enum CaptureCommand: Command {
       valued: [
         "-o", "--output", "--video", "--app-audio", "--mic-audio", "--clock", "--mic-clock-jump",
       ],
-      flags: [])
+      flags: ["-y", "--force"])
     guard arguments.positionals.count == 1, let input = arguments.positionals.first else {
       throw UsageError(
         arguments.positionals.isEmpty ? "missing INPUT" : "only one INPUT is allowed")
@@ -63,6 +71,11 @@ enum CaptureCommand: Command {
       throw UsageError(
         "-o \(SystemPath.display(output)) is the input \(SystemPath.display(input)):"
           + " it would be overwritten")
+    }
+    if !(arguments.has("-y") || arguments.has("--force")), isRegularFile(output) {
+      throw UsageError(
+        "-o \(SystemPath.display(output)) exists: add -y (or --force) to overwrite it,"
+          + " or choose another name")
     }
     let video = try choice(arguments, "--video")
     let app = try choice(arguments, "--app-audio")
@@ -144,6 +157,14 @@ enum CaptureCommand: Command {
     if let stopSignal { line += ", stopped by \(stopSignal)" }
     Console.out(line + "\n")
     return 0
+  }
+
+  /// Whether `path` is an existing regular file, which a capture would overwrite (a FIFO or a
+  /// device such as /dev/null loses nothing by being written).
+  private static func isRegularFile(_ path: String) -> Bool {
+    var info = stat()
+    guard SystemPath.withCString(path, { stat($0, &info) }) == 0 else { return false }
+    return info.st_mode & S_IFMT == S_IFREG
   }
 
   /// The option that chooses the stream of the `kind` track.

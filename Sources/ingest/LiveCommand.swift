@@ -69,6 +69,7 @@ enum LiveCommand: Command {
       flags: encoderFlags.union(ReplayCommand.runFlags).union(["--json", "--quiet"]))
     guard args.positionals.count == 1 else { throw UsageError("expected one SOURCE") }
     let source = args.positionals[0]
+    try EncoderArgumentCheck.check(args, source: source)
     var (options, status) = try ReplayCommand.parseRunOptions(args, input: source)
     var encoderArguments: [String] = []
     for name in encoderValued.sorted() {

@@ -21,6 +21,9 @@ enum ReplayCommand: Command {
 
     outputs (--to):
       PATH.ts, file:PATH        a transport stream file
+      -, file:-                 the transport stream on standard output, e.g. --to - | ffplay -
+                                (summary and progress stay on stderr; not with --json or
+                                --status -; a file named - is file:./-)
       null:                     discard (for measurements)
       srt://HOST:PORT?...       SRT: latency=MS or latency=auto (caller: measure the round
                                 trip before connecting, ask max(120, 4 x RTT) ms; a latency
@@ -53,8 +56,9 @@ enum ReplayCommand: Command {
                                 take more
       --buffer SECONDS          longest buffered duration of the send ring, 2 to 5 (default 3)
       --budget MB               memory ceiling in MB of 10^6 bytes (default 50), at least
-                                --overhead + 6: about 5 MB of fixed buffers (dump reader,
-                                packager, output) and room for the ring
+                                (--overhead + 6) / 0.8 (33 with the default overhead): the
+                                overhead, about 5 MB of fixed buffers (dump reader, packager,
+                                output) and 1 MB of ring under the ladder's first threshold
       --overhead MB             modelled OS/framework memory of an extension (default 20)
       --status FILE|-           write status events as JSON lines to FILE or standard output
                                 (a FIFO must have its reader first, or the run is refused)
@@ -67,7 +71,8 @@ enum ReplayCommand: Command {
       --insecure                rtmps only: do not verify the server certificate (tests)
       --min-delivered FRACTION  the run fails (exit 1, "ok": false) when the output accepted
                                 less than this share of the video frames, 0 to 1 (default 0.5)
-      --json                    print the summary as JSON on standard output
+      --json                    print the summary as JSON on standard output (not with
+                                --to -: --status FILE ends with the summary)
       --quiet                   no progress line
       -h, --help                show this help
 
@@ -148,6 +153,9 @@ enum ReplayCommand: Command {
       }
     }
     try ReplayOptionChecks.checkDistinct(targets)
+    try OutputAccessCheck.checkStandardOutput(
+      targets, json: args.has("--json"), status: args["--status"])
+    try OutputAccessCheck.checkWritable(targets)
     var options = ReplayOptions(targets: targets)
     if let text = args["--buffer"] {
       guard let seconds = Double(text), seconds >= 2, seconds <= 5 else {
@@ -321,7 +329,7 @@ enum ReplayCommand: Command {
     if output.lostUnits > 0 {
       lines.append(
         "  \(pad)lost     \(output.lostUnits) units taken by the output did not reach the "
-          + "destination (counted as undelivered, not sent)")
+          + "destination in time (counted as undelivered, not sent)")
     }
     if let note = output.rtmpAudioNote { lines.append("  \(pad)audio    \(note)") }
     for warning in output.warnings { lines.append("  \(pad)warning  \(warning)") }

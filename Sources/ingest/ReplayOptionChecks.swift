@@ -6,21 +6,33 @@ import IngestSinks
 /// Checks of `ingest replay` options that depend on each other or on the output, made before
 /// anything is opened, so a bad combination is a usage error (exit 2) and not a failed run.
 enum ReplayOptionChecks {
-  /// The least `--budget` leaves above `--overhead`: the fixed buffers (dump reader 2.2 MB, TS
-  /// packager 2.1 MB, output buffers up to 0.7 MB, about 5 MB measured) and 1 MB of ring.
-  static let minimumAboveOverhead = 6_000_000
+  /// What a run needs under its budget beside `--overhead`: the fixed buffers (dump reader
+  /// 2.2 MB, TS packager 2.1 MB, output buffers up to 0.7 MB, about 5 MB measured) and 1 MB of
+  /// ring.
+  static let neededAboveOverhead = 6_000_000
+
+  /// The least `--budget` that carries a stream with `overhead`: what a run needs must fit
+  /// under the ladder's first threshold (80 % of the budget), or the ladder starts dropping
+  /// before the first frame, with an empty ring, and cannot stop.
+  static func minimumBudgetMegabytes(overhead: Int) -> Int {
+    let needed = Double(overhead + neededAboveOverhead)
+    let threshold = DegradationLadder.Configuration().thresholds[0]
+    return Int((needed / threshold / 1_000_000).rounded(.up))
+  }
 
   /// Options that only an HLS output reads.
   static let hlsOnly = ["--segment", "--hls-window"]
 
-  /// Refuses a budget that cannot hold the fixed buffers and a ring above the overhead.
+  /// Refuses a budget that cannot hold the overhead, the fixed buffers and a ring below the
+  /// ladder's first threshold.
   static func checkBudget(_ configuration: PipelineConfiguration) throws(UsageError) {
     let overhead = configuration.overheadBytes / 1_000_000
-    guard configuration.budgetBytes - configuration.overheadBytes >= minimumAboveOverhead else {
+    let minimum = minimumBudgetMegabytes(overhead: configuration.overheadBytes)
+    guard configuration.budgetBytes >= minimum * 1_000_000 else {
       throw UsageError(
-        "--budget must be at least --overhead + \(minimumAboveOverhead / 1_000_000) MB "
-          + "(\(overhead + minimumAboveOverhead / 1_000_000) MB with --overhead \(overhead)): "
-          + "the dump reader, packager and output buffers take about 5 MB, and the ring needs room")
+        "--budget must be at least \(minimum) MB with --overhead \(overhead): the overhead, about "
+          + "5 MB of fixed buffers and 1 MB of ring must fit under 80 % of the budget, where the "
+          + "ladder starts dropping; raise --budget or lower --overhead")
     }
   }
 

@@ -24,7 +24,8 @@ func topLevelHelp(_ commands: [any Command.Type]) -> String {
   for command in commands {
     text += "  " + command.name.padding(to: 10) + command.summary + "\n"
   }
-  text += "\nRun 'ingest <command> --help' for the options of a command.\n"
+  text += "\nRun 'ingest <command> --help' for the options of a command,"
+  text += " 'ingest --version' for the version.\n"
   return text
 }
 
@@ -40,7 +41,7 @@ signal(SIGPIPE, SIG_IGN)
 
 var argv = ArraySlice(Arguments.commandLine)
 guard let word = argv.first else {
-  Console.error(topLevelHelp(commands))
+  Console.error("ingest: missing command\n\n" + topLevelHelp(commands))
   exit(2)
 }
 argv = argv.dropFirst()
@@ -48,8 +49,15 @@ if word == "--help" || word == "-h" || word == "help" {
   Console.out(topLevelHelp(commands))
   exit(0)
 }
+if word == "--version" {
+  Console.out(Version.line("ingest") + "\n")
+  exit(0)
+}
 guard let command = commands.first(where: { $0.name == word }) else {
-  Console.error("ingest: unknown command '\(word)'\n\n" + topLevelHelp(commands))
+  let hint = Suggestion.closest(to: word, among: commands.map { $0.name })
+  Console.error(
+    "ingest: unknown command '\(word)'" + (hint.map { "; did you mean '\($0)'?" } ?? "")
+      + "\n\n" + topLevelHelp(commands))
   exit(2)
 }
 if command == UploadLauncher.self { UploadLauncher.exec(Array(argv)) }

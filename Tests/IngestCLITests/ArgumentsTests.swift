@@ -51,3 +51,23 @@ import Testing
     #expect(throws: UsageError.self) { try parse(["--buffer", "x"]).int("--buffer", in: 2...5) }
   }
 }
+
+@Suite struct SuggestionTests {
+  /// A mistyped option names the one meant, so the message says what to type instead.
+  @Test func aMistypedOptionNamesTheOneMeant() {
+    #expect {
+      try Arguments(["--sped", "max"], valued: ["--speed", "--to"], flags: ["--json"])
+    } throws: { error in
+      (error as? UsageError)?.description == "unknown option --sped; did you mean --speed?"
+    }
+  }
+
+  @Test(arguments: [
+    ("replya", "replay"), ("--jsno", "--json"), ("inspect", "inspect"), ("--xyz", nil),
+    ("-v", nil),
+  ])
+  func theClosestWordWithinTwoEdits(typed: String, expected: String?) {
+    let known = ["replay", "inspect", "live", "--json", "--to"]
+    #expect(Suggestion.closest(to: typed, among: known) == expected)
+  }
+}

@@ -1,14 +1,14 @@
 import Foundation
 import Glibc
-import Testing
 import IngestTestSupport
+import Testing
 
 /// What the CLI says about input it cannot use: option combinations refused before anything is
 /// opened (exit 2) with the limit in the message, and files that are not what a command expects.
 @Suite struct CommandLineChecksTests {
   @Test(arguments: [
-    (["--to", "null:", "--budget", "25"], "at least --overhead + 6 MB"),
-    (["--to", "null:", "--budget", "10", "--overhead", "5"], "at least --overhead + 6 MB"),
+    (["--to", "null:", "--budget", "32"], "at least 33 MB with --overhead 20"),
+    (["--to", "null:", "--budget", "13", "--overhead", "5"], "at least 14 MB with --overhead 5"),
     (["--to", "out.ts", "--segment", "3"], "--segment applies to HLS outputs only"),
     (["--to", "null:", "--hls-window", "6"], "--hls-window applies to HLS outputs only"),
     (["--to", "hls:rec", "--hls-window", "2"], "RFC 8216 6.2.2"),
@@ -27,6 +27,43 @@ import IngestTestSupport
     #expect(result.status == 2, "\(arguments): \(result.stderr)")
     #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+  }
+
+  /// The smallest budget `--budget` accepts carries a realtime stream to a file: every frame,
+  /// without the ladder ever leaving tier 0.
+  @Test func theMinimumBudgetCarriesTheStream() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let output = directory.appending(path: "out.ts").path
+    let refused = try CommandRunner.ingest(
+      ["replay", CommandRunner.fixture("screen.dump"), "--to", output, "--budget", "4"])
+    let match = refused.stderr.firstMatch(of: /at least (\d+) MB/)
+    let minimum = try #require(match.flatMap { Int($0.1) }, "\(refused.stderr)")
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--to", output, "--budget", "\(minimum)",
+        "--json",
+      ], timeout: 60)
+    #expect(result.status == 0, "\(result.stderr)")
+    let summary = try JSONLines.summary(result.stdout)
+    #expect(
+      summary["sent"] as? [String: Int] == summary["appended"] as? [String: Int], "\(summary)")
+    #expect(summary["tier_changes"] as? Int == 0, "\(summary)")
+    #expect(try CommandRunner.decodeErrors(output) == "")
+  }
+
+  /// A mistyped command or option exits 2 and names what to type instead.
+  @Test(arguments: [
+    ([String](), "missing command"), (["replya"], "did you mean 'replay'?"),
+    (["replay", "video-only.dump", "--to", "null:", "--sped", "max"], "did you mean --speed?"),
+    (["live", "testsrc", "--to", "null:", "--codec", "vp9"], "--codec must be h264 or hevc"),
+    (["capture", "in.mp4", "-o", "video-only.dump"], "add -y (or --force)"),
+  ])
+  func usageMistakesSayWhatToTypeInstead(arguments: [String], message: String) throws {
+    let words = arguments.map { $0 == "video-only.dump" ? CommandRunner.fixture($0) : $0 }
+    let result = try CommandRunner.ingest(words)
+    #expect(result.status == 2, "\(arguments): \(result.stderr)")
+    #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
   }
 
   /// `--status` naming a FIFO that nobody reads says so and exits 2, instead of hanging

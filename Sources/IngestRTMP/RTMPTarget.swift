@@ -3,6 +3,15 @@
 /// The last path component is the stream key (a query such as `key?token=x` stays part of it); every
 /// component before it is the application. The key and any credentials are kept out of
 /// `description`, `debugDescription` and reflection, so printing a target never leaks them.
+///
+/// The key need not be in the URL, where `ps` would show it:
+/// - `rtmp[s]://host[:port]/app[/more]?key_file=PATH` publishes with the content of the file
+///   (one trailing line end stripped) as the key. The whole path is then the application, so
+///   `key_file=` must be the URL's last query item: its value is the rest of the URL
+///   (percent-decoded), and anything before it (`live2?backup=1&key_file=...`) stays part of
+///   the application.
+/// - `rtmp[s]://host[:port]/app[/more]` or `.../app/more/`, with no key, publishes with the key
+///   in environment variable `INGEST_RTMP_KEY`.
 public struct RTMPTarget: Sendable, Equatable, CustomStringConvertible,
   CustomDebugStringConvertible, CustomReflectable
 {
@@ -15,8 +24,10 @@ public struct RTMPTarget: Sendable, Equatable, CustomStringConvertible,
     public var defaultPort: Int { self == .rtmp ? 1935 : 443 }
   }
 
-  /// The longest URL accepted, in bytes.
+  /// The longest URL accepted, in bytes, the key included wherever it came from.
   public static let maximumLength = 1024
+  /// The environment variable holding the stream key when the URL has none.
+  public static let keyVariable = "INGEST_RTMP_KEY"
 
   /// The transport.
   public let scheme: Scheme
@@ -31,9 +42,11 @@ public struct RTMPTarget: Sendable, Equatable, CustomStringConvertible,
   /// `user:password` when the URL carried credentials; never printed.
   let userInfo: String?
 
-  /// Parses and validates a publish URL.
+  /// Parses and validates a publish URL, reading the file its `key_file=` names.
+  /// - Parameter environment: where `INGEST_RTMP_KEY` is looked up when the URL has no key;
+  ///   `nil` (the default) is the process's environment.
   /// - Throws: `RTMPTargetError` naming the part that is wrong (never quoting the key).
-  public init(url: String) throws(RTMPTargetError) {
+  public init(url: String, environment: [String: String]? = nil) throws(RTMPTargetError) {
     let bytes = Array(url.utf8)
     guard bytes.count <= Self.maximumLength else {
       throw .tooLong(length: bytes.count, limit: Self.maximumLength)
@@ -54,6 +67,9 @@ public struct RTMPTarget: Sendable, Equatable, CustomStringConvertible,
       userInfo = String(authority[..<at])
       authority = authority[authority.index(after: at)...]
     }
+    // A query straight after the host ("rtmp://h?key_file=/k") leaves no application. Looked for
+    // only past the credentials, whose password may hold a "?".
+    guard !authority.contains("?") else { throw .missingApp }
     let host: Substring
     var portText: Substring?
     if authority.first == "[" {
@@ -78,25 +94,107 @@ public struct RTMPTarget: Sendable, Equatable, CustomStringConvertible,
       }
       port = value
     }
-    let path = rest[authorityEnd...].drop(while: { $0 == "/" })
-    guard let lastSlash = path.lastIndex(of: "/") else {
-      throw path.isEmpty ? .missingApp : .missingStreamKey
+    var path = rest[authorityEnd...].drop(while: { $0 == "/" })
+    var keyFile: String?
+    if let item = Self.keyFileItem(in: path) {
+      let value = path[item.value...]
+      guard !value.isEmpty else {
+        throw .invalidValue(option: "key_file", reason: "has no value (expected key_file=PATH)")
+      }
+      keyFile = try Self.percentDecode(value, option: "key_file")
+      path = path[..<item.start]
     }
-    let app = path[..<lastSlash]
-    let key = path[path.index(after: lastSlash)...]
+
+    let app: Substring
+    var key: String?
+    if keyFile != nil {
+      app = path.last == "/" ? path.dropLast() : path
+    } else if let lastSlash = path.lastIndex(of: "/") {
+      app = path[..<lastSlash]
+      let inURL = path[path.index(after: lastSlash)...]
+      key = inURL.isEmpty ? nil : String(inURL)
+    } else {
+      app = path
+    }
     guard !app.isEmpty else { throw .missingApp }
-    guard !key.isEmpty else { throw .missingStreamKey }
+
+    // The bound is on the URL as sent, which holds the key wherever it came from.
+    let room =
+      Self.maximumLength
+      - Self.urlPrefix(scheme, userInfo, String(host), port, String(app)).utf8.count
+    if let keyFile {
+      key = try RTMPSecret.read(file: keyFile, option: "key_file", maximumBytes: max(room, 0))
+    } else if key == nil {
+      key = try RTMPSecret.environment(
+        Self.keyVariable, in: environment, maximumBytes: max(room, 0))
+    }
+    guard let key else { throw .missingStreamKey }
     self.scheme = scheme
     self.host = String(host)
     self.port = port
     self.app = String(app)
-    self.streamKey = String(key)
+    self.streamKey = key
     self.userInfo = userInfo
+  }
+
+  /// Where a `key_file=` item of the path's query starts (its `?` or `&`) and where its value
+  /// starts; `nil` when the query has none.
+  private static func keyFileItem(in path: Substring) -> (start: String.Index, value: String.Index)?
+  {
+    guard let question = path.firstIndex(of: "?") else { return nil }
+    let name = "key_file="
+    var index = question
+    while index < path.endIndex {
+      let afterSeparator = path.index(after: index)
+      if path[afterSeparator...].hasPrefix(name) {
+        return (index, path.index(afterSeparator, offsetBy: name.count))
+      }
+      guard let next = path[afterSeparator...].firstIndex(of: "&") else { return nil }
+      index = next
+    }
+    return nil
+  }
+
+  /// `value` with `%XX` escapes decoded, so a path may hold bytes a URL cannot (`%20`, `%26`).
+  private static func percentDecode(_ value: Substring, option: String)
+    throws(RTMPTargetError) -> String
+  {
+    let bytes = Array(value.utf8)
+    var decoded: [UInt8] = []
+    decoded.reserveCapacity(bytes.count)
+    var index = 0
+    while index < bytes.count {
+      guard bytes[index] == UInt8(ascii: "%") else {
+        decoded.append(bytes[index])
+        index += 1
+        continue
+      }
+      guard index + 2 < bytes.count, let high = hexValue(bytes[index + 1]),
+        let low = hexValue(bytes[index + 2])
+      else {
+        throw .invalidValue(option: option, reason: "has bad percent-encoding at byte \(index)")
+      }
+      decoded.append(high << 4 | low)
+      index += 3
+    }
+    guard let text = String(validating: decoded, as: UTF8.self) else {
+      throw .invalidValue(option: option, reason: "is not valid UTF-8 once percent-decoded")
+    }
+    return text
+  }
+
+  private static func hexValue(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+    default: nil
+    }
   }
 
   /// `rtmp://host:port/app/***`: safe to print and log.
   public var redactedDescription: String {
-    "\(scheme.rawValue)://\(userInfo == nil ? "" : "***@")\(hostForURL):\(port)/\(app)/***"
+    "\(scheme.rawValue)://\(userInfo == nil ? "" : "***@")\(Self.bracketed(host)):\(port)/\(app)/***"
   }
 
   public var description: String { redactedDescription }
@@ -106,9 +204,17 @@ public struct RTMPTarget: Sendable, Equatable, CustomStringConvertible,
   }
 
   /// The full URL handed to libavformat; contains the key.
-  var url: String {
-    "\(scheme.rawValue)://\(userInfo.map { "\($0)@" } ?? "")\(hostForURL):\(port)/\(app)/\(streamKey)"
+  var url: String { Self.urlPrefix(scheme, userInfo, host, port, app) + streamKey }
+
+  /// The URL up to the key: `scheme://[user:password@]host:port/app/`.
+  private static func urlPrefix(
+    _ scheme: Scheme, _ userInfo: String?, _ host: String, _ port: Int, _ app: String
+  ) -> String {
+    "\(scheme.rawValue)://\(userInfo.map { "\($0)@" } ?? "")\(bracketed(host)):\(port)/\(app)/"
   }
 
-  private var hostForURL: String { host.contains(":") ? "[\(host)]" : host }
+  /// An IPv6 literal in brackets, as a URL writes it.
+  private static func bracketed(_ host: String) -> String {
+    host.contains(":") ? "[\(host)]" : host
+  }
 }

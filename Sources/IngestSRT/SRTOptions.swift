@@ -4,6 +4,10 @@ import IngestCore
 /// `srt://HOST:PORT?latency=MS|auto&passphrase=..&pbkeylen=16|24|32&streamid=..&maxbw=..&conntimeo=MS`
 /// `&stall_timeout=S&mode=caller|listener|rendezvous&port=LOCALPORT`.
 ///
+/// The secrets need not be in the URL, where `ps` would show them: `passphrase_file=PATH` and
+/// `streamid_file=PATH` read them from a file (its content, one trailing line end stripped), and
+/// when the URL gives neither form, `INGEST_SRT_PASSPHRASE` and `INGEST_SRT_STREAMID` are used.
+///
 /// Values are percent-decoded. `description` and `debugDescription` are the redacted form, so
 /// interpolating options into a log line cannot leak the passphrase or the stream id.
 public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible
@@ -47,7 +51,12 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
   public static let defaultStallTimeoutMilliseconds = 5000
   /// The longest stream id libsrt accepts.
   public static let maxStreamIDBytes = 512
+  /// The environment variable holding the passphrase when the URL has none.
+  public static let passphraseVariable = "INGEST_SRT_PASSPHRASE"
+  /// The environment variable holding the stream id when the URL has none.
+  public static let streamIDVariable = "INGEST_SRT_STREAMID"
   static let passphraseBytes = 10...79
+  static let streamIDBytes = 1...maxStreamIDBytes
   static let latencyRange = 0...60_000
   static let connectTimeoutRange = 100...120_000
   static let stallTimeoutRange = 1000...3_600_000
@@ -73,9 +82,14 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
     try validate()
   }
 
-  /// Parses an `srt://` URL. Unknown or repeated options are errors, so a typo never silently
-  /// sends an unencrypted stream.
-  public init(parsing url: String) throws(SRTOptionsError) {
+  /// Parses an `srt://` URL, reading the files its `passphrase_file=` and `streamid_file=` name.
+  /// Unknown or repeated options are errors, so a typo never silently sends an unencrypted
+  /// stream; so is a secret variable that is set but empty.
+  /// - Parameter environment: where `INGEST_SRT_PASSPHRASE` and `INGEST_SRT_STREAMID` are
+  ///   looked up; `nil` (the default) is the process's environment.
+  public init(parsing url: String, environment: [String: String]? = nil)
+    throws(SRTOptionsError)
+  {
     let bytes = Array(url.utf8)
     let schemeEnd = Self.find(Array("://".utf8), in: bytes)
     guard let schemeEnd else { throw .notSRTScheme(found: "") }
@@ -126,8 +140,10 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
     var latency: Int?
     var latencyIsAuto = false
     var passphrase: String?
+    var passphraseFile: String?
     var keyLength: Int?
     var streamID: String?
+    var streamIDFile: String?
     var maxBandwidth: Int64?
     var connectTimeout: Int?
     var stallTimeout: Int?
@@ -153,8 +169,10 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
       case "latency" where value == "auto": latencyIsAuto = true
       case "latency": latency = try Self.integer(value, option: key)
       case "passphrase": passphrase = value
+      case "passphrase_file": passphraseFile = value
       case "pbkeylen": keyLength = try Self.integer(value, option: key)
       case "streamid": streamID = value
+      case "streamid_file": streamIDFile = value
       case "maxbw":
         guard let number = Int64(value) else {
           throw .invalidValue(option: key, reason: "must be an integer (bytes per second)")
@@ -181,6 +199,13 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
         mode = parsed
       }
     }
+    // Files are read only once every query item has parsed, so a typo costs no read.
+    passphrase = try Self.secret(
+      passphrase, option: "passphrase", file: passphraseFile, variable: Self.passphraseVariable,
+      environment: environment, allowed: Self.passphraseBytes)
+    streamID = try Self.secret(
+      streamID, option: "streamid", file: streamIDFile, variable: Self.streamIDVariable,
+      environment: environment, allowed: Self.streamIDBytes)
     try self.init(
       host: host, port: UInt16(portNumber), latencyMilliseconds: latency, passphrase: passphrase,
       keyLength: keyLength, streamID: streamID, maxBandwidth: maxBandwidth,
@@ -189,7 +214,8 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
     self.latencyIsAuto = latencyIsAuto
   }
 
-  /// The URL with the passphrase and the stream id replaced by `***`, safe to print.
+  /// The URL with the passphrase and the stream id replaced by `***` (wherever they came from),
+  /// safe to print.
   public var redacted: String {
     var text = "srt://"
     text += host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
@@ -282,9 +308,23 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
   }
 
   private static let knownKeys: Set<String> = [
-    "latency", "passphrase", "pbkeylen", "streamid", "maxbw", "conntimeo", "stall_timeout", "mode",
-    "port",
+    "latency", "passphrase", "passphrase_file", "pbkeylen", "streamid", "streamid_file", "maxbw",
+    "conntimeo", "stall_timeout", "mode", "port",
   ]
+
+  /// The secret `option` of the URL: its value, else the content of its `_file` (both given is
+  /// an error), else environment variable `variable`, else none.
+  private static func secret(
+    _ value: String?, option: String, file: String?, variable: String,
+    environment: [String: String]?, allowed: ClosedRange<Int>
+  ) throws(SRTOptionsError) -> String? {
+    if let file {
+      guard value == nil else { throw .conflictingOptions(option, option + "_file") }
+      return try SRTSecret.read(file: file, option: option + "_file", allowed: allowed)
+    }
+    if let value { return value }
+    return try SRTSecret.environment(variable, in: environment, allowed: allowed)
+  }
 
   private static func integer(_ text: String, option: String) throws(SRTOptionsError) -> Int {
     guard let number = Int(text) else {

@@ -35,11 +35,15 @@ enum ReplayCommand: Command {
                                 mode=caller (default: connect to HOST:PORT), mode=listener
                                 (bind HOST:PORT, wait for a caller, and for the next one after
                                 it leaves), mode=rendezvous (meet a peer at HOST:PORT from the
-                                local port=N, default PORT)
+                                local port=N, default PORT); passphrase_file=PATH and
+                                streamid_file=PATH read the secret from a file, else
+                                INGEST_SRT_PASSPHRASE and INGEST_SRT_STREAMID are used
       rtmp://HOST/APP/KEY       RTMP publish (rtmps:// for TLS; the server certificate is
                                 verified against the system's CAs, or --ca-file); H.264 only,
                                 an HEVC dump is refused before connecting (no Enhanced RTMP
-                                in this libavformat)
+                                in this libavformat); the key may instead come from
+                                rtmp://HOST/APP?key_file=PATH or INGEST_RTMP_KEY
+                                (docs/secrets.md)
       hls:DIR, DIR/NAME.m3u8    HLS segments and a live playlist in DIR
       A file or null output takes ?rate=800k (a token bucket at that bit rate) and
       ?stall=10s@5s (a 10 s outage starting 5 s in) to simulate a network, e.g.

@@ -1,13 +1,14 @@
 import Foundation
 import Glibc
-import Testing
 import IngestTestSupport
+import Testing
 
 /// Passphrases, stream ids, stream keys and URL credentials never reach standard output,
 /// standard error, status events or any file a run writes: runs to reachable and unreachable
 /// peers, with a wrong passphrase, with mistyped URLs, with `--status`, `--json`, the text
 /// summary and the progress line, and the contents of every file in the run's directory are
-/// searched for each secret.
+/// searched for each secret. Given through `passphrase_file=`, `streamid_file=`, `key_file=` or
+/// the `INGEST_*` variables, they are not on the running process's command line either.
 @Suite(.serialized) struct SecretsTests {
   static let passphrase = "Sekrit-Passphrase-4417"
   static let streamID = "sid-Secret-9912"
@@ -15,6 +16,8 @@ import IngestTestSupport
   static let user = "user-Secret-7781"
   static let password = "pw-Secret-3319"
   static let all = [passphrase, streamID, streamKey, user, password]
+  /// The variables that carry secrets; a run inherits none of them unless a test sets it.
+  static let secretVariables = ["INGEST_SRT_PASSPHRASE", "INGEST_SRT_STREAMID", "INGEST_RTMP_KEY"]
 
   /// Everything a run showed and wrote: its output, and every file under `directory`.
   private func expectNoSecret(
@@ -140,5 +143,272 @@ import IngestTestSupport
       "hls:\(directory.appending(path: "hls").path)", in: directory, extra: ["--json"])
     #expect(hls.status == 0, "\(hls.stderr)")
     expectNoSecret(in: hls, directory: directory, case: "HLS output")
+  }
+
+  /// The secrets in files of a directory of their own (outside the one searched for them).
+  private func secretFiles() throws
+    -> (directory: URL, passphrase: String, streamID: String, key: String)
+  {
+    let directory = try CommandRunner.temporaryDirectory()
+    let files = [
+      ("passphrase", Self.passphrase), ("streamid", Self.streamID), ("key", Self.streamKey),
+    ]
+    for (name, secret) in files {
+      try Data((secret + "\n").utf8).write(to: directory.appending(path: name))
+    }
+    return (
+      directory, directory.appending(path: "passphrase").path,
+      directory.appending(path: "streamid").path, directory.appending(path: "key").path
+    )
+  }
+
+  /// Runs `ingest replay` in the background with `environment` added, reads its command line
+  /// from /proc once it has connected, and waits for it to end.
+  /// - Returns: what it printed, and its command line with the NULs between arguments as spaces.
+  private func replayInBackground(
+    _ target: String, in directory: URL, environment: [String: String]
+  ) throws -> (result: CommandRunner.Result, commandLine: String) {
+    let status = directory.appending(path: "status.jsonl")
+    let run = try SecretRun(
+      [
+        "replay", CommandRunner.fixture("video-only.dump"), "--to", target, "--json", "--status",
+        status.path,
+      ], environment: environment, removing: Self.secretVariables, directory: directory)
+    defer { run.kill() }
+    // Realtime: the run is still streaming for seconds after it connects.
+    try LoopbackServers.waitUntil("the run to connect", timeout: 30) {
+      guard run.isRunning else { throw LoopbackServers.Failure("ingest ended: \(run.stderr)") }
+      return JSONLines.events(in: status).contains { $0["event"] as? String == "connected" }
+    }
+    let commandLine = run.commandLine()
+    let result = run.finish(timeout: 60)
+    return (result, commandLine ?? "")
+  }
+
+  @Test(arguments: ["file", "environment"])
+  func srtSecretsFromAFileOrTheEnvironmentReachAnEncryptedListener(source: String) throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let secrets = try secretFiles()
+    defer { try? FileManager.default.removeItem(at: secrets.directory) }
+    let received = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: received) }
+    let listener = try SRTListener(
+      port: try LoopbackServers.freePort(SOCK_DGRAM), output: received.appending(path: "in.ts"),
+      passphrase: Self.passphrase)
+    defer { listener.kill() }
+
+    var url = "srt://127.0.0.1:\(listener.port)?latency=200&pbkeylen=32"
+    var environment: [String: String] = [:]
+    if source == "file" {
+      url += "&passphrase_file=\(secrets.passphrase)&streamid_file=\(secrets.streamID)"
+    } else {
+      environment = [
+        "INGEST_SRT_PASSPHRASE": Self.passphrase, "INGEST_SRT_STREAMID": Self.streamID,
+      ]
+    }
+    let (result, commandLine) = try replayInBackground(
+      url, in: directory, environment: environment)
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(commandLine.contains("replay") && commandLine.contains("pbkeylen=32"), "\(commandLine)")
+    for secret in Self.all { #expect(!commandLine.contains(secret), "\(secret) in cmdline") }
+    expectNoSecret(in: result, directory: directory, case: "SRT secrets from the \(source)")
+
+    // The listener decrypted what it received (it exits once the caller has gone).
+    #expect(listener.child.wait(timeout: 10))
+    let summary = try JSONLines.summary(result.stdout)
+    #expect(LoopbackServers.size(of: listener.output) == summary["sent_bytes"] as? Int)
+    #expect(try CommandRunner.streams(listener.output.path) == ["h264"])
+    #expect(try CommandRunner.decodeErrors(listener.output.path) == "")
+    #expect(
+      JSONLines.events(in: directory.appending(path: "status.jsonl")).contains {
+        ($0["event"] as? String) == "start"
+          && ($0["output"] as? String)?.contains("passphrase=***")
+            == true
+      })
+  }
+
+  @Test(arguments: ["file", "environment"])
+  func rtmpKeyFromAFileOrTheEnvironmentIsPublishedTo(source: String) throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let secrets = try secretFiles()
+    defer { try? FileManager.default.removeItem(at: secrets.directory) }
+    // nginx's directory holds the recording named after the key: it is the server's, not ours.
+    let serverDirectory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: serverDirectory) }
+    let server = try NginxRTMP(
+      port: try LoopbackServers.freePort(SOCK_STREAM), directory: serverDirectory)
+    defer { server.kill() }
+
+    let url =
+      source == "file"
+      ? "rtmp://127.0.0.1:\(server.port)/live?key_file=\(secrets.key)"
+      : "rtmp://127.0.0.1:\(server.port)/live"
+    let environment = source == "file" ? [:] : ["INGEST_RTMP_KEY": Self.streamKey]
+    let (result, commandLine) = try replayInBackground(
+      url, in: directory, environment: environment)
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(commandLine.contains("rtmp://127.0.0.1:\(server.port)/live"), "\(commandLine)")
+    for secret in Self.all { #expect(!commandLine.contains(secret), "\(secret) in cmdline") }
+    expectNoSecret(in: result, directory: directory, case: "RTMP key from the \(source)")
+
+    try server.waitForSessionEnd()
+    server.kill()
+    let recording = try FLVReport(server.recording(key: Self.streamKey).path)
+    #expect(recording.codecs == ["h264"])
+    #expect(recording.decodeErrors == "")
+    let start = JSONLines.events(in: directory.appending(path: "status.jsonl")).first {
+      $0["event"] as? String == "start"
+    }
+    #expect(
+      (start?["output"] as? String)?.hasSuffix("rtmp://127.0.0.1:\(server.port)/live/***") == true,
+      "\(String(describing: start))")
+  }
+
+  /// `ingest live` keeps the outputs' secret variables to itself: the encoder child it starts
+  /// gets the rest of the environment, not them (its /proc/PID/environ would show them).
+  @Test func theEncoderChildDoesNotInheritTheSecretVariables() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let marker = "INGEST_TEST_MARKER=kept"
+    let run = try SecretRun(
+      ["live", "testsrc", "--to", "null:", "--duration", "60", "--quiet"],
+      environment: [
+        "INGEST_SRT_PASSPHRASE": Self.passphrase, "INGEST_RTMP_KEY": Self.streamKey,
+        "INGEST_TEST_MARKER": "kept",
+      ], removing: [], directory: directory)
+    defer { run.kill() }
+    var environments = run.environments()
+    #expect(
+      FaultSupport.waitUntil(seconds: 20) {
+        environments = run.environments()
+        return !environments.children.isEmpty && !environments.children[0].isEmpty
+      }, "no encoder child appeared: \(run.stderr)")
+    #expect(environments.own.contains("INGEST_SRT_PASSPHRASE=\(Self.passphrase)"))
+    for child in environments.children {
+      #expect(child.contains(marker), "the child's environment was not passed on")
+      #expect(!child.contains { $0.hasPrefix("INGEST_SRT_PASSPHRASE=") })
+      #expect(!child.contains { $0.hasPrefix("INGEST_RTMP_KEY=") })
+    }
+  }
+
+  /// A secret file or variable that cannot be used stops the run before anything is sent: a
+  /// usage error that names the option and the file or variable, never the content.
+  @Test func unusableSecretFilesAndVariablesAreUsageErrorsNamingThem() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let secrets = try secretFiles()
+    defer { try? FileManager.default.removeItem(at: secrets.directory) }
+    let empty = secrets.directory.appending(path: "empty").path
+    try Data("\n".utf8).write(to: URL(fileURLWithPath: empty))
+    let short = secrets.directory.appending(path: "short").path
+    try Data("pw-4417\n".utf8).write(to: URL(fileURLWithPath: short))
+    let missing = secrets.directory.appending(path: "missing").path
+    let srt = "srt://127.0.0.1:9000"
+    let cases: [(url: String, variables: [String: String], named: [String])] = [
+      ("\(srt)?passphrase_file=\(missing)", [:], ["passphrase_file", missing]),
+      ("\(srt)?streamid_file=\(empty)", [:], ["streamid_file", empty, "empty"]),
+      ("\(srt)?passphrase_file=\(short)&pbkeylen=16", [:], ["passphrase_file", short, "10 to 79"]),
+      (
+        "\(srt)?passphrase=\(Self.passphrase)&passphrase_file=\(secrets.passphrase)", [:],
+        ["passphrase", "passphrase_file"]
+      ),
+      (srt, ["INGEST_SRT_PASSPHRASE": "too-short"], ["INGEST_SRT_PASSPHRASE", "10 to 79"]),
+      ("rtmp://127.0.0.1:9/live?key_file=\(missing)", [:], ["key_file", missing]),
+      ("rtmp://127.0.0.1:9/live", ["INGEST_RTMP_KEY": ""], ["INGEST_RTMP_KEY"]),
+    ]
+    for (url, variables, named) in cases {
+      let run = try SecretRun(
+        ["replay", CommandRunner.fixture("audio-only.dump"), "--to", url],
+        environment: variables, removing: Self.secretVariables, directory: directory)
+      let result = run.finish(timeout: 30)
+      #expect(result.status == 2, "\(url): exit \(result.status), \(result.stderr)")
+      #expect(result.stderr.contains("--to"), "\(result.stderr)")
+      for name in named { #expect(result.stderr.contains(name), "\(name): \(result.stderr)") }
+      expectNoSecret(in: result, directory: directory, case: "secret source error for \(url)")
+    }
+  }
+}
+
+/// One `ingest` run started in the background with variables added to (or removed from) the
+/// environment the tests run in, so that its command line can be read while it runs; killed by
+/// its pid when the test ends first.
+private final class SecretRun {
+  private let process = Process()
+  private let stdoutURL: URL
+  private let stderrURL: URL
+  private let exited = DispatchSemaphore(value: 0)
+
+  init(
+    _ arguments: [String], environment: [String: String], removing: [String], directory: URL
+  ) throws {
+    process.executableURL = URL(fileURLWithPath: CommandRunner.ingest)
+    process.arguments = arguments
+    var variables = ProcessInfo.processInfo.environment
+    for name in removing { variables[name] = nil }
+    variables.merge(environment) { $1 }
+    process.environment = variables
+    let name = UUID().uuidString
+    stdoutURL = directory.appending(path: "\(name).out")
+    stderrURL = directory.appending(path: "\(name).err")
+    for url in [stdoutURL, stderrURL] {
+      _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+    }
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
+    process.standardError = try FileHandle(forWritingTo: stderrURL)
+    process.terminationHandler = { [exited] _ in exited.signal() }
+    try process.run()
+  }
+
+  deinit { kill() }
+
+  var isRunning: Bool { process.isRunning }
+  var stderr: String { LoopbackServers.text(of: stderrURL) }
+
+  /// /proc/PID/cmdline with the NULs between arguments as spaces; `nil` once the process ended.
+  func commandLine() -> String? {
+    guard let handle = FileHandle(forReadingAtPath: "/proc/\(process.processIdentifier)/cmdline")
+    else { return nil }
+    defer { try? handle.close() }
+    let bytes = handle.readDataToEndOfFile().map { $0 == 0 ? UInt8(ascii: " ") : $0 }
+    return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// /proc/PID/environ of the run, and of each of its children, as raw `NAME=value` entries.
+  func environments() -> (own: [String], children: [[String]]) {
+    func entries(_ pid: String) -> [String] {
+      guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else {
+        return []
+      }
+      return data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+    }
+    let pid = "\(process.processIdentifier)"
+    let children = LoopbackServers.text(
+      of: URL(fileURLWithPath: "/proc/\(pid)/task/\(pid)/children")
+    ).split(separator: " ").map(String.init)
+    return (entries(pid), children.map(entries))
+  }
+
+  /// Waits up to `timeout` seconds for the run to end (then kills it by pid) and collects what
+  /// it printed. Its output files are removed, so they are not searched as the run's own files.
+  func finish(timeout: TimeInterval) -> CommandRunner.Result {
+    let timedOut = exited.wait(timeout: .now() + timeout) == .timedOut
+    if timedOut { kill() }
+    let result = CommandRunner.Result(
+      status: process.terminationStatus, stdout: LoopbackServers.text(of: stdoutURL),
+      stderr: stderr, timedOut: timedOut)
+    try? FileManager.default.removeItem(at: stdoutURL)
+    try? FileManager.default.removeItem(at: stderrURL)
+    return result
+  }
+
+  /// Sends SIGKILL to the pid if the run is still going, and reaps it.
+  func kill() {
+    guard process.isRunning else { return }
+    Glibc.kill(process.processIdentifier, SIGKILL)
+    exited.wait()
+    exited.signal()
   }
 }

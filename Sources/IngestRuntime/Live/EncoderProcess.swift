@@ -48,6 +48,23 @@ public final class EncoderProcess: @unchecked Sendable {
     Executable.sibling("ingest-encode", overriddenBy: "INGEST_ENCODE_BIN")
   }
 
+  /// Environment variables that carry an output's secret (`docs/secrets.md`).
+  static let secretVariables = ["INGEST_SRT_PASSPHRASE", "INGEST_SRT_STREAMID", "INGEST_RTMP_KEY"]
+
+  /// This process's environment entries (`NAME=value`, as they are: a value need not be
+  /// UTF-8), the secret variables left out.
+  static func environmentWithoutSecrets() -> [UnsafeMutablePointer<CChar>?] {
+    let prefixes = secretVariables.map { Array(($0 + "=").utf8CString.dropLast()) }
+    var entries: [UnsafeMutablePointer<CChar>?] = []
+    var cursor: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?> = environ
+    while let entry = cursor.pointee {
+      let isSecret = prefixes.contains { prefix in strncmp(entry, prefix, prefix.count) == 0 }
+      if !isSecret { entries.append(entry) }
+      cursor += 1
+    }
+    return entries + [nil]
+  }
+
   /// Starts `executable` with `arguments`.
   /// - Parameter onLine: each standard-error line of the child, on a reader thread.
   public init(
@@ -69,8 +86,11 @@ public final class EncoderProcess: @unchecked Sendable {
     posix_spawn_file_actions_adddup2(&actions, stderr[1], 2)
     let argv = ([executable] + arguments).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
+    // The outputs' secrets stay in this process: the encoder needs none, and its
+    // /proc/PID/environ would show them.
+    let environment = Self.environmentWithoutSecrets()
     var child = pid_t()
-    let spawned = posix_spawn(&child, executable, &actions, nil, argv, environ)
+    let spawned = posix_spawn(&child, executable, &actions, nil, argv, environment)
     for fd in [input[0], stdout[1], stderr[1]] { close(fd) }
     guard spawned == 0 else {
       for fd in [input[1], stdout[0], stderr[0]] { close(fd) }

@@ -101,6 +101,25 @@ private let origin: Int64 = 900_000
     #expect(timeline.discontinuities == 1)
   }
 
+  /// The app stops playing for 3 s while the video goes on, on the same host clock: when its
+  /// audio comes back it keeps its timestamps, with no reset.
+  @Test func audioSilentForSecondsOnTheSharedClockIsAGapNotAReset() throws {
+    var timeline = Timeline()
+    for frame: Int64 in 0..<300 {
+      let seconds = Double(frame) / 30
+      _ = try timeline.stamp(kind: .video, pts: time(frame * 20, 600), dts: nil)
+      // App audio for the first 2 s and again from 5 s on: 1024-sample frames at 48 kHz.
+      let audioFrame = Int64(seconds * 48_000) / 1024
+      if seconds < 2 || seconds >= 5 {
+        let stamp = try timeline.stamp(
+          kind: .audioApp, pts: time(audioFrame * 1024, 48_000), dts: nil)
+        #expect(!stamp.isDiscontinuity, "frame \(frame)")
+        #expect(stamp.dts == origin + audioFrame * 1024 * 90_000 / 48_000, "frame \(frame)")
+      }
+    }
+    #expect(timeline.discontinuities == 0)
+  }
+
   @Test func resetAudioClockIsReanchoredAtTheSharedNow() throws {
     var timeline = Timeline()
     // Video and mic run together for 2 s; then the mic stops while video goes on to 10 s.

@@ -86,6 +86,44 @@ import Testing
     #expect(zip(expected, actual).allSatisfy { abs($0 - $1) <= 1 })
   }
 
+  /// The app stops playing for 3 s (its audio track has nothing from 3 s to 6 s) while the
+  /// video goes on: a gap on a continuous clock, not a reset. App audio after it keeps its
+  /// place against the video, and an HLS recording of it has no discontinuity.
+  @Test func anAudioPauseIsAGapNotAClockReset() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let original = try Self.screen()
+    let app = Self.indices(of: .audioApp, in: original)
+    let start = original[app[0]].sample!.pts
+    func seconds(_ index: Int) -> Double {
+      let pts = original[index].sample!.pts
+      return Double(pts.value) / Double(pts.timescale) - Double(start.value)
+        / Double(start.timescale)
+    }
+    let silent = Set(app.filter { (3.0..<6.0).contains(seconds($0)) })
+    #expect(silent.count > 100)
+    let items = original.indices.filter { !silent.contains($0) }.map { original[$0] }
+    let reference = try Self.replay(original, named: "reference", in: directory)
+    let paused = try Self.replay(items, named: "paused", in: directory)
+    #expect(paused.result.status == 0, "\(paused.result.stderr)")
+    #expect(paused.result.stdout.contains("\"clock_resets\":0"), "\(paused.result.stdout)")
+    // Every app frame that is left at its own time.
+    let kept = Set(
+      reference.pts(0x101).enumerated().filter { index, _ in
+        !silent.contains(app[index])
+      }.map(\.element))
+    #expect(Set(paused.pts(0x101)) == kept)
+
+    let recording = directory.appending(path: "hls").path
+    let hls = try CommandRunner.ingest([
+      "replay", directory.appending(path: "paused.dump").path, "--to", "hls:\(recording)",
+      "--speed", "max", "--quiet",
+    ])
+    #expect(hls.status == 0, "\(hls.stderr)")
+    let playlist = try String(contentsOfFile: recording + "/index.m3u8", encoding: .utf8)
+    #expect(!playlist.contains("#EXT-X-DISCONTINUITY"), "\(playlist)")
+  }
+
   @Test(arguments: ["one tick per second", "a second per frame"])
   func unusableMicClockMovesNoOtherTrack(clock: String) throws {
     let directory = try CommandRunner.temporaryDirectory()

@@ -11,6 +11,10 @@
 ///   an interruption by the video: when an audio track that came first after the stall was
 ///   pulled back to the shared "now" and the video then jumps forward by about as much, the video
 ///   is pulled back by the same amount, so A/V sync survives whichever track resumes first.
+/// - A gap is not a reset: an audio track silent for longer than `jumpThreshold` (the app
+///   stopped playing, the mic was off) that comes back within `jumpThreshold` of the shared "now"
+///   keeps its timestamps, as the host clock went on; only a clock that comes back elsewhere is
+///   re-anchored.
 /// - A glitch is not a reset: an audio timestamp that repeats or steps back by at most
 ///   `maximumAudioFrameStep` is placed one frame on from the previous one, and the track's later samples keep
 ///   their own times (no lasting shift). A video DTS that does so is nudged one tick on.
@@ -97,6 +101,14 @@ public struct Timeline: Sendable {
     self.configuration = configuration
   }
 
+  /// Whether an audio track that went quiet for longer than the threshold came back where the
+  /// other tracks are: the app stopped playing or the mic was turned off, and the host clock
+  /// went on. Such a step is a gap, kept as it is; a reset clock comes back elsewhere.
+  private func resumesOnTheSharedClock(_ stampDTS: Int64, _ track: Track) -> Bool {
+    guard now != .min, now > track.lastDTS, track.frameStep > 0 else { return false }
+    return (stampDTS &- now).magnitude <= UInt64(max(configuration.jumpThreshold, 0))
+  }
+
   /// Tells the timeline an audio track's frame duration (1024 samples for AAC), so a glitch or an
   /// unusable clock is corrected by exactly one frame rather than by a learned or assumed step.
   public mutating func setAudioFrameDuration(samples: Int, sampleRate: Int, for kind: SampleKind) {
@@ -141,7 +153,7 @@ public struct Timeline: Sendable {
         // A repeated or slightly early timestamp: one frame on, the clock itself is kept.
         stampDTS = track.lastDTS + frame
         corrected = true
-      } else if step <= 0 || step > threshold {
+      } else if step <= 0 || (step > threshold && !resumesOnTheSharedClock(stampDTS, track)) {
         // One frame on, or at the shared "now" when other tracks went on meanwhile.
         let anchored = max(track.lastDTS + frame, now)
         if step > threshold && stampDTS &- anchored > threshold {

@@ -46,6 +46,14 @@ enum HLSFileSystem {
     return names
   }
 
+  /// Throws when `path` is a symbolic link: recovery writes only the directory's own files, so a
+  /// link planted in it cannot make it cut or append to a file elsewhere. A missing path is fine.
+  static func refuseSymbolicLink(_ path: String) throws(FileError) {
+    var stats = stat()
+    guard lstat(path, &stats) == 0, stats.st_mode & S_IFMT == S_IFLNK else { return }
+    throw FileError(operation: "follow the symbolic link", path: path, errno: ELOOP)
+  }
+
   /// Size of a regular file, or nil when there is none.
   static func size(of path: String) -> Int64? {
     var stats = stat()
@@ -66,9 +74,10 @@ enum HLSFileSystem {
     }
   }
 
-  /// Cuts a file to `length` bytes and syncs it.
+  /// Cuts a file to `length` bytes and syncs it; a symbolic link is refused (`ELOOP`), so that
+  /// only the directory's own file is cut, never one it points to.
   static func truncate(_ path: String, to length: Int64) throws(FileError) {
-    let fd = open(path, O_WRONLY | O_CLOEXEC)
+    let fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
     guard fd >= 0 else { throw FileError(operation: "open", path: path, errno: errno) }
     defer { close(fd) }
     guard ftruncate(fd, off_t(length)) == 0 else {
@@ -163,9 +172,13 @@ final class HLSAppendFile {
   let path: String
   private var fd: Int32
 
-  init(path: String) throws(FileError) {
+  /// Opens (or creates) `path` for appending.
+  /// - Parameter refusingSymbolicLinks: fail with `ELOOP` when `path` is a symbolic link
+  ///   (recovery, which must not append to a file outside the directory).
+  init(path: String, refusingSymbolicLinks: Bool = false) throws(FileError) {
     self.path = path
-    fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+    let noFollow = refusingSymbolicLinks ? O_NOFOLLOW : 0
+    fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | noFollow, 0o644)
     guard fd >= 0 else { throw FileError(operation: "create", path: path, errno: errno) }
   }
 

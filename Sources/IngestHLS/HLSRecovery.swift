@@ -62,6 +62,8 @@ public struct HLSRecoveryReport: Equatable, Sendable, CustomStringConvertible {
 ///   as a final segment if that still starts with PAT and holds a whole keyframe (audio frame
 ///   without video); otherwise it is removed.
 /// - Leftover `*.tmp` files (the space reserve, a half-written playlist copy) are removed first.
+/// - A `journal` or `.part` that is a symbolic link is refused before anything is changed, so
+///   that nothing outside the directory is cut or appended to.
 /// - A playlist listing every segment, with `EXT-X-ENDLIST`, replaces the old one atomically, and
 ///   `end` is appended to the journal. Recovering a finished recording changes nothing.
 public enum HLSRecovery {
@@ -106,6 +108,12 @@ public enum HLSRecovery {
 
   private static func run(directory: String, now: Int64) throws -> HLSRecoveryReport {
     let journalPath = HLSFileSystem.join(directory, HLSJournal.fileName)
+    // Before anything is read or written: a journal or `.part` that is a symbolic link would
+    // have recovery append to, or cut, a file outside the directory.
+    try HLSFileSystem.refuseSymbolicLink(journalPath)
+    for name in try HLSFileSystem.entries(of: directory) where name.hasSuffix(".part") {
+      try HLSFileSystem.refuseSymbolicLink(HLSFileSystem.join(directory, name))
+    }
     guard let journal = try HLSFileSystem.readJournal(journalPath) else {
       throw HLSError.noJournal(directory: directory)
     }
@@ -150,7 +158,7 @@ public enum HLSRecovery {
       }
     }
 
-    let journalFile = try HLSAppendFile(path: journalPath)
+    let journalFile = try HLSAppendFile(path: journalPath, refusingSymbolicLinks: true)
     defer { journalFile.close() }
     // A kill mid-write left half a line: end it, so the lines appended below stay whole.
     if journal.endsWithTornLine { try journalFile.append(HLSJournal.tornLineEnd) }

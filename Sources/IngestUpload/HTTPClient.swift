@@ -41,17 +41,24 @@ public final class HTTPClient {
 
   private let handle: UnsafeMutableRawPointer
   private let configuration: Configuration
+  private let stopRequested: () -> String?
   private var headerList: UnsafeMutablePointer<curl_slist>?
 
   private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
 
   /// Creates the handle.
-  public init(_ configuration: Configuration) throws(UploadError) {
+  /// - Parameter stopRequested: asked during every request (libcurl's progress callback, about
+  ///   once a second even while nothing moves): a name (`SIGINT`) ends the request at once with
+  ///   `UploadError.stopped`.
+  public init(_ configuration: Configuration, stopRequested: @escaping () -> String? = { nil })
+    throws(UploadError)
+  {
     guard Self.globalInit == CURLE_OK, let handle = curl_easy_init() else {
       throw .fatalTransport("libcurl could not be initialised")
     }
     self.handle = handle
     self.configuration = configuration
+    self.stopRequested = stopRequested
     for line in configuration.headers {
       guard let list = curl_slist_append(headerList, line) else {
         throw .fatalTransport("libcurl could not store a header")
@@ -67,12 +74,9 @@ public final class HTTPClient {
 
   /// PUTs `bytes` bytes of the file at `path`.
   public func put(file path: String, bytes: Int64, to url: String) throws(UploadError) -> Response {
-    let fd: FileDescriptor
-    do { fd = try FileDescriptor.open(path, O_RDONLY) } catch {
-      throw .file(FileError(operation: "open", path: path, errno: error.code))
-    }
+    let fd = try UploadFiles.openForReading(path)
     defer { fd.close() }
-    let context = TransferContext(body: .file(fd, remaining: bytes))
+    let context = TransferContext(body: .file(fd, remaining: bytes), stopRequested: stopRequested)
     let response = try perform(url: url, context: context) { handle in
       [
         ingest_curl_set_long(handle, CURLOPT_UPLOAD, 1),
@@ -87,7 +91,7 @@ public final class HTTPClient {
 
   /// PUTs bytes held in memory (the playlist, read once so that the copy sent is consistent).
   public func put(_ data: [UInt8], to url: String) throws(UploadError) -> Response {
-    let context = TransferContext(body: .memory(data, offset: 0))
+    let context = TransferContext(body: .memory(data, offset: 0), stopRequested: stopRequested)
     return try perform(url: url, context: context) { handle in
       [
         ingest_curl_set_long(handle, CURLOPT_UPLOAD, 1),
@@ -98,7 +102,8 @@ public final class HTTPClient {
 
   /// HEAD: whether the server has the file, and its size.
   public func head(_ url: String) throws(UploadError) -> Response {
-    try perform(url: url, context: TransferContext(body: .none)) { handle in
+    try perform(url: url, context: TransferContext(body: .none, stopRequested: stopRequested)) {
+      handle in
       [ingest_curl_set_long(handle, CURLOPT_NOBODY, 1)]
     }
   }
@@ -128,6 +133,13 @@ public final class HTTPClient {
           ingest_curl_set_callback(handle, CURLOPT_HEADERFUNCTION, headerCallback),
           ingest_curl_set_pointer(handle, CURLOPT_HEADERDATA, pointer),
           ingest_curl_set_callback(handle, CURLOPT_WRITEFUNCTION, discardCallback),
+          ingest_curl_set_long(handle, CURLOPT_NOPROGRESS, 0),
+          // The shim has no setter for this callback's type; curl_easy_setopt reads a function
+          // pointer from its variadic argument, which on every POSIX ABI is passed as a pointer.
+          ingest_curl_set_pointer(
+            handle, CURLOPT_XFERINFOFUNCTION,
+            unsafeBitCast(progressCallback, to: UnsafeMutableRawPointer.self)),
+          ingest_curl_set_pointer(handle, CURLOPT_XFERINFODATA, pointer),
         ] + method(handle)
       if let headerList {
         setup.append(ingest_curl_set_list(handle, CURLOPT_HTTPHEADER, headerList))
@@ -141,6 +153,7 @@ public final class HTTPClient {
       if let failed = setup.first(where: { $0 != CURLE_OK }) { return failed }
       return curl_easy_perform(handle)
     }
+    if let signal = context.stoppedBy { throw .stopped(signal: signal) }
     guard code == CURLE_OK else {
       let detail = String(
         decoding: errorBuffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) },
@@ -180,8 +193,14 @@ private final class TransferContext {
   var body: Body
   var statusLine = ""
   var readFailure: Int32?
+  let stopRequested: () -> String?
+  /// The stop that ended the request, when one did.
+  var stoppedBy: String?
 
-  init(body: Body) { self.body = body }
+  init(body: Body, stopRequested: @escaping () -> String?) {
+    self.body = body
+    self.stopRequested = stopRequested
+  }
 }
 
 private let readCallback: ingest_curl_data_callback = { buffer, size, count, user in
@@ -225,14 +244,19 @@ private let headerCallback: ingest_curl_data_callback = { buffer, size, count, u
   let bytes = size * count
   guard let buffer, let user else { return bytes }
   let context = Unmanaged<TransferContext>.fromOpaque(user).takeUnretainedValue()
-  let line = String(
-    decoding: UnsafeRawBufferPointer(start: buffer, count: bytes), as: UTF8.self)
   // Each response (a 100 Continue included) starts with its status line; keep the last one.
-  if line.hasPrefix("HTTP/"), let space = line.firstIndex(of: " ") {
-    context.statusLine = String(
-      line[line.index(after: space)...].prefix(while: { $0 != "\r" && $0 != "\n" }).prefix(120))
-  }
+  let line = UnsafeRawBufferPointer(start: buffer, count: bytes)
+  if let text = HTTPStatusLine.text(ofHeaderLine: line) { context.statusLine = text }
   return bytes
+}
+
+/// Ends the request (non-zero) once a stop was asked for.
+private let progressCallback: curl_xferinfo_callback = { user, _, _, _, _ in
+  guard let user else { return 0 }
+  let context = Unmanaged<TransferContext>.fromOpaque(user).takeUnretainedValue()
+  guard let signal = context.stopRequested() else { return 0 }
+  context.stoppedBy = signal
+  return 1
 }
 
 private let discardCallback: ingest_curl_data_callback = { _, size, count, _ in size * count }

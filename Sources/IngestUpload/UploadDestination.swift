@@ -24,7 +24,33 @@ public struct UploadDestination: Equatable, Sendable, CustomStringConvertible {
     guard text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
       throw .invalidOption("--to must be printable ASCII without spaces")
     }
+    try Self.checkPort(of: authority, in: text)
     base = text.hasSuffix("/") ? text : text + "/"
+  }
+
+  /// A port, when given, is 1 to 65535: libcurl would refuse any other only when the first
+  /// request is made, after the upload journal was written, as a failure rather than a mistake.
+  private static func checkPort(of authority: Substring, in text: String) throws(UploadError) {
+    // After an IPv6 literal's `]`, or after the host's only colon.
+    let afterHost: Substring
+    if authority.hasPrefix("[") {
+      guard let close = authority.firstIndex(of: "]") else {
+        throw .invalidOption("--to \(text): the IPv6 address has no closing ']'")
+      }
+      afterHost = authority[authority.index(after: close)...]
+    } else {
+      afterHost = authority.firstIndex(of: ":").map { authority[$0...] } ?? ""
+    }
+    guard !afterHost.isEmpty else { return }
+    let digits = afterHost.dropFirst()
+    guard afterHost.first == ":", !digits.isEmpty, digits.count <= 5,
+      digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+      let port = Int(digits), (1...65535).contains(port)
+    else {
+      throw .invalidOption(
+        "--to \(text): '\(afterHost.dropFirst())' is not a port (1 to 65535); "
+          + "type e.g. --to http://127.0.0.1:8080/rec/")
+    }
   }
 
   /// Whether the files go over TLS.

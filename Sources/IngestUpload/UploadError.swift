@@ -19,6 +19,15 @@ public enum UploadError: Error, Equatable, Sendable, CustomStringConvertible {
   case lostOnServer([String])
   /// An option that cannot work (a URL with credentials, a bad header line).
   case invalidOption(String)
+  /// A file the uploader would read or write is a symbolic link: refused, so that nothing
+  /// outside the recording is sent and no journal line lands elsewhere.
+  case symbolicLink(path: String)
+  /// Another uploader holds the upload journal of `directory` (at `journal`): two would send
+  /// every file twice and interleave their journal lines.
+  case locked(directory: String, journal: String)
+  /// A stop signal (`SIGINT`, `SIGTERM`, `SIGHUP`) ended the run; what was confirmed is in the
+  /// journal, and a rerun goes on from there.
+  case stopped(signal: String)
 
   /// Whether waiting and sending the same request again can succeed.
   public var isRetryable: Bool {
@@ -40,6 +49,13 @@ public enum UploadError: Error, Equatable, Sendable, CustomStringConvertible {
       "the server lost \(names.count) file(s) that are no longer here to resend: "
         + names.prefix(5).joined(separator: " ")
     case .invalidOption(let reason): reason
+    case .symbolicLink(let path):
+      "\(SystemPath.display(path)) is a symbolic link; ingest upload reads and writes only the "
+        + "recording's own files, so it was refused (nothing was sent for it)"
+    case .locked(let directory, let journal):
+      "\(SystemPath.display(directory)) is being uploaded by another ingest upload (it holds "
+        + "\(SystemPath.display(journal))); wait for it to end, or stop it first"
+    case .stopped(let signal): "stopped by \(signal)"
     }
   }
 }

@@ -15,4 +15,7 @@ public enum UploadEvent: Equatable, Sendable {
   case missing(name: String)
   /// A confirmed file was removed from the directory (`deleteAfterUpload`).
   case deleted(name: String)
+  /// `follow`: the directory holds no recording yet (no HLS journal); the uploader waits for
+  /// one to be started in it.
+  case waiting(directory: String)
 }

@@ -19,20 +19,41 @@ enum UploadFiles {
     var modified: Int64
   }
 
-  /// The stamp of a regular file, or nil when there is none.
+  /// The stamp of a regular file (not followed through a symbolic link), or nil when there is
+  /// none.
   static func stamp(of path: String) -> Stamp? {
     var stats = stat()
-    guard stat(path, &stats) == 0, stats.st_mode & S_IFMT == S_IFREG else { return nil }
+    guard lstat(path, &stats) == 0, stats.st_mode & S_IFMT == S_IFREG else { return nil }
     return Stamp(
       size: Int64(stats.st_size),
       modified: Int64(stats.st_mtim.tv_sec) * 1_000_000_000 + Int64(stats.st_mtim.tv_nsec))
   }
 
-  /// The whole file as bytes, or nil when it does not exist.
+  /// The stamp of a file of the recording, nil when there is none.
+  /// - Throws: `UploadError.symbolicLink` when `path` is a symbolic link.
+  static func ownStamp(of path: String) throws(UploadError) -> Stamp? {
+    var stats = stat()
+    if lstat(path, &stats) == 0 && stats.st_mode & S_IFMT == S_IFLNK {
+      throw .symbolicLink(path: path)
+    }
+    return stamp(of: path)
+  }
+
+  /// Opens a file for reading without following a symbolic link.
+  /// - Throws: `UploadError.symbolicLink` for a link, `.file` for another failure.
+  static func openForReading(_ path: String) throws(UploadError) -> FileDescriptor {
+    do { return try FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW) } catch {
+      if error.code == ELOOP { throw .symbolicLink(path: path) }
+      throw .file(FileError(operation: "open", path: path, errno: error.code))
+    }
+  }
+
+  /// The whole file as bytes, or nil when it does not exist; a symbolic link is refused.
   static func read(_ path: String) throws(UploadError) -> [UInt8]? {
     let fd: FileDescriptor
-    do { fd = try FileDescriptor.open(path, O_RDONLY) } catch {
+    do { fd = try FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW) } catch {
       if error.code == ENOENT { return nil }
+      if error.code == ELOOP { throw .symbolicLink(path: path) }
       throw .file(FileError(operation: "open", path: path, errno: error.code))
     }
     defer { fd.close() }

@@ -20,6 +20,8 @@ public struct UploadSummary: Equatable, Sendable {
   public var seconds = 0.0
   /// Whether the recording had ended (its journal's last event is `end`) when the run stopped.
   public var recordingFinished = false
+  /// The signal that stopped the run (`SIGINT`, `SIGTERM`, `SIGHUP`), if one did; not a failure.
+  public var stopSignal: String?
   /// Why the run stopped early, if it did.
   public var failure: UploadError?
 

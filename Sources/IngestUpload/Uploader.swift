@@ -2,6 +2,12 @@ import IngestCore
 import IngestHLS
 import IngestPOSIX
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Uploads an HLS recording directory with HTTP PUT: every complete segment in journal order,
 /// then the playlist once every segment it names is on the server.
 ///
@@ -14,6 +20,7 @@ public final class Uploader {
   private let clock: any PacingClock
   private var seed: UInt64
   private let onEvent: (UploadEvent) -> Void
+  private let stopRequested: () -> String?
   private var summary = UploadSummary()
   /// Segments dealt with by this process: uploaded, found on the server, or skipped as missing.
   private var settled: Set<String> = []
@@ -27,15 +34,20 @@ public final class Uploader {
   ///   - seed: seeds the retry jitter (differs between processes by default, so that uploaders
   ///     that lost the same server do not return in step).
   ///   - onEvent: called on the calling thread for each file and each retry.
+  ///   - stopRequested: asked between steps, during every wait and inside every request: a name
+  ///     (`SIGINT`) ends the run at once, its summary's `stopSignal` set. A request cut short
+  ///     leaves its `send` line without `done`, which the next run settles with a HEAD.
   public init(
     options: UploadOptions, clock: any PacingClock = SystemClock(),
     seed: UInt64 = UInt64.random(in: 1...UInt64.max),
-    onEvent: @escaping (UploadEvent) -> Void = { _ in }
+    onEvent: @escaping (UploadEvent) -> Void = { _ in },
+    stopRequested: @escaping () -> String? = { nil }
   ) {
     self.options = options
     self.clock = clock
     self.seed = seed
     self.onEvent = onEvent
+    self.stopRequested = stopRequested
   }
 
   /// Uploads until everything is on the server (or, without `follow`, everything complete so
@@ -43,7 +55,9 @@ public final class Uploader {
   /// - Returns: the figures; `failure` says why the run stopped early.
   public func run() -> UploadSummary {
     let start = clock.now()
-    do { try upload() } catch { summary.failure = error }
+    do { try upload() } catch .stopped(let signal) {
+      summary.stopSignal = signal
+    } catch { summary.failure = error }
     summary.seconds = Double(clock.now() - start) / 1e9
     return summary
   }
@@ -51,15 +65,23 @@ public final class Uploader {
   private var journalPath: String { UploadFiles.join(options.directory, HLSJournal.fileName) }
 
   private func upload() throws(UploadError) {
-    let client = try HTTPClient(options.http)
-    let journal = try UploadJournalFile(
-      directory: options.directory, destination: options.destination.base)
+    let client = try HTTPClient(options.http, stopRequested: stopRequested)
+    // Before the upload journal is created: a directory that holds no recording gets nothing
+    // written into it, unless `follow` is to wait for one.
+    if !options.follow, try UploadFiles.ownStamp(of: journalPath) == nil { throw noRecording }
+    let journal = try openJournal()
     var playlistPath: String?
+    var announcedWait = false
     while true {
+      try checkStop()
       // Taken before reading, so that a change made while this round runs is never missed.
       let stamps = Stamps(journal: journalPath, playlist: playlistPath)
       guard let text = try UploadFiles.read(journalPath) else {
-        throw .recording("no HLS journal in \(options.directory) (record with --to hls:DIR)")
+        guard options.follow else { throw noRecording }
+        if !announcedWait { onEvent(.waiting(directory: options.directory)) }
+        announcedWait = true
+        try waitForChange(since: stamps, playlist: nil, pollOnce: false)
+        continue
       }
       let recording = HLSJournal.parse(String(decoding: text, as: UTF8.self))
       playlistPath = recording.playlistName.map { UploadFiles.join(options.directory, $0) }
@@ -84,9 +106,35 @@ public final class Uploader {
       if !options.follow && (playlistCurrent || blocked || settled.count == settledBefore) {
         break
       }
-      if options.follow { waitForChange(since: stamps, playlist: playlistPath, pollOnce: blocked) }
+      if options.follow {
+        try waitForChange(since: stamps, playlist: playlistPath, pollOnce: blocked)
+      }
     }
     if !lost.isEmpty { throw .lostOnServer(lost) }
+  }
+
+  /// Opens and locks the upload journal; where it is the recording's own and cannot be created,
+  /// says what to do instead.
+  private func openJournal() throws(UploadError) -> UploadJournalFile {
+    let path = options.resolvedJournalPath
+    do {
+      return try UploadJournalFile(
+        path: path, directory: options.directory, destination: options.destination.base)
+    } catch .file(let error)
+      where options.journalPath == nil && [EROFS, EACCES, EPERM].contains(error.errno)
+    {
+      throw .recording(
+        "\(error.description); for a recording that cannot be written, keep the upload journal "
+          + "elsewhere with --journal PATH")
+    }
+  }
+
+  private var noRecording: UploadError {
+    .recording("no HLS journal in \(options.directory) (record with --to hls:DIR)")
+  }
+
+  private func checkStop() throws(UploadError) {
+    if let signal = stopRequested() { throw .stopped(signal: signal) }
   }
 
   /// Sends the segments not settled yet, in order.
@@ -96,9 +144,11 @@ public final class Uploader {
     of recording: HLSJournal, client: HTTPClient, journal: UploadJournalFile
   ) throws(UploadError) -> Bool {
     for segment in recording.segments where !settled.contains(segment.name) {
+      try checkStop()
       let name = segment.name
       let path = UploadFiles.join(options.directory, name)
-      let localSize = UploadFiles.stamp(of: path)?.size
+      // Checked before any journal line or request: a link would send a file from elsewhere.
+      let localSize = try UploadFiles.ownStamp(of: path)?.size
       let confirmedBefore = journal.journal.confirmed[name] == segment.bytes
       if confirmedBefore || journal.journal.started.contains(name) {
         let onServer = try serverHas(name, bytes: segment.bytes, client: client)
@@ -195,6 +245,7 @@ public final class Uploader {
     var failures = 0
     var firstFailure: Int64 = 0
     while true {
+      try checkStop()
       let reason: String
       do throws(UploadError) {
         let response = try attempt()
@@ -222,7 +273,7 @@ public final class Uploader {
       }
       let delay = backoff.next()
       onEvent(.retry(name: name, reason: reason, attempt: failures, delay: Double(delay) / 1e9))
-      clock.sleep(until: now + delay)
+      try sleep(until: now + delay)
     }
   }
 
@@ -245,10 +296,22 @@ public final class Uploader {
 
   /// Waits until the recording's journal or playlist differs from `stamps` (or one poll, when a
   /// segment is being renamed), looking every `pollInterval`.
-  private func waitForChange(since stamps: Stamps, playlist: String?, pollOnce: Bool) {
+  private func waitForChange(since stamps: Stamps, playlist: String?, pollOnce: Bool)
+    throws(UploadError)
+  {
     let interval = Int64(options.pollInterval * 1e9)
     repeat {
-      clock.sleep(until: clock.now() + interval)
+      try sleep(until: clock.now() + interval)
     } while !pollOnce && Stamps(journal: journalPath, playlist: playlist) == stamps
+  }
+
+  /// Sleeps until `deadline` in steps of at most 100 ms, so that a stop is seen soon.
+  private func sleep(until deadline: Int64) throws(UploadError) {
+    while true {
+      try checkStop()
+      let now = clock.now()
+      guard now < deadline else { return }
+      clock.sleep(until: min(deadline, now + 100_000_000))
+    }
   }
 }

@@ -20,13 +20,18 @@ enum UploadCommand: Command {
     segment its journal records as complete, in order, then the playlist. Failed attempts
     (connection errors, timeouts, 5xx, 408, 429) are repeated with capped exponential backoff and
     jitter until they succeed; another 4xx stops with exit status 1. Progress is kept in
-    DIR/upload.journal, so a rerun after a kill sends only what the server does not have (checked
-    with HEAD). See docs/upload.md.
+    DIR/upload.journal (or --journal PATH), so a rerun after a kill sends only what the server
+    does not have (checked with HEAD). One uploader at a time holds the journal; files that are
+    symbolic links are refused. SIGINT, SIGTERM and SIGHUP stop the upload with its summary and
+    exit 0; a second signal exits at once. See docs/upload.md.
 
     options:
       --to URL                  http:// or https:// base URL (no credentials in it)
       --follow                  keep uploading while the recording is written, until it ends
+                                (an empty DIR: wait for a recording to start in it)
       --delete-after-upload     remove each segment (and at the end the playlist) once confirmed
+      --journal PATH            keep the upload journal at PATH, outside DIR (a read-only
+                                recording); the same PATH on every run of that upload
       --header-file PATH        extra request headers, one 'Name: value' per line (auth)
       --header-env NAME         the same, read from environment variable NAME
       --ca-file PATH            trust the CA certificates in PATH (PEM) instead of the system's
@@ -41,29 +46,49 @@ enum UploadCommand: Command {
 
     Header values never appear in any output.
 
-    exit status: 0 everything complete is on the server, 1 refused, gave up or a file error,
-    2 usage error
+    exit status: 0 everything complete is on the server, or stopped by a signal, 1 refused,
+    gave up or a file error, 2 usage error, 3 another ingest upload is uploading DIR
     """
+
+  /// The exit status when another uploader holds the journal: nothing was done, try later.
+  static let lockedStatus: Int32 = 3
 
   static func run(_ argv: [String]) throws -> Int32 {
     let args = try Arguments(
       argv,
       valued: [
         "--to", "--header-file", "--header-env", "--ca-file", "--connect-timeout",
-        "--stall-timeout", "--retry-max", "--give-up-after", "--limit-rate",
+        "--stall-timeout", "--retry-max", "--give-up-after", "--limit-rate", "--journal",
       ],
       flags: ["--follow", "--delete-after-upload", "--json", "--quiet"])
-    guard args.positionals.count == 1 else { throw UsageError("expected one DIR") }
-    guard let to = args["--to"] else { throw UsageError("--to URL is required") }
+    guard args.positionals.count == 1 else {
+      throw UsageError(
+        "expected one DIR, got \(args.positionals.count); type: ingest upload DIR --to URL")
+    }
+    guard let to = args["--to"] else {
+      throw UsageError("--to URL is required; type e.g. --to https://example.com/rec/")
+    }
     var options: UploadOptions
     do {
       options = UploadOptions(
         directory: args.positionals[0], destination: try UploadDestination(to))
       options.http.headers = try headers(args).lines
     } catch { throw UsageError(error.description) }
+    if let journal = args["--journal"] {
+      try UploadJournalPlacement.check(journal, directory: options.directory)
+      options.journalPath = journal
+    }
     options.follow = args.has("--follow")
     options.deleteAfterUpload = args.has("--delete-after-upload")
-    options.http.caFile = args["--ca-file"]
+    if let path = args["--ca-file"] {
+      // libcurl would find an unreadable file only at the first request, after the journal.
+      do { try FileDescriptor.open(path, O_RDONLY).close() } catch {
+        throw UsageError(
+          "--ca-file: cannot read \(path): \(error); "
+            + "type --ca-file PEM with a readable file of CA certificates")
+      }
+      options.http.caFile = path
+    }
     if let seconds = try seconds(args, "--connect-timeout") {
       options.http.connectTimeout = seconds
     }
@@ -75,21 +100,29 @@ enum UploadCommand: Command {
     if let text = args["--limit-rate"] { options.http.maximumSendRate = try rate(text) }
 
     let quiet = args.has("--quiet")
-    let uploader = Uploader(options: options) { event in
-      if !quiet { Console.error("ingest upload: " + describe(event)) }
-    }
+    UploadStopSignal.install()
+    let uploader = Uploader(
+      options: options,
+      onEvent: { event in if !quiet { Console.error("ingest upload: " + describe(event)) } },
+      stopRequested: { UploadStopSignal.requested })
     let summary = uploader.run()
     if args.has("--json") { Console.out(json(summary).rendered + "\n") }
     if let failure = summary.failure {
       Console.error("ingest upload: \(failure)")
+      if case .locked = failure { return lockedStatus }
       return 1
     }
     if !quiet {
+      let state =
+        if let signal = summary.stopSignal {
+          "; stopped by \(signal): a rerun goes on from here"
+        } else if !summary.recordingFinished {
+          "; the recording is unfinished (--follow waits)"
+        } else { "" }
       Console.error(
         "ingest upload: \(summary.segmentsUploaded) segment(s) and \(summary.playlistUploads) "
           + "playlist version(s), \(summary.bytes) bytes, \(summary.retries) retries, "
-          + JSONObject.fixed(summary.seconds, decimals: 1) + " s"
-          + (summary.recordingFinished ? "" : "; the recording is unfinished (--follow waits)"))
+          + JSONObject.fixed(summary.seconds, decimals: 1) + " s" + state)
     }
     return 0
   }
@@ -135,7 +168,9 @@ enum UploadCommand: Command {
   private static func seconds(_ args: Arguments, _ name: String) throws(UsageError) -> Double? {
     guard let text = args[name] else { return nil }
     guard let value = Double(text), value > 0, value <= 86_400 else {
-      throw UsageError("\(name) must be a number of seconds above 0, got '\(text)'")
+      throw UsageError(
+        "\(name) must be a number of seconds above 0 and at most 86400, got '\(text)'; "
+          + "type e.g. \(name) 10")
     }
     return value
   }
@@ -151,7 +186,9 @@ enum UploadCommand: Command {
       digits = digits.dropLast()
     }
     guard let value = Int64(digits), value > 0, value <= 10_000_000_000 / scale else {
-      throw UsageError("--limit-rate must be a positive number of bytes per second, got '\(text)'")
+      throw UsageError(
+        "--limit-rate must be a positive number of bytes per second, got '\(text)'; "
+          + "type e.g. --limit-rate 500k")
     }
     return value * scale
   }
@@ -168,6 +205,8 @@ enum UploadCommand: Command {
       "\(name) is listed by the recording but lost locally; skipped"
     case .deleted(let name):
       "\(name) removed"
+    case .waiting(let directory):
+      "waiting for a recording in \(directory) (no journal yet)"
     }
   }
 
@@ -184,6 +223,7 @@ enum UploadCommand: Command {
     object.add("deleted", summary.deleted)
     object.add("seconds", summary.seconds)
     object.add("recording_finished", summary.recordingFinished)
+    if let signal = summary.stopSignal { object.add("stopped", signal) }
     if let failure = summary.failure { object.add("error", failure.description) }
     return object
   }

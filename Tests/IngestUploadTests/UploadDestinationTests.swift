@@ -31,3 +31,24 @@ import Testing
     #expect(error.description == "--header-file: line 1 is not a 'Name: value' header")
   }
 }
+
+@Test func portsOutsideTheirRangeAreUsageMistakes() throws {
+  for text in [
+    "http://127.0.0.1:99999/rec/", "http://127.0.0.1:0/", "http://127.0.0.1:/rec/",
+    "http://127.0.0.1:80a/", "http://[::1]:70000/", "http://[::1/", "http://host:1:2/",
+  ] {
+    do {
+      _ = try UploadDestination(text)
+      Issue.record("accepted \(text)")
+    } catch {
+      guard case .invalidOption(let message) = error else {
+        Issue.record("\(text): \(error)")
+        continue
+      }
+      #expect(message.contains("type e.g. --to") || message.contains("IPv6"), "\(message)")
+    }
+  }
+  #expect(try UploadDestination("http://127.0.0.1:65535/rec").base == "http://127.0.0.1:65535/rec/")
+  #expect(try UploadDestination("http://[::1]:8080/").base == "http://[::1]:8080/")
+  #expect(try UploadDestination("https://example.com/").base == "https://example.com/")
+}

@@ -30,8 +30,11 @@ struct SRTLinkMeter {
       - Int64(clamping: stats.byteSndDropTotal)
   }
 
+  /// The estimate at `now`, with `queueMilliseconds` the time the newest byte has before it
+  /// reaches the receiver (flight and queue, `SRTSink`), not libsrt's buffer span, which counts
+  /// retransmission waits.
   mutating func estimate(
-    _ stats: SRT_TRACEBSTATS, now: Int64, latencyMilliseconds: Int
+    _ stats: SRT_TRACEBSTATS, now: Int64, latencyMilliseconds: Int, queueMilliseconds: Double
   ) -> LinkEstimate {
     let buffered = Int64(max(stats.byteSndBuf, 0))
     let sample = Sample(
@@ -57,7 +60,7 @@ struct SRTLinkMeter {
     }
     samples.removeAll { now - $0.time > 2 * window }
     return LinkEstimate(
-      time: now, queueMilliseconds: Double(max(stats.msSndBuf, 0)), queueBytes: Int(buffered),
+      time: now, queueMilliseconds: queueMilliseconds, queueBytes: Int(buffered),
       roundTripMilliseconds: stats.msRTT > 0 ? stats.msRTT : nil, deliveredBitsPerSecond: delivered,
       retransmitRatio: retransmit, lossRatio: loss,
       latencyMilliseconds: Double(latencyMilliseconds))

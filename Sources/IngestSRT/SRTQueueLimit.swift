@@ -12,9 +12,10 @@ import IngestCore
 /// are allowed on top: bounding both together by the latency (as before) shrank the queue on
 /// every path whose round trip approached half the latency, down to the floor.
 ///
-/// The send buffer's time span (`msSndBuf`) misses a burst: a keyframe handed over at once
+/// The queue is counted in bytes against the drain rate (`queuedMilliseconds`), not by the send
+/// buffer's time span (`msSndBuf`): the span misses a burst (a keyframe handed over at once
 /// spans a few milliseconds, yet on a slow link its last packets leave long after their
-/// timestamps. Counted in bytes against the drain rate, the same burst is fed to libsrt as the
+/// timestamps) and counts retransmission waits as queue. So a burst is fed to libsrt as the
 /// link takes it; what cannot go waits in the ring, which drops whole frames.
 ///
 /// The drain rate is measured from the bytes acknowledged over intervals in which data was
@@ -75,28 +76,47 @@ struct SRTQueueLimit {
     return max(latency / 4, min(latency / 2, afterRetransmission))
   }
 
-  /// Whether the send buffer's time span (`msSndBuf`) shows more queued than the bound allows.
-  func isQueueLong(sendBufferMilliseconds: Int, latencyMilliseconds: Int) -> Bool {
-    Double(sendBufferMilliseconds) - inFlightMilliseconds
-      > queueBoundMilliseconds(latencyMilliseconds: latencyMilliseconds)
+  /// The path's own queue: the smoothed round trip above its minimum.
+  var pathQueueMilliseconds: Double {
+    max(0, latestRoundTrip - minimumRoundTripMilliseconds)
   }
 
-  /// A connection starts slowly: until libsrt first holds more than its flight (the buffer's
-  /// time span beyond a round trip) or the path's own queue shows (the round trip grows), the
-  /// drain measured says only how much this bound let
-  /// through, so the bound doubles it, as a slow start doubles its window each round trip.
+  /// How much longer than the path's round trip the newest byte handed to libsrt takes to
+  /// reach the receiver: what libsrt has not sent yet (`unsentBytes`, its buffer less its
+  /// flight) at the drain rate, and the path's own queue.
+  ///
+  /// Not the send buffer's time span (`msSndBuf`): that runs from the oldest unacknowledged
+  /// packet, and with loss on a long path the oldest is one waiting for its retransmission, a
+  /// round trip or more old. Counted as queue, every loss looked like congestion and halved the
+  /// rate at a 300 ms round trip with 1 % loss. Only before the drain is measured, with bytes
+  /// unsent, does the span stand in for the unsent time.
+  func queuedMilliseconds(unsentBytes: Int, sendBufferMilliseconds: Int) -> Double {
+    guard unsentBytes > 0 else { return pathQueueMilliseconds }
+    guard let rate = drainBytesPerSecond, rate > 0 else {
+      return max(pathQueueMilliseconds, Double(sendBufferMilliseconds) - inFlightMilliseconds)
+    }
+    return pathQueueMilliseconds + Double(unsentBytes) / rate * 1000
+  }
+
+  /// Whether more is queued (`queuedMilliseconds`) than the bound allows.
+  func isQueueLong(queuedMilliseconds: Double, latencyMilliseconds: Int) -> Bool {
+    queuedMilliseconds > queueBoundMilliseconds(latencyMilliseconds: latencyMilliseconds)
+  }
+
+  /// A connection starts slowly: until libsrt first holds bytes it has not sent (`queued`, in
+  /// milliseconds, beyond an acknowledgement interval) or the path's own queue shows (the round
+  /// trip up by half and 20 ms), the drain measured says only how much this bound let through,
+  /// so the bound doubles it, as a slow start doubles its window each round trip.
   /// Without it a long path was held back while the measurement grew (at 100 ms, from the
   /// floor to 2 Mb/s took a second and left the first keyframe waiting in the ring). After
   /// the first queue, the measured drain alone: a keyframe on a slow link is fed to libsrt as
   /// the link takes it.
-  mutating func limitBytes(latencyMilliseconds: Int, sendBufferMilliseconds: Int? = nil) -> Int {
+  mutating func limitBytes(latencyMilliseconds: Int, queuedMilliseconds: Double? = nil) -> Int {
     var rate = drainBytesPerSecond
-    if slowStart, let span = sendBufferMilliseconds {
-      // A queue in libsrt, or one on the path (the round trip up by half and 20 ms): over.
+    if slowStart, let queued = queuedMilliseconds {
+      // A queue in libsrt, or one on the path: over.
       let pathQueue = latestRoundTrip > 1.5 * minimumRoundTripMilliseconds + 20
-      if Double(span) <= inFlightMilliseconds + Self.acknowledgementIntervalMilliseconds
-        && !pathQueue
-      {
+      if queued - pathQueueMilliseconds <= Self.acknowledgementIntervalMilliseconds && !pathQueue {
         rate = rate.map { 2 * $0 }
       } else {
         slowStart = false

@@ -104,11 +104,23 @@ public final class SRTSink: OutputSink {
     return Self.statistics(of: socket)
   }
 
+  /// How much longer than the round trip the newest byte takes to reach the receiver
+  /// (`SRTQueueLimit.queuedMilliseconds`): libsrt's unsent packets are its buffer less its
+  /// flight (sent, not yet acknowledged, lost ones included).
+  private func queuedMilliseconds(_ stats: SRT_TRACEBSTATS) -> Double {
+    let unsent = max(0, Int(stats.pktSndBuf) - Int(stats.pktFlightSize))
+    return queueLimit.queuedMilliseconds(
+      unsentBytes: unsent * SRTMessageChunker.messageSize,
+      sendBufferMilliseconds: Int(stats.msSndBuf))
+  }
+
   /// The link from libsrt's statistics of the open connection.
   public func linkEstimate(now: Int64) -> LinkEstimate? {
     guard let socket, socket.isConnected, let stats = socket.statistics() else { return nil }
+    // The queue as the rate controller reads it: the flight, then what waits beyond it.
     var estimate = linkMeter.estimate(
-      stats, now: now, latencyMilliseconds: agreedLatencyMilliseconds)
+      stats, now: now, latencyMilliseconds: agreedLatencyMilliseconds,
+      queueMilliseconds: queueLimit.inFlightMilliseconds + queuedMilliseconds(stats))
     let clock = Self.monotonicNanoseconds()
     watchdog.observe(
       acknowledgements: Int64(stats.pktRecvACKTotal), unacknowledged: Int(stats.pktSndBuf),
@@ -332,17 +344,17 @@ public final class SRTSink: OutputSink {
         acknowledgedBytes: SRTLinkMeter.acknowledgedBytes(stats), bufferedBytes: buffered,
         roundTripMilliseconds: stats.msRTT, now: clock)
       if sinceProgress < latency {
+        let queued = queuedMilliseconds(stats)
         if !chunker.hasPartialUnit,
           queueLimit.isQueueLong(
-            sendBufferMilliseconds: Int(stats.msSndBuf),
-            latencyMilliseconds: agreedLatencyMilliseconds)
+            queuedMilliseconds: queued, latencyMilliseconds: agreedLatencyMilliseconds)
         {
           return .wouldBlock(retryAt: now + retryDelayNanoseconds)
         }
         byteAllowance =
           queueLimit.limitBytes(
-            latencyMilliseconds: agreedLatencyMilliseconds,
-            sendBufferMilliseconds: Int(stats.msSndBuf)) - buffered
+            latencyMilliseconds: agreedLatencyMilliseconds, queuedMilliseconds: queued)
+          - buffered
       }
     }
     let started = Self.monotonicNanoseconds()

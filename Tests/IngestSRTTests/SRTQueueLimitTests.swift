@@ -46,9 +46,39 @@ import Testing
     #expect(abs(limit.limitBytes(latencyMilliseconds: 200) - 40_000) < 300)
     // A latency of four round trips queues half of it.
     #expect(limit.queueBoundMilliseconds(latencyMilliseconds: 400) == 200)
-    // A full buffer's span of 150 ms is flight, not queue, on this path; 200 ms is queue.
-    #expect(!limit.isQueueLong(sendBufferMilliseconds: 150, latencyMilliseconds: 200))
-    #expect(limit.isQueueLong(sendBufferMilliseconds: 200, latencyMilliseconds: 200))
+    // 10 kB not yet sent wait 40 ms at 250 kB/s: under the 50 ms bound; 15 kB wait 60 ms.
+    #expect(
+      !limit.isQueueLong(
+        queuedMilliseconds: limit.queuedMilliseconds(
+          unsentBytes: 10_000, sendBufferMilliseconds: 300),
+        latencyMilliseconds: 200))
+    #expect(
+      limit.isQueueLong(
+        queuedMilliseconds: limit.queuedMilliseconds(
+          unsentBytes: 15_000, sendBufferMilliseconds: 300),
+        latencyMilliseconds: 200))
+  }
+
+  /// With loss on a long path the oldest packet in libsrt's buffer waits for its
+  /// retransmission, so the buffer spans two round trips and more: with nothing unsent and the
+  /// round trip at its minimum, nothing is queued.
+  @Test func aRetransmissionWaitIsNoQueue() {
+    var limit = SRTQueueLimit()
+    var acknowledged: Int64 = 0
+    for step in 0...20 {
+      limit.observe(
+        acknowledgedBytes: acknowledged, bufferedBytes: 150_000, roundTripMilliseconds: 300,
+        now: Int64(step) * 100 * ms)
+      acknowledged += 25_000
+    }
+    let queued = limit.queuedMilliseconds(unsentBytes: 0, sendBufferMilliseconds: 700)
+    #expect(queued == 0)
+    #expect(!limit.isQueueLong(queuedMilliseconds: queued, latencyMilliseconds: 1000))
+    // The path's own queue shows in its round trip.
+    limit.observe(
+      acknowledgedBytes: acknowledged, bufferedBytes: 150_000, roundTripMilliseconds: 450,
+      now: 21 * 100 * ms)
+    #expect(limit.queuedMilliseconds(unsentBytes: 0, sendBufferMilliseconds: 700) == 150)
   }
 
   /// libsrt reports a 100 ms round trip before it has measured one; the minimum follows the

@@ -47,6 +47,23 @@ private final class Lines: Sendable {
       pipeline: pipeline, clock: clock, probe: NoProbe(), writeLine: { lines.append($0) })
   }
 
+  /// A request the encoder's input refused is said so in its `encoder` event; one it took is
+  /// not marked.
+  @Test func anUndeliveredRequestIsMarkedInItsEvent() throws {
+    let clock = VirtualClock()
+    let lines = Lines()
+    let reporter = try reporter(clock, lines)
+    let accept = Mutex(false)
+    reporter.onEncoderRequest = { _ in accept.withLock { $0 } }
+    reporter.requestEncoder("keyframe", now: 0) { _ in }
+    accept.withLock { $0 = true }
+    reporter.requestEncoder("keyframe", now: 0) { _ in }
+    let events = lines.all.filter { $0.contains(#""event":"encoder""#) }
+    #expect(events.count == 2)
+    #expect(events.first?.contains(#""delivered":false"#) == true, "\(events)")
+    #expect(events.last?.contains("delivered") == false, "\(events)")
+  }
+
   @Test func aLongQueueBecomesARateEventAndABitrateRequest() throws {
     let clock = VirtualClock()
     let lines = Lines()
@@ -56,7 +73,10 @@ private final class Lines: Sendable {
         time: 0, queueMilliseconds: 180, roundTripMilliseconds: 20,
         deliveredBitsPerSecond: 700_000, latencyMilliseconds: 200))
     let requests = Lines()
-    reporter.onEncoderRequest = { requests.append($0.rendered) }
+    reporter.onEncoderRequest = {
+      requests.append($0.rendered)
+      return true
+    }
     reporter.attach(sink)
     reporter.rateControl = RateControlLoop(
       configuration: .init(nominalBitsPerSecond: 2_000_000))

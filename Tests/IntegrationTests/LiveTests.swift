@@ -93,6 +93,24 @@ import Testing
     if let request, let applied { #expect(applied > request) }
   }
 
+  /// At --fps 60 without the rate controller, the ladder asks for half of 60 under pressure (a
+  /// 6 s outage of the output) and restores 60 after it, not the default 30.
+  @Test func theLadderRestoresTheFrameRateAskedFor() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let status = directory.appending(path: "status.jsonl").path
+    let result = try live([
+      "--size", "320x180", "--fps", "60", "--to", "null:?stall=6s@2s", "--duration", "14",
+      "--rate-control", "off", "--min-delivered", "0", "--status", status,
+    ])
+    #expect(result.status == 0, "\(result.stderr)")
+    let asked = FaultSupport.statusEvents(status).filter {
+      $0["event"] as? String == "encoder" && $0["request"] as? String == "frameRate"
+    }.compactMap { $0["target_fps"] as? Int }
+    #expect(asked.first == 30, "\(asked)")
+    #expect(asked.last == 60, "\(asked)")
+  }
+
   @Test func aKilledEncoderFailsTheRunAndLeavesAPlayableOutput() throws {
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }

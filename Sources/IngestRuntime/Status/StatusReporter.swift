@@ -22,8 +22,9 @@ public final class StatusReporter: @unchecked Sendable {
   private var lastSampleTime: Int64
   private var lastDrops = DropCounts()
   private var lastBitrate: Int64 = 0
-  /// Called with each encoder request (bitrate, frame rate, keyframe, mic), for library users.
-  public var onEncoderRequest: (@Sendable (JSONObject) -> Void)?
+  /// Called with each encoder request (bitrate, frame rate, keyframe, mic), for library users;
+  /// answers whether the request reached the encoder (false: its input was full or gone).
+  public var onEncoderRequest: (@Sendable (JSONObject) -> Bool)?
   /// Called with each new warning of the output (a latency too short for the path), on the
   /// sender's thread, as soon as the output has it.
   public var onWarning: (@Sendable (String) -> Void)?
@@ -222,6 +223,24 @@ public final class StatusReporter: @unchecked Sendable {
         $0.add("kind", kind.description)
         $0.add("dts", dts)
       }
+    case .adtsHeadersRemoved(let kind):
+      emitForOutput("adtsRemoved", now: now) {
+        $0.add("kind", kind.description)
+        $0.add("note", "samples carry ADTS headers, removed")
+      }
+    case .sampleRefused(let kind, let error):
+      emitForOutput("sampleRefused", now: now) {
+        $0.add("kind", kind.description)
+        $0.add("reason", DropReason.invalid.description)
+        $0.add("error", error.description)
+      }
+    case .sampleTooLarge(let kind, let bytes, let limit):
+      emitForOutput("sampleRefused", now: now) {
+        $0.add("kind", kind.description)
+        $0.add("reason", DropReason.tooLarge.description)
+        $0.add("bytes", bytes)
+        $0.add("limit", limit)
+      }
     }
   }
 
@@ -268,10 +287,12 @@ public final class StatusReporter: @unchecked Sendable {
     var details = JSONObject()
     details.add("request", kind)
     fill(&details)
-    onEncoderRequest?(details)
+    let delivered = onEncoderRequest?(details) ?? true
     emitForOutput("encoder", now: now) {
       $0.add("request", kind)
       fill(&$0)
+      // A request the encoder never got must not read as sent.
+      if !delivered { $0.add("delivered", false) }
     }
   }
 }

@@ -153,6 +153,7 @@ enum HLSFileSystem {
           line.removeAll(keepingCapacity: true)
           overlong = false
         } else if line.count < HLSJournal.maximumLineLength {
+          if !HLSJournal.isJournalByte(byte) { journal.hasForeignBytes = true }
           line.append(byte)
         } else {
           overlong = true

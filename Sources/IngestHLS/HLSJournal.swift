@@ -48,6 +48,36 @@ public struct HLSJournal: Equatable, Sendable {
   /// Whether the text ends inside a line (a write cut by a kill): whoever appends next must end
   /// that line first, or its first line would be glued to the torn one and lost.
   public internal(set) var endsWithTornLine = false
+  /// Whether a byte outside printable ASCII appeared: no journal line holds one, so a file with
+  /// one and no journal line is some other program's (`isForeign`).
+  public internal(set) var hasForeignBytes = false
+
+  /// Whether this is not a journal at all: not one line of ours, only lines that are not (a
+  /// single torn line is what a run killed before its first line leaves, unless it holds bytes
+  /// no journal line has).
+  public var isForeign: Bool {
+    let recognized =
+      playlistName != nil || !segments.isEmpty || openSegment != nil || isFinished
+    guard !recognized, !issues.isEmpty else { return false }
+    return hasForeignBytes || !endsWithTornLine || issues.count > 1
+  }
+
+  /// Whether `byte` may be part of a journal line (its newline aside).
+  static func isJournalByte(_ byte: UInt8) -> Bool { byte >= 0x20 && byte < 0x7F }
+
+  /// `text` for a message: bytes outside printable ASCII as `\xNN`, so that a foreign file never
+  /// reaches the terminal raw.
+  static func printable(_ text: Substring) -> String {
+    var out = ""
+    for byte in text.utf8 {
+      if isJournalByte(byte) {
+        out.unicodeScalars.append(Unicode.Scalar(byte))
+      } else {
+        out += "\\x" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+      }
+    }
+    return out
+  }
 
   public init() {}
 
@@ -61,7 +91,11 @@ public struct HLSJournal: Equatable, Sendable {
       guard let newline = rest.firstIndex(of: "\n") else {
         journal.issues.append(Issue(line: number, reason: "torn line (no newline)"))
         journal.endsWithTornLine = true
+        if !rest.utf8.allSatisfy(Self.isJournalByte) { journal.hasForeignBytes = true }
         break
+      }
+      if !journal.hasForeignBytes && !rest[..<newline].utf8.allSatisfy(Self.isJournalByte) {
+        journal.hasForeignBytes = true
       }
       journal.apply(line: rest[..<newline], number: number)
       rest = rest[rest.index(after: newline)...]
@@ -113,7 +147,7 @@ public struct HLSJournal: Equatable, Sendable {
       isFinished = true
       openSegment = nil
     default:
-      bad("unknown line '\(word.prefix(16))'")
+      bad("unknown line '\(Self.printable(word.prefix(16)))'")
     }
   }
 
@@ -151,4 +185,11 @@ public struct HLSJournal: Equatable, Sendable {
   /// Ends a torn line so that it stays malformed: no field of any line can be "torn", so the
   /// fragment can never complete into a valid line it was not.
   static let tornLineEnd = " torn\n"
+}
+
+extension String {
+  /// The string with leading zeros up to `width` characters.
+  fileprivate func leftPadded(to width: Int) -> String {
+    count >= width ? self : String(repeating: "0", count: width - count) + self
+  }
 }

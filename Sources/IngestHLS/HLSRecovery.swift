@@ -117,12 +117,9 @@ public enum HLSRecovery {
     guard let journal = try HLSFileSystem.readJournal(journalPath) else {
       throw HLSError.noJournal(directory: directory)
     }
-    // Whole lines, none of them ours: some other program's file. A torn line is what a killed
-    // run leaves, and an empty journal what one killed before its first line leaves.
-    let foreign =
-      journal.playlistName == nil && journal.segments.isEmpty && journal.openSegment == nil
-      && !journal.isFinished && !journal.issues.isEmpty && !journal.endsWithTornLine
-    guard !foreign else { throw HLSError.notARecording(directory: directory) }
+    // Not one line of ours: some other program's file (`HLSJournal.isForeign`). An empty
+    // journal is what a run killed before its first line leaves.
+    guard !journal.isForeign else { throw HLSError.notARecording(directory: directory) }
     let playlistName = journal.playlistName ?? "index.m3u8"
     let playlistPath = HLSFileSystem.join(directory, playlistName)
     var report = HLSRecoveryReport(directory: directory, playlistPath: playlistPath)

@@ -18,8 +18,11 @@ public final class Replayer<Source: ByteSource> {
   /// progress line).
   public var onProgress: ((PipelineSnapshot, Int64) -> Void)?
   public var progressInterval: Int64 = 250_000_000
-  /// How long the end of the run may wait for the sinks to take what the rings hold.
-  public var drainTimeout: Int64 = 30_000_000_000
+  /// How long the end of the run may wait for the sinks to take what the rings hold: twice the
+  /// longest ring (what a link at half the stream's rate needs to carry it) and 5 s for one
+  /// reconnection. An output that is still down then has lost that much of a live stream
+  /// anyway: it is counted as undelivered rather than waited for (it once was for 30 s).
+  public var drainTimeout: Int64
 
   /// A replay into one output.
   /// - Parameters:
@@ -43,6 +46,13 @@ public final class Replayer<Source: ByteSource> {
     self.lanes = lanes
     self.clock = clock
     self.speed = speed
+    drainTimeout = Self.drainTimeout(
+      longestRingMilliseconds: lanes.map(\.pipeline.configuration.bufferMilliseconds).max() ?? 0)
+  }
+
+  /// The default `drainTimeout` for rings of at most `longestRingMilliseconds`, in nanoseconds.
+  static func drainTimeout(longestRingMilliseconds: Int) -> Int64 {
+    (2 * Int64(longestRingMilliseconds) + 5_000) * 1_000_000
   }
 
   /// The reporter of the run's own events (start, stopping, refused formats, summary).

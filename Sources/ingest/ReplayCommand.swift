@@ -17,7 +17,9 @@ enum ReplayCommand: Command {
 
     Replays the samples of DUMP through the memory-bounded pipeline: 90 kHz timeline, our own
     MPEG-TS writer (or access units for RTMP), the bounded send ring with its drop policy and
-    degradation ladder, and the output.
+    degradation ladder, and the output. When DUMP ends, the outputs get twice --buffer and 5 s
+    more to take what the ring still holds; what an output still down has not taken by then is
+    counted as undelivered.
 
     outputs (--to):
       PATH.ts, file:PATH        a transport stream file

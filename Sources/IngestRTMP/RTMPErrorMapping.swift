@@ -21,10 +21,17 @@ enum RTMPErrorMapping {
   static func sinkError(
     code: Int32, during operation: Operation, logged: String?, detail: String, endpoint: String
   ) -> SinkError {
-    if code == cffmpeg_averror_exit() || code == cffmpeg_averror(ETIMEDOUT) {
-      return .timeout(endpoint: endpoint, operation: operation.rawValue, reason: detail)
-    }
     let logged = logged ?? ""
+    if code == cffmpeg_averror_exit() || code == cffmpeg_averror(ETIMEDOUT) {
+      // GnuTLS waiting for a ServerHello that never comes: a plain RTMP server reads the
+      // ClientHello as a malformed RTMP handshake and stays silent until the timeout.
+      let hint =
+        operation == .connect && endpoint.hasPrefix("rtmps://")
+          && tlsHandshakeStalls.contains { logged.contains($0) }
+        ? "; the server did not answer the TLS handshake: is this port plain RTMP? (then"
+          + " use rtmp://)" : ""
+      return .timeout(endpoint: endpoint, operation: operation.rawValue, reason: detail + hint)
+    }
     // libavformat's TLS layer (GnuTLS or OpenSSL) logs these and returns EIO, the same code a
     // refused publish gives, so the log line is what tells them apart.
     if certificateMessages.contains(where: { logged.contains($0) }) {
@@ -60,6 +67,9 @@ enum RTMPErrorMapping {
     "certificate's owner does not match hostname", "Unsupported certificate type",
     "certificate verify failed",
   ]
+
+  /// What libavformat's TLS layer logs when the handshake gets no answer (GnuTLS, OpenSSL).
+  private static let tlsHandshakeStalls = ["Error in the pull function", "handshake"]
 
   private static let networkErrors: [Int32] = [
     ECONNREFUSED, ECONNRESET, ECONNABORTED, ENETUNREACH, ENETDOWN, EHOSTUNREACH, EHOSTDOWN, EPIPE,

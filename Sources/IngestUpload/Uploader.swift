@@ -243,9 +243,11 @@ public final class Uploader {
     seed &+= 1
     var backoff = options.retry.backoff(seed: seed)
     var failures = 0
-    var firstFailure: Int64 = 0
+    // Failing "for S seconds" counts from the start of the first failed attempt.
+    var failingSince: Int64 = 0
     while true {
       try checkStop()
+      let started = clock.now()
       let reason: String
       do throws(UploadError) {
         let response = try attempt()
@@ -266,12 +268,18 @@ public final class Uploader {
       failures += 1
       summary.retries += 1
       let now = clock.now()
-      if failures == 1 { firstFailure = now }
-      let failingFor = Double(now - firstFailure) / 1e9
-      if let limit = options.giveUpAfter, failingFor >= limit {
-        throw .gaveUp(name: name, seconds: failingFor, lastReason: reason)
-      }
+      if failures == 1 { failingSince = started }
       let delay = backoff.next()
+      if let limit = options.giveUpAfter {
+        // No wait past the limit: give up at it rather than after one more backoff (8 s once
+        // gave up after 12.6).
+        let deadline = failingSince + Int64(limit * 1e9)
+        if now + delay >= deadline {
+          if deadline > now { try sleep(until: deadline) }
+          let failingFor = Double(max(now, deadline) - failingSince) / 1e9
+          throw .gaveUp(name: name, seconds: failingFor, lastReason: reason)
+        }
+      }
       onEvent(.retry(name: name, reason: reason, attempt: failures, delay: Double(delay) / 1e9))
       try sleep(until: now + delay)
     }

@@ -194,3 +194,26 @@ private func uploader(
   #expect(recording.read(UploadJournal.fileName)?.contains("send seg00000.ts 1880\n") == true)
   #expect(recording.read(UploadJournal.fileName)?.contains("done") == false)
 }
+
+/// --give-up-after 8 gives up when the file has failed for 8 s, not after the backoff wait that
+/// crosses it (8 s once gave up after 12.6).
+@Test func givingUpHappensAtTheLimitNotAfterTheNextWait() throws {
+  let recording = Scratch()
+  defer { recording.remove() }
+  recording.write("journal", finishedJournal)
+  recording.write("seg00000.ts", String(repeating: "G", count: 1880))
+  var options = UploadOptions(
+    directory: recording.path, destination: try UploadDestination(nowhere))
+  options.retry = RetryPolicy(initialDelay: 1, maximumDelay: 5)
+  options.giveUpAfter = 8
+  let clock = InstantClock()
+  let summary = Uploader(
+    options: options, clock: clock, seed: 1, onEvent: { _ in }, stopRequested: { nil }
+  ).run()
+  guard case .gaveUp(_, let seconds, _)? = summary.failure else {
+    Issue.record("did not give up: \(String(describing: summary.failure))")
+    return
+  }
+  #expect(seconds == 8, "gave up after \(seconds) s")
+  #expect(clock.now() <= 8_000_000_000)
+}

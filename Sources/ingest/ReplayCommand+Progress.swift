@@ -20,7 +20,8 @@ extension ReplayCommand {
   /// Its parts in order of importance, the last ones left out when long figures fill the line:
   /// the position; with the dump's duration (`total`, 90 kHz ticks) known, the percent done and
   /// the speed factor; the bit rate; the output link's round trip and send buffer once `link`
-  /// has them (SRT); drops, tier, ledger and ring.
+  /// has them (SRT); drops, tier, ledger and ring; with several outputs, each other output's
+  /// tier and drops (`o2 T1 d40`) before the ledger.
   static func progressLine(
     _ s: PipelineSnapshot, elapsed: Int64, total: Int64?, link: LinkFigures? = nil
   ) -> String {
@@ -42,6 +43,9 @@ extension ReplayCommand {
     }
     line.append("drops \(s.drops.total)")
     line.append("T\(s.tier.rawValue)")
+    for other in link?.otherOutputs ?? [] {
+      line.append("o\(other.output) T\(other.tier) d\(other.dropped)")
+    }
     line.append("ledger \(format(Double(s.ledger) / 1e6, 1))MB")
     line.append(
       "ring \(format(Double(s.ringDuration) / 90_000, 1))s \(format(Double(s.ringBytes) / 1e6, 1))MB"

@@ -45,4 +45,27 @@ import Testing
       #expect(line.contains(#/^[0-9.]+s [0-9]+% [0-9.]+x [0-9.]+Mb\/s /#), "\(line)")
     }
   }
+
+  /// With two outputs the line shows the second one's tier and drops too: a simulated 300 kb/s
+  /// link beside a file drops, and the line says so.
+  @Test func progressLineShowsEveryOutput() throws {
+    try #require(CommandRunner.has("script"), "script (util-linux) gives the run a terminal")
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let command = [
+      CommandRunner.ingest, "replay", CommandRunner.fixture("screen.dump"), "--to",
+      directory.appending(path: "out.ts").path, "--to", "null:?rate=300k", "--speed", "2",
+      "--min-delivered", "0",
+    ].map(Self.quoted).joined(separator: " ")
+    let result = try CommandRunner.run(
+      "script", ["-q", "-e", "-c", command, "/dev/null"], timeout: 90)
+    #expect(result.status == 0, "\(result.stdout)")
+    let redraws = result.stdout.components(separatedBy: "\r\u{1B}[K").filter {
+      !$0.isEmpty && !$0.contains("\n")
+    }
+    for line in redraws { #expect(line.count <= 79, "\(line.count) columns: \(line)") }
+    let second = redraws.filter { $0.contains(#/ o2 T[0-4] d[0-9]+ /#) }
+    try #require(!second.isEmpty, "no redraw shows output 2: \(redraws.suffix(3))")
+    #expect(second.contains { !$0.contains(" d0 ") }, "output 2 never dropped: \(second.suffix(3))")
+  }
 }

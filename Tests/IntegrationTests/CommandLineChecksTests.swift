@@ -120,7 +120,7 @@ import Testing
   @Test func progressLineFitsEightyColumnsWithPercentAndSpeed() throws {
     // The progress line is shown only on a terminal: `script` gives the run one.
     guard CommandRunner.has("script") else {
-      print("not run: no script(1)")
+      TestEnvironment.unavailable("no script(1)")
       return
     }
     let command = [

@@ -125,7 +125,7 @@ import Testing
   /// A terminal cannot show a transport stream: refused, with the pipe to use instead.
   @Test func theStreamIsNotWrittenToATerminal() throws {
     guard CommandRunner.has("script") else {
-      print("not run: no script(1)")
+      TestEnvironment.unavailable("no script(1)")
       return
     }
     let command =
@@ -238,7 +238,7 @@ import Testing
   @Test func aPreloadedLibfaketimeDoesNotKillTheCommand() throws {
     let library = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
     guard FileManager.default.fileExists(atPath: library) else {
-      ImpairedPathEnvironment.unavailable("no libfaketime (apt-get install faketime)")
+      TestEnvironment.unavailable("no libfaketime (apt-get install faketime)")
       return
     }
     let preload = ["LD_PRELOAD=\(library)", "FAKETIME=@2020-01-01 00:00:00", CommandRunner.ingest]

@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
 import IngestCore
-import Testing
 import IngestTestSupport
+import Testing
 
 /// Faults around a real run of `ingest replay`: a listener that dies, a link that goes dark or
 /// slow, a dump that is cut or corrupt. Whatever happens, the process neither crashes nor hangs,
@@ -90,7 +90,8 @@ import IngestTestSupport
 
   @Test func blackHoledLinkForTenSeconds() throws {
     guard let link = LinkedNamespace(tag: 1) else {
-      print("skipped: creating a network namespace is not permitted here (needs root and ip)")
+      TestEnvironment.unavailable(
+        "creating a network namespace is not permitted here (needs root and ip)")
       return
     }
     defer { link.remove() }
@@ -130,7 +131,8 @@ import IngestTestSupport
 
   @Test func linkThrottledToHalfTheBitrateForAMinute() throws {
     guard let link = LinkedNamespace(tag: 2) else {
-      print("skipped: creating a network namespace is not permitted here (needs root and ip)")
+      TestEnvironment.unavailable(
+        "creating a network namespace is not permitted here (needs root and ip)")
       return
     }
     defer { link.remove() }
@@ -275,7 +277,7 @@ import IngestTestSupport
     guard
       try FaultSupport.tool(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", mount]).status == 0
     else {
-      print("skipped: mounting a tmpfs is not permitted here (needs root)")
+      TestEnvironment.unavailable("mounting a tmpfs is not permitted here (needs root)")
       return
     }
     defer { _ = try? FaultSupport.tool(["umount", mount]) }

@@ -131,11 +131,11 @@ struct ImpairedRun: CustomStringConvertible {
   ///   - senderLatency: the sender's `latency=` when it differs (`auto`).
   init?(tag: Int, relay options: [String], latency: Int, senderLatency: String? = nil) throws {
     if let tool = ImpairedPathEnvironment.missingTool {
-      ImpairedPathEnvironment.unavailable("\(tool) is not installed")
+      TestEnvironment.unavailable("\(tool) is not installed")
       return nil
     }
     guard getuid() == 0, let link = LinkedNamespace(tag: tag, subnet: "198.18.\(tag)") else {
-      ImpairedPathEnvironment.unavailable(
+      TestEnvironment.unavailable(
         "cannot create a network namespace here (needs root and iproute2)")
       return nil
     }

@@ -47,7 +47,8 @@ import Testing
       #expect(srtSent > 0, "trial \(trial)")
       #expect(
         LoopbackServers.size(of: listener.output) == srtSent,
-        "trial \(trial): the SRT receiver got \(LoopbackServers.size(of: listener.output)) of \(srtSent) bytes")
+        "trial \(trial): the SRT receiver got \(LoopbackServers.size(of: listener.output)) of \(srtSent) bytes"
+      )
       #expect(try CommandRunner.decodeErrors(listener.output.path) == "", "trial \(trial)")
       try server.waitForSessionEnd()
       #expect(LoopbackServers.size(of: server.recording(key: "both")) > 0, "trial \(trial)")
@@ -61,7 +62,8 @@ import Testing
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     guard let link = LinkedNamespace(tag: 23, subnet: "198.18.23") else {
-      print("skipped: cannot create a network namespace here (needs root and iproute2)")
+      TestEnvironment.unavailable(
+        "cannot create a network namespace here (needs root and iproute2)")
       return
     }
     defer { link.remove() }

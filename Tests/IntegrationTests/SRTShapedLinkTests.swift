@@ -12,7 +12,8 @@ import Testing
     // 198.18.0.0/15 is reserved for benchmarks (RFC 2544): never routed, so it meets no real
     // network; the /30 exists only between this veth pair.
     guard let link = LinkedNamespace(tag: tag, subnet: "198.18.\(tag)") else {
-      print("skipped: cannot create a network namespace here (needs root and iproute2)")
+      TestEnvironment.unavailable(
+        "cannot create a network namespace here (needs root and iproute2)")
       return nil
     }
     let peer = try SRTPeer(

@@ -149,7 +149,7 @@ final class SignalledIngest {
 
   @Test func sigintEndsAnSRTRunWithASummary() throws {
     guard CommandRunner.has("srt-live-transmit") else {
-      print("not run: no srt-live-transmit")
+      TestEnvironment.unavailable("no srt-live-transmit")
       return
     }
     let directory = try CommandRunner.temporaryDirectory()

@@ -12,7 +12,8 @@ import Testing
     let work = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: work) }
     guard let link = LinkedNamespace(tag: 24, subnet: "198.18.24") else {
-      print("skipped: cannot create a network namespace here (needs root and iproute2)")
+      TestEnvironment.unavailable(
+        "cannot create a network namespace here (needs root and iproute2)")
       return
     }
     defer { link.remove() }

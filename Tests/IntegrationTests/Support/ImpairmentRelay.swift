@@ -178,18 +178,8 @@ struct RelayCounters: CustomStringConvertible {
   }
 }
 
-/// Whether a test that needs root, namespaces and tools may go on: without them it prints a
-/// visible skip, and records a failure when the environment variable CI is set, where a silent
-/// skip would hide that the test never ran.
+/// The tools the impaired-path tests need.
 enum ImpairedPathEnvironment {
-  static func unavailable(_ reason: String, sourceLocation: SourceLocation = #_sourceLocation) {
-    if let ci = ProcessInfo.processInfo.environment["CI"], !ci.isEmpty {
-      Issue.record("cannot run with CI set: \(reason)", sourceLocation: sourceLocation)
-    } else {
-      print("skipped: \(reason)")
-    }
-  }
-
   /// The first tool these tests need that is not on PATH, if any.
   static var missingTool: String? {
     ["ip", "python3", "srt-live-transmit", "ffmpeg", "ffprobe"].first { !CommandRunner.has($0) }

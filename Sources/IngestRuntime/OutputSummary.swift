@@ -65,21 +65,50 @@ public struct OutputSummary: Sendable {
       + "(--rtmp-audio \(other == .audioApp ? "app" : "mic") sends it instead)"
   }
 
+  /// What the producer sent that the pipeline had to mend or refuse, one line each: ADTS
+  /// headers removed, samples refused as too large (their size and the limit).
+  public var producerNotes: [String] {
+    var notes: [String] = []
+    for kind in SampleKind.allCases where snapshot.adtsRemoved[kind] > 0 {
+      notes.append(
+        "\(kind): samples carry ADTS headers, removed (\(snapshot.adtsRemoved[kind]) samples)")
+    }
+    for kind in SampleKind.allCases where snapshot.drops[kind, .tooLarge] > 0 {
+      notes.append(
+        "\(kind): \(snapshot.drops[kind, .tooLarge]) samples refused as too large (largest "
+          + "\(snapshot.largestRefusedSample) bytes, limit \(snapshot.maximumSampleBytes) bytes; "
+          + "--budget raises the limit up to the format's \(SampleSizeLimit.format))")
+    }
+    return notes
+  }
+
   /// Whether the output did not fail and accepted at least `minimumDeliveredFraction`.
   public var succeeded: Bool { sinkError == nil && shortfall == nil }
 
   /// Why the output did not take enough of the stream, as one line; `nil` when it did.
   public var shortfall: String? {
     let video = Int(SampleKind.video.rawValue)
-    let hasVideo = snapshot.appended[video] > 0
+    // Video the input refused before the pipeline (a track left out, corrupt records) is
+    // video the output did not deliver: a run whose video was all refused did not succeed.
+    let videoLost = snapshot.lost[.video]
+    let hasVideo = snapshot.appended[video] + videoLost > 0
     let appended =
-      hasVideo ? snapshot.appended[video] + skippedSourceVideoFrames : snapshot.totalAppended
+      hasVideo
+      ? snapshot.appended[video] + videoLost + skippedSourceVideoFrames
+      : snapshot.totalAppended + snapshot.lost.total
     guard appended > 0 else { return nil }
     let sent = hasVideo ? snapshot.sent[video] : snapshot.totalSent
     let what =
       hasVideo ? (skippedSourceVideoFrames > 0 ? "source video frames" : "video frames") : "samples"
     if sentBytes == 0 || sent == 0 {
-      return "the output accepted nothing: 0 of \(appended) \(what) sent"
+      let cause =
+        !hasVideo
+        ? ""
+        : videoLost == appended
+          ? " (every video sample was refused by the reader)"
+          : snapshot.drops[.video, .awaitingKeyframe] > 0 && snapshot.sent[video] == 0
+            ? " (no video keyframe reached the output)" : ""
+      return "the output accepted nothing: 0 of \(appended) \(what) sent" + cause
     }
     let fraction = Double(sent) / Double(appended)
     guard fraction < minimumDeliveredFraction else { return nil }
@@ -100,6 +129,24 @@ public struct OutputSummary: Sendable {
     object.add("drops", StatusReporter.dropObject(snapshot.drops))
     object.add("undelivered", snapshot.inFlight)
     if lostUnits > 0 { object.add("lost", lostUnits) }
+    if snapshot.lost.total > 0 {
+      var refused = JSONObject()
+      for kind in SampleKind.allCases where snapshot.lost[kind] > 0 {
+        refused.add(kind.description, snapshot.lost[kind])
+      }
+      object.add("refused_by_reader", refused)
+    }
+    if snapshot.adtsRemoved.total > 0 {
+      var removed = JSONObject()
+      for kind in SampleKind.allCases where snapshot.adtsRemoved[kind] > 0 {
+        removed.add(kind.description, snapshot.adtsRemoved[kind])
+      }
+      object.add("adts_removed", removed)
+    }
+    if snapshot.drops.total(.tooLarge) > 0 {
+      object.add("largest_refused_sample", snapshot.largestRefusedSample)
+      object.add("max_sample_bytes", snapshot.maximumSampleBytes)
+    }
     if skippedSourceVideoFrames > 0 {
       object.add("source_skipped_video", skippedSourceVideoFrames)
     }

@@ -1,20 +1,28 @@
 import IngestCLI
 import IngestCore
 import IngestPOSIX
+import IngestRuntime
+import IngestSinks
 
 /// `ingest inspect`: what a dump holds, and what is odd about its timestamps.
 enum InspectCommand: Command {
   static let name = "inspect"
   static let summary = "show a dump's tracks, formats, duration, sample counts and anomalies"
   static let help = """
-    usage: ingest inspect DUMP [--json]
+    usage: ingest inspect DUMP [--budget MB] [--json]
 
     Reads the whole dump once (with bounded memory) and prints its tracks and their formats,
     the duration, sample and keyframe counts, bit rates, the largest gaps, events (audio
     interruptions), and timestamp anomalies: decode times that do not increase, clocks that jump
-    backwards (or, for audio, forward by more than a second), PTS before DTS, invalid records.
+    backwards (or, for audio, forward by more than a second), PTS before DTS, invalid records;
+    and what a producer sent that a replay mends or refuses: AAC samples with ADTS headers
+    (removed, or refused when the header contradicts the AudioSpecificConfig), video samples
+    with Annex B start codes instead of length prefixes (refused), and samples above the
+    largest a replay into a .ts file takes at the budget (refused as too large).
 
     options:
+      --budget MB   the replay budget the sample-size check assumes, as `ingest replay
+                    --budget` (default 50)
       --json        print the result as one JSON object
       -h, --help    show this help
 
@@ -22,15 +30,25 @@ enum InspectCommand: Command {
     """
 
   static func run(_ argv: [String]) throws -> Int32 {
-    let args = try Arguments(argv, valued: [], flags: ["--json"])
+    let args = try Arguments(argv, valued: ["--budget"], flags: ["--json"])
     guard args.positionals.count == 1 else { throw UsageError("expected one DUMP path") }
     let path = args.positionals[0]
+    var options = ReplayOptions(target: .file(path: "out.ts", shaper: LinkShaper()))
+    if let text = args["--budget"] {
+      guard let megabytes = Double(text), (4...4096).contains(megabytes) else {
+        throw UsageError("--budget must be a number of MB between 4 and 4096, got '\(text)'")
+      }
+      options.pipeline.budgetBytes = Int(megabytes * 1_000_000)
+    }
     let source: FileByteSource
     do { source = try FileByteSource(path: path) } catch {
       Console.error("ingest inspect: \(error)")
       return 1
     }
-    let inspection = DumpInspection(reading: source)
+    let inspection = DumpInspection(
+      reading: source,
+      sampleLimit: source.isRegularFile
+        ? sampleLimit(path, options: options) : SampleSizeLimit.format)
     if let error = inspection.fatalError, refusedHeader(error) {
       // Nothing of it was read as a dump: a report of "0 bytes" and no tracks would mislead.
       if args.has("--json") {
@@ -52,6 +70,17 @@ enum InspectCommand: Command {
       return 1
     }
     return 0
+  }
+
+  /// The largest sample a replay of the dump at `path` with `options` takes; the format's
+  /// limit when the tracks are unknown or the budget holds nothing (the replay would say so
+  /// itself). Reads the dump's start a second time: only for a regular file.
+  static func sampleLimit(_ path: String, options: ReplayOptions) -> Int {
+    guard let tracks = try? ReplaySession.trackFormats(dumpPath: path) else {
+      return SampleSizeLimit.format
+    }
+    return (try? ReplaySession.maximumSampleBytes(tracks: tracks, options: options))
+      ?? SampleSizeLimit.format
   }
 
   /// Whether reading stopped at the file header: the file is not a dump (of a known version).
@@ -122,6 +151,7 @@ enum InspectCommand: Command {
       if track.ptsBeforeDTS > 0 {
         anomalies.append("\(track.kind): \(track.ptsBeforeDTS) PTS before DTS")
       }
+      anomalies += producerAnomalies(track, sampleLimit: inspection.sampleLimit)
     }
     if inspection.invalidRecords > 0 {
       anomalies.append("\(inspection.invalidRecords) invalid record(s) skipped")
@@ -136,6 +166,33 @@ enum InspectCommand: Command {
       + (anomalies.isEmpty
         ? "none\n" : "\n" + anomalies.map { "  " + $0 }.joined(separator: "\n") + "\n")
     return out
+  }
+
+  /// What the producer sent that a replay mends or refuses, one line each.
+  static func producerAnomalies(_ track: DumpInspection.Track, sampleLimit: Int) -> [String] {
+    var lines: [String] = []
+    let kind = track.kind
+    if track.adtsHeaders > track.adtsMismatches {
+      lines.append(
+        "\(kind): \(track.adtsHeaders - track.adtsMismatches) samples carry ADTS headers "
+          + "(raw AAC expected; a replay removes them)")
+    }
+    if let mismatch = track.adtsMismatch {
+      lines.append(
+        "\(kind): \(track.adtsMismatches) samples with ADTS headers refused: \(mismatch)")
+    }
+    if track.annexBSamples > 0 {
+      lines.append(
+        "\(kind): \(track.annexBSamples) samples carry Annex B start codes instead of length "
+          + "prefixes (refused)")
+    }
+    if track.oversizedSamples > 0 {
+      lines.append(
+        "\(kind): \(track.oversizedSamples) samples above \(sampleLimit) bytes, the largest a "
+          + "replay takes at the budget (largest \(track.largestSample) bytes; "
+          + "--budget raises the limit up to \(SampleSizeLimit.format))")
+    }
+    return lines
   }
 
   static func json(_ inspection: DumpInspection, path: String) -> JSONObject {
@@ -163,6 +220,10 @@ enum InspectCommand: Command {
       entry.add("reordered", track.reordered)
       entry.add("non_increasing_dts", track.nonIncreasingDTS)
       entry.add("pts_before_dts", track.ptsBeforeDTS)
+      entry.add("adts_headers", track.adtsHeaders)
+      entry.add("adts_refused", track.adtsMismatches)
+      entry.add("annex_b_samples", track.annexBSamples)
+      entry.add("oversized_samples", track.oversizedSamples)
       entry.add(
         "clock_jumps",
         track.clockJumps.map { jump in
@@ -186,6 +247,10 @@ enum InspectCommand: Command {
         return item
       })
     object.add("skipped_records", inspection.skippedRecords)
+    object.add("max_sample_bytes", inspection.sampleLimit)
+    object.add(
+      "producer_anomalies",
+      inspection.tracks.flatMap { producerAnomalies($0, sampleLimit: inspection.sampleLimit) })
     if let error = inspection.fatalError { object.add("error", error.description) }
     return object
   }

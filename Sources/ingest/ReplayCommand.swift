@@ -63,8 +63,13 @@ enum ReplayCommand: Command {
       --buffer SECONDS          longest buffered duration of the send ring, 2 to 5 (default 3)
       --budget MB               memory ceiling in MB of 10^6 bytes (default 50), at least
                                 (--overhead + 6) / 0.8 (33 with the default overhead): the
-                                overhead, about 5 MB of fixed buffers (dump reader, packager,
-                                output) and 1 MB of ring under the ladder's first threshold
+                                overhead, the fixed buffers (dump reader, packager, output;
+                                about 5 MB at the minimum) and 1 MB of ring under the ladder's
+                                first threshold. It also bounds the largest sample: the dump
+                                reader and each ring hold one under that threshold, at most the
+                                format's 8388582 bytes (about 1.7 MB at 33; the start event's
+                                max_sample_bytes). A larger sample is dropped as tooLarge,
+                                named with its size and the limit
       --overhead MB             modelled OS/framework memory of an extension (default 20)
       --status FILE|-           write status events as JSON lines to FILE or standard output
                                 (a FIFO must have its reader first, or the run is refused)
@@ -85,6 +90,11 @@ enum ReplayCommand: Command {
     SIGINT, SIGTERM, SIGHUP (a closed terminal) and SIGUSR1 stop the run: every output is
     finished (drained for up to 5 s, the HLS playlist ended), the summary written, exit 0.
     SIGQUIT stops at once without draining and exits 1. A second signal exits at once.
+
+    A producer's mistakes are mended or refused by name: AAC frames behind ADTS headers that
+    match the track's AudioSpecificConfig lose them (a warning); a header that contradicts it
+    is refused naming both values. Video in Annex B form (start codes instead of length
+    prefixes) is refused as a track, left out of the output, and the run fails (exit 1).
 
     exit status: 0 ok, 1 runtime error (bad dump, failed output, too little delivered), 2 usage.
     A dump without samples (only its header, or only format records) is valid and empty: the

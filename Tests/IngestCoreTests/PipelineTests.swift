@@ -97,7 +97,8 @@ private func relax(_ pipeline: Pipeline, _ clock: VirtualClock, to tier: Tier) {
     #expect(!pipeline.append(CoreFixtures.audio(.audioApp, frame: 3, bytes: 256 * 1024 + 1)))
     #expect(pipeline.append(CoreFixtures.audio(.audioApp, frame: 4)))
     let drops = pipeline.snapshot().drops
-    #expect(drops[.audioApp, .invalid] == 3)
+    #expect(drops[.audioApp, .invalid] == 2)
+    #expect(drops[.audioApp, .tooLarge] == 1)
     #expect(drops[.audioMic, .invalid] == 1)
     #expect(drops.total == 4)
   }

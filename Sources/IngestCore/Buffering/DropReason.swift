@@ -25,6 +25,9 @@ public enum DropReason: Int, CaseIterable, Sendable, CustomStringConvertible {
   /// Taken off the ring by the output without being sent: a track the output cannot carry
   /// (RTMP's FLV has one audio track).
   case notCarried
+  /// Refused: the sample is larger than the largest the pipeline takes
+  /// (`Pipeline.maximumSampleBytes`: the format's limit or what the ring holds at the budget).
+  case tooLarge
 
   /// The name used in status events and summaries.
   public var description: String {
@@ -41,11 +44,12 @@ public enum DropReason: Int, CaseIterable, Sendable, CustomStringConvertible {
     case .ringFull: "ringFull"
     case .invalid: "invalid"
     case .notCarried: "notCarried"
+    case .tooLarge: "tooLarge"
     }
   }
 
   /// Refusals happen before the ring took the sample; drops after.
-  public var isRefusal: Bool { self == .ringFull || self == .invalid }
+  public var isRefusal: Bool { self == .ringFull || self == .invalid || self == .tooLarge }
 }
 
 /// Counts of dropped access units by track and reason. A fixed-size value: no allocation to update.

@@ -23,6 +23,16 @@ public struct DumpInspection: Sendable {
     public var clockJumps: [Anomaly] = []
     /// Samples whose PTS lies before their DTS.
     public var ptsBeforeDTS = 0
+    /// AAC samples opening with an ADTS header (which a replay removes), and those among them
+    /// whose header contradicts the track's AudioSpecificConfig (refused), with the first
+    /// contradiction.
+    public var adtsHeaders = 0
+    public var adtsMismatches = 0
+    public var adtsMismatch: FormatError?
+    /// Video samples in Annex B form (start codes instead of length prefixes): refused.
+    public var annexBSamples = 0
+    /// Samples above `DumpInspection.sampleLimit` (refused as too large), and the largest.
+    public var oversizedSamples = 0
     fileprivate var lastDTS: Int64?
 
     /// Presentation span in ticks.
@@ -53,16 +63,27 @@ public struct DumpInspection: Sendable {
   public var fatalError: DumpError?
   /// Bytes read.
   public var bytes: Int64 = 0
+  /// The largest sample counted as acceptable (`Track.oversizedSamples` are above it).
+  public var sampleLimit: Int
 
   /// Reads every record of a dump.
-  public init<Source: ByteSource>(reading source: Source) {
+  /// - Parameter sampleLimit: the largest sample a replay takes (`Pipeline.maximumSampleBytes`
+  ///   at the budget in question); larger ones are counted as oversized.
+  public init<Source: ByteSource>(
+    reading source: Source, sampleLimit: Int = SampleSizeLimit.format
+  ) {
+    self.sampleLimit = sampleLimit
     var reader = DumpReader(source: source)
+    var formats = TrackFormats()
     while true {
       let record: DumpRecord?
       do { record = try reader.next() } catch {
         if error.isRecoverable {
           invalidRecords += 1
           if invalidExamples.count < 20 { invalidExamples.append(error) }
+          if let kind = reader.refusedSampleKind, case .format(_, .annexBStartCodes) = error {
+            tracks[Int(kind.rawValue)].annexBSamples += 1
+          }
           continue
         }
         fatalError = error
@@ -76,20 +97,37 @@ public struct DumpInspection: Sendable {
           tracks[index].formatChanges += 1
         }
         if tracks[index].format == nil { tracks[index].format = format }
+        formats.set(format, for: kind)
       case .event(let event):
         events.append(event)
       case .sample(let header):
         note(header, offset: reader.offset)
+        if case .aac(let aac)? = formats.format(for: header.kind) {
+          reader.withPayload { noteADTS($0, kind: header.kind, format: aac) }
+        }
       }
     }
     skippedRecords = reader.skippedRecords
     bytes = reader.offset
   }
 
+  private mutating func noteADTS(
+    _ payload: UnsafeRawBufferPointer, kind: SampleKind, format: AACFormat
+  ) {
+    guard let adts = ADTSPrefix(parsing: payload) else { return }
+    let index = Int(kind.rawValue)
+    tracks[index].adtsHeaders += 1
+    do throws(FormatError) { try adts.validate(against: format) } catch {
+      tracks[index].adtsMismatches += 1
+      if tracks[index].adtsMismatch == nil { tracks[index].adtsMismatch = error }
+    }
+  }
+
   private mutating func note(_ header: DumpSampleHeader, offset: Int64) {
     var track = tracks[Int(header.kind.rawValue)]
     defer { tracks[Int(header.kind.rawValue)] = track }
     track.samples += 1
+    if header.payloadSize > sampleLimit { track.oversizedSamples += 1 }
     track.bytes += header.payloadSize
     track.largestSample = max(track.largestSample, header.payloadSize)
     if header.isKeyframe { track.keyframes += 1 }

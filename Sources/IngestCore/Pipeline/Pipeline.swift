@@ -23,8 +23,15 @@ public final class Pipeline: Sendable {
   /// Taken only on the capture thread; taken before `shared` when both are held.
   private let capture: HandOverLock<PipelineCapture>
   private let shared: HandOverLock<PipelineShared>
+  /// The largest sample payload `append` takes: `configuration.maximumSampleBytes`, lowered to
+  /// what the ring holds once the sample is packaged (`SampleSizeLimit`).
+  public let maximumSampleBytes: Int
   /// The ladder's tier, stored under `shared` and read without it.
   private let currentTier = Atomic<Int>(0)
+  /// Audio samples whose ADTS header was removed, app and mic: counted without the shared
+  /// lock, which `append` takes only to reserve and to commit.
+  private let adtsRemovedApp = Atomic<Int>(0)
+  private let adtsRemovedMic = Atomic<Int>(0)
 
   /// Sets up the ring and reserves the pipeline's own buffers in `budget`.
   /// - Parameters:
@@ -53,6 +60,9 @@ public final class Pipeline: Sendable {
     self.payloadFormat = payloadFormat
     self.budget = budget
     self.clock = clock
+    maximumSampleBytes = SampleSizeLimit.largest(
+      cap: configuration.maximumSampleBytes, arenaBytes: arena, headroom: headroom,
+      tracks: tracks, payloadFormat: payloadFormat)
     capture = HandOverLock(
       PipelineCapture(configuration: configuration, tracks: tracks, payloadFormat: payloadFormat))
     let ring = SendRing(
@@ -62,6 +72,9 @@ public final class Pipeline: Sendable {
       PipelineShared(
         ring: ring, ladder: DegradationLadder(configuration: configuration.ladder), share: share,
         budget: budget))
+    shared.withLock { [maximumSampleBytes] in
+      $0.counters.maximumSampleBytes = maximumSampleBytes
+    }
   }
 
   /// The degradation tier, readable from any thread without the lock.
@@ -81,6 +94,11 @@ public final class Pipeline: Sendable {
   }
 
   /// Takes one encoded sample given as raw memory (the zero-copy path for dump readers).
+  ///
+  /// An AAC sample that opens with an ADTS header matching the track's configuration loses the
+  /// header (a slice of `payload`, nothing copied): the packetizer writes its own. One that
+  /// contradicts the configuration is refused as `invalid`. A sample above
+  /// `maximumSampleBytes` is refused as `tooLarge`.
   /// - Parameter nalUnits: the video payload's `AVCCSummary` when the caller already walked it
   ///   (the dump reader does); without it the payload is walked here, once.
   @discardableResult
@@ -95,8 +113,31 @@ public final class Pipeline: Sendable {
       }
       // A refused video frame may be a reference: the frames after it must wait for a keyframe.
       let lost = kind == .video
-      guard payload.count > 0, payload.count <= configuration.maximumSampleBytes else {
-        return refuse(kind, .invalid, awaitKeyframe: lost)
+      guard payload.count > 0 else { return refuse(kind, .invalid, awaitKeyframe: lost) }
+      guard payload.count <= maximumSampleBytes else {
+        return refuse(
+          kind, .tooLarge, awaitKeyframe: lost,
+          event: .sampleTooLarge(kind: kind, bytes: payload.count, limit: maximumSampleBytes))
+      }
+      var payload = payload
+      if case .aac(let aac) = format, let adts = ADTSPrefix(parsing: payload) {
+        let track = Int(kind.rawValue)
+        do throws(FormatError) { try adts.validate(against: aac) } catch {
+          let first = !capture.reportedADTSRefusal[track]
+          capture.reportedADTSRefusal[track] = true
+          return refuse(
+            kind, .invalid, event: first ? .sampleRefused(kind: kind, error: error) : nil)
+        }
+        payload = UnsafeRawBufferPointer(rebasing: payload[adts.headerSize...])
+        if kind == .audioMic {
+          adtsRemovedMic.add(1, ordering: .relaxed)
+        } else {
+          adtsRemovedApp.add(1, ordering: .relaxed)
+        }
+        if !capture.reportedADTS[track] {
+          capture.reportedADTS[track] = true
+          shared.withLock { $0.events.push(.adtsHeadersRemoved(kind: kind)) }
+        }
       }
       let stamp: Timeline.Stamp
       do throws(TimelineError) {
@@ -199,23 +240,30 @@ public final class Pipeline: Sendable {
 
   /// A sample the input refused before it reached `append` (a corrupt record): a lost video
   /// frame may be a reference, so the video after it waits for the next keyframe (counted as
-  /// `awaitingKeyframe`) and a keyframe is requested. Lost audio needs nothing.
+  /// `awaitingKeyframe`) and a keyframe is requested. Every lost sample is counted
+  /// (`PipelineSnapshot.lost`): a run whose video was all lost did not deliver it.
   public func sampleLost(_ kind: SampleKind) {
-    guard kind == .video else { return }
     let now = clock.now()
     shared.withLock {
+      $0.counters.lost[kind] += 1
+      guard kind == .video else { return }
       $0.ring.startAwaitingKeyframe()
       $0.noteRingChange(now: now, budget: budget, tier: currentTier)
     }
   }
 
-  /// Counts a sample that does not enter the ring; returns false for `append` to return.
+  /// Counts a sample that does not enter the ring, and queues `event` when given; returns
+  /// false for `append` to return.
   private func refuse(
     _ kind: SampleKind, _ reason: DropReason, awaitKeyframe: Bool = false,
-    stamp: Timeline.Stamp? = nil
+    stamp: Timeline.Stamp? = nil, event: PipelineEvent? = nil
   ) -> Bool {
     let now = clock.now()
     shared.withLock {
+      if let event { $0.events.push(event) }
+      if case .sampleTooLarge(_, let bytes, _)? = event {
+        $0.counters.largestRefusedSample = max($0.counters.largestRefusedSample, bytes)
+      }
       $0.refuse(
         kind, reason, awaitKeyframe: awaitKeyframe, stamp: stamp, now: now, budget: budget,
         tier: currentTier)
@@ -294,7 +342,10 @@ public final class Pipeline: Sendable {
 
   /// A copy of the counters.
   public func snapshot() -> PipelineSnapshot {
-    shared.withLock { $0.snapshot() }
+    var snapshot = shared.withLock { $0.snapshot() }
+    snapshot.adtsRemoved[.audioApp] = adtsRemovedApp.load(ordering: .relaxed)
+    snapshot.adtsRemoved[.audioMic] = adtsRemovedMic.load(ordering: .relaxed)
+    return snapshot
   }
 
   /// Removes and returns the oldest queued event.

@@ -17,6 +17,10 @@ struct PipelineCapture: Sendable {
   /// The newest video keyframe is a CRA or BLA picture: RASL pictures after it belong to it (an
   /// IDR has none; a RASL NAL type after one is not treated as leading).
   var gopAdmitsRASL = false
+  /// The track's samples were found with ADTS headers (removed) or with one that contradicts
+  /// the format, under the format in force: each is reported once, not per sample.
+  var reportedADTS = [Bool](repeating: false, count: SampleKind.allCases.count)
+  var reportedADTSRefusal = [Bool](repeating: false, count: SampleKind.allCases.count)
 
   init(configuration: PipelineConfiguration, tracks: TrackFormats, payloadFormat: PayloadFormat) {
     timeline = Timeline(configuration: configuration.timeline)
@@ -39,6 +43,8 @@ struct PipelineCapture: Sendable {
       timeline.setAudioFrameDuration(samples: 1024, sampleRate: aac.sampleRate, for: kind)
     }
     pendingDiscontinuity[Int(kind.rawValue)] = true
+    reportedADTS[Int(kind.rawValue)] = false
+    reportedADTSRefusal[Int(kind.rawValue)] = false
     if kind == .video { awaitingFirstKeyframe = true }
   }
 }

@@ -8,8 +8,10 @@ public struct PipelineConfiguration: Sendable {
   public var overheadBytes = 20_000_000
   /// Maximum units in the ring (5 s of 60 fps video and two audio tracks fit many times over).
   public var recordCapacity = 4096
-  /// Largest accepted sample payload; larger samples are refused as invalid.
-  public var maximumSampleBytes = 2 << 20
+  /// Largest accepted sample payload: by default the largest a dump record holds. A pipeline
+  /// lowers it to what its ring holds (`Pipeline.maximumSampleBytes`); larger samples are
+  /// refused as `tooLarge`.
+  public var maximumSampleBytes = SampleSizeLimit.format
   /// Thresholds and hysteresis of the degradation ladder.
   public var ladder = DegradationLadder.Configuration()
   /// Timeline tuning (start offset, clock-jump threshold).

@@ -23,4 +23,12 @@ public enum PipelineEvent: Sendable, Equatable {
   case clockReset(kind: SampleKind, dts: Int64)
   /// A track's format changed mid-stream (the device rotated, the encoder was reconfigured).
   case formatChanged(kind: SampleKind, format: FormatDescription)
+  /// The track's samples carry ADTS headers: they are removed (queued once per track and
+  /// format; `PipelineSnapshot.adtsRemoved` counts the samples).
+  case adtsHeadersRemoved(kind: SampleKind)
+  /// A sample was refused for `error` (an ADTS header that contradicts the track's
+  /// AudioSpecificConfig): queued once per track and format, the samples counted as `invalid`.
+  case sampleRefused(kind: SampleKind, error: FormatError)
+  /// A sample of `bytes` was refused as larger than `limit` (counted as `tooLarge`).
+  case sampleTooLarge(kind: SampleKind, bytes: Int, limit: Int)
 }

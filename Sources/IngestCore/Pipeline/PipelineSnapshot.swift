@@ -2,6 +2,14 @@
 public struct PipelineSnapshot: Sendable {
   /// Samples handed to `append`, by track.
   public var appended: [Int] = [0, 0, 0]
+  /// Samples the input refused before `append` (`Pipeline.sampleLost`), by track.
+  public var lost = TrackCounts()
+  /// Samples whose ADTS header was removed, by track.
+  public var adtsRemoved = TrackCounts()
+  /// The largest sample payload the pipeline takes (`Pipeline.maximumSampleBytes`).
+  public var maximumSampleBytes = 0
+  /// The largest sample refused as `tooLarge` (0: none).
+  public var largestRefusedSample = 0
   /// Units delivered to the sink, by track.
   public var sent: [Int] = [0, 0, 0]
   /// Bytes delivered to the sink (PSI/PCR packets included).

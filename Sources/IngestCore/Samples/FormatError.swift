@@ -34,6 +34,15 @@ public enum FormatError: Error, Equatable, Sendable, CustomStringConvertible {
   case hevcMissingParameterSets
   /// The first HEVC SPS ends or breaks a limit inside the field named by `field`.
   case hevcSequenceParameterSet(field: String)
+  /// A video sample in Annex B form (start codes) where the track's format record announces
+  /// `lengthSize`-byte NAL length prefixes (AVCC), as VideoToolbox delivers them.
+  case annexBStartCodes(lengthSize: Int)
+  /// An ADTS header at the start of an AAC sample announces another stream than the track's
+  /// AudioSpecificConfig: `field` differs, `header` is the header's value, `config` the
+  /// configuration's.
+  case adtsConfigurationMismatch(field: String, header: Int, config: Int)
+  /// An ADTS header holding more than one raw data block: not one AAC frame per sample.
+  case adtsRawDataBlocks(Int)
 
   public var description: String {
     switch self {
@@ -56,6 +65,13 @@ public enum FormatError: Error, Equatable, Sendable, CustomStringConvertible {
       "HEVC parameter set of nal_unit_type \(type) and \(length) bytes cannot be described"
     case .hevcMissingParameterSets: "HEVC configuration has no VPS, SPS or PPS"
     case .hevcSequenceParameterSet(let field): "HEVC SPS malformed at \(field)"
+    case .annexBStartCodes(let lengthSize):
+      "video sample carries Annex B start codes instead of the \(lengthSize)-byte NAL length "
+        + "prefixes its format record announces"
+    case .adtsConfigurationMismatch(let field, let header, let config):
+      "ADTS header says \(field) \(header), the track's AudioSpecificConfig says \(config)"
+    case .adtsRawDataBlocks(let count):
+      "ADTS header holds \(count) raw data blocks, expected one AAC frame per sample"
     }
   }
 }

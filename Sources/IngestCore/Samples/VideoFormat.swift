@@ -33,14 +33,25 @@ public enum VideoFormat: Hashable, Sendable {
 
   /// Walks a sample of this format once: checks every NAL length and records what the pipeline
   /// and the TS packetizer need.
-  /// - Throws: `FormatError.nalLengthPastEnd` naming the offset of the bad length prefix.
+  /// - Throws: `FormatError.nalLengthPastEnd` naming the offset of the bad length prefix, or
+  ///   `FormatError.annexBStartCodes` when the lengths do not fit because the sample is in
+  ///   Annex B form (start codes) instead.
   public func summarize(_ payload: UnsafeRawBufferPointer) throws(FormatError) -> AVCCSummary {
-    switch self {
-    case .h264(let format):
-      try AVCCScanner.summarize(payload, lengthSize: format.nalLengthSize)
-    case .hevc(let format):
-      try AVCCScanner.summarizeHEVC(
-        payload, lengthSize: format.nalLengthSize, highestTemporalID: format.highestTemporalID)
+    do {
+      switch self {
+      case .h264(let format):
+        return try AVCCScanner.summarize(payload, lengthSize: format.nalLengthSize)
+      case .hevc(let format):
+        return try AVCCScanner.summarizeHEVC(
+          payload, lengthSize: format.nalLengthSize, highestTemporalID: format.highestTemporalID)
+      }
+    } catch {
+      // Only a walk that failed is diagnosed: valid AVCC whose first length happens to look
+      // like a start code is never refused.
+      if AnnexBDetector.startsWithStartCode(payload) {
+        throw .annexBStartCodes(lengthSize: nalLengthSize)
+      }
+      throw error
     }
   }
 }

@@ -1,0 +1,189 @@
+import Foundation
+import IngestCore
+import IngestTestSupport
+import Testing
+
+/// What independently written producers send, derived from Fixtures/screen.dump with the dump
+/// writer: AAC frames with ADTS headers, video in Annex B form, samples above 2 MiB. Each is
+/// mended or refused by name, and a run that could not carry its video fails.
+@Suite struct ProducerInputTests {
+  typealias Case = ConformanceCaseTests
+
+  /// screen.dump with every app-audio frame behind an ADTS header for `format` (the track's
+  /// own when nil).
+  static func adtsWrapped(format: AACFormat? = nil) throws -> [DumpItems.Item] {
+    var items = try Case.screen()
+    var appFormat: AACFormat?
+    for index in items.indices {
+      if case .format(.audioApp, .aac(let aac)) = items[index] { appFormat = aac }
+      guard case .sample(var sample) = items[index], sample.kind == .audioApp,
+        let header = format ?? appFormat
+      else { continue }
+      sample.payload =
+        try ADTSHeader(format: header, payloadSize: sample.payload.count).bytes
+        + sample.payload
+      items[index] = .sample(sample)
+    }
+    return items
+  }
+
+  /// screen.dump with every video sample's 4-byte lengths turned into start codes.
+  static func annexB() throws -> [DumpItems.Item] {
+    var items = try Case.screen()
+    for index in Case.indices(of: .video, in: items) {
+      var sample = items[index].sample!
+      var offset = 0
+      while offset + 4 <= sample.payload.count {
+        let length = sample.payload[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+        sample.payload.replaceSubrange(offset..<offset + 4, with: [0, 0, 0, 1])
+        offset += 4 + length
+      }
+      items[index] = .rawSample(sample)
+    }
+    return items
+  }
+
+  /// screen.dump with its first IDR grown to `bytes` by a filler-data NAL unit (type 12), as a
+  /// 4K encoder's first frame.
+  static func largeFirstKeyframe(bytes: Int) throws -> [DumpItems.Item] {
+    var items = try Case.screen()
+    let first = Case.indices(of: .video, in: items)[0]
+    var sample = items[first].sample!
+    let filler = bytes - sample.payload.count - 4
+    sample.payload += [
+      UInt8(filler >> 24 & 0xFF), UInt8(filler >> 16 & 0xFF), UInt8(filler >> 8 & 0xFF),
+      UInt8(filler & 0xFF), 0x0C,
+    ]
+    sample.payload += [UInt8](repeating: 0xFF, count: filler - 2) + [0x80]
+    items[first] = .sample(sample)
+    return items
+  }
+
+  static func inspect(_ dump: String, _ arguments: [String] = []) throws -> String {
+    try CommandRunner.ingest(["inspect", dump] + arguments).stdout
+  }
+
+  @Test func adtsHeadersAreRemovedOnceAndTheAudioDecodes() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let status = directory.appending(path: "status.jsonl").path
+    let reference = try Case.replay(Case.screen(), named: "reference", in: directory)
+    let replay = try Case.replay(
+      Self.adtsWrapped(), named: "adts", in: directory, arguments: ["--status", status])
+    #expect(replay.result.status == 0, "\(replay.result.stderr)")
+    #expect(replay.result.stdout.contains("\"ok\":true"))
+    #expect(replay.result.stdout.contains("\"adts_removed\":{\"audioApp\":"))
+    #expect(replay.result.stdout.contains("samples carry ADTS headers, removed"))
+    #expect(replay.pts(0x101) == reference.pts(0x101))
+    #expect(try CommandRunner.streams(replay.output).contains("aac,48000,2"))
+    let lines = try Case.statusLines(status).filter { $0.contains("\"adtsRemoved\"") }
+    #expect(lines.count == 1, "\(lines)")
+    let dump = directory.appending(path: "adts.dump").path
+    #expect(try Self.inspect(dump).contains("audioApp: 470 samples carry ADTS headers"))
+  }
+
+  @Test func anADTSHeaderThatContradictsTheConfigIsRefusedNamingBoth() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let status = directory.appending(path: "status.jsonl").path
+    let other = try AACFormat(objectType: 2, sampleRate: 44100, channels: 2)
+    let replay = try Case.replay(
+      Self.adtsWrapped(format: other), named: "adts-other", in: directory,
+      arguments: ["--status", status])
+    let message =
+      "ADTS header says sampling frequency index 4, the track's AudioSpecificConfig says 3"
+    // The app track is left out of the program; video and mic go on and decode.
+    #expect(replay.check.elementaryPIDs.sorted() == [0x100, 0x102])
+    #expect(try CommandRunner.streams(replay.output) == ["h264", "aac,44100,1"])
+    #expect(replay.result.stdout.contains("\"audioApp\":{\"invalid\":470}"))
+    #expect(
+      replay.result.stdout.contains("audioApp track refused, none of its samples sent: " + message))
+    let lines = try Case.statusLines(status).filter { $0.contains("\"trackRefused\"") }
+    #expect(lines.count == 1 && lines[0].contains(message), "\(lines)")
+    let dump = directory.appending(path: "adts-other.dump").path
+    #expect(try Self.inspect(dump).contains(message))
+  }
+
+  /// The same contradiction from the middle of the stream on: the track is in the program, so
+  /// those samples are refused one by one, the cause named once.
+  @Test func aContradictingADTSHeaderMidStreamIsRefusedNamingBoth() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let status = directory.appending(path: "status.jsonl").path
+    let other = try AACFormat(objectType: 2, sampleRate: 44100, channels: 2)
+    var items = try Case.screen()
+    let app = Case.indices(of: .audioApp, in: items)
+    for index in app.suffix(from: 235) {
+      var sample = items[index].sample!
+      sample.payload =
+        try ADTSHeader(format: other, payloadSize: sample.payload.count).bytes
+        + sample.payload
+      items[index] = .sample(sample)
+    }
+    let replay = try Case.replay(
+      items, named: "adts-mid", in: directory, arguments: ["--status", status])
+    #expect(replay.result.status == 0, "\(replay.result.stderr)")
+    #expect(replay.result.stdout.contains("\"audioApp\":{\"invalid\":235}"))
+    #expect(replay.pts(0x101).count == 235)
+    let message =
+      "ADTS header says sampling frequency index 4, the track's AudioSpecificConfig says 3"
+    let lines = try Case.statusLines(status).filter { $0.contains("\"sampleRefused\"") }
+    #expect(lines.count == 1 && lines[0].contains(message), "\(lines)")
+  }
+
+  @Test func annexBVideoIsRefusedByNameAndTheRunFails() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let dump = directory.appending(path: "annexb.dump").path
+    try DumpItems.write(Self.annexB(), to: dump)
+    let cause = "Annex B start codes instead of the 4-byte NAL length prefixes"
+    let output = directory.appending(path: "annexb.ts").path
+    let ts = try CommandRunner.ingest(
+      ["replay", dump, "--to", output, "--speed", "max", "--json", "--quiet"])
+    #expect(ts.status == 1)
+    #expect(ts.stdout.contains("\"ok\":false"), "\(ts.stdout)")
+    #expect(ts.stderr.contains(cause), "\(ts.stderr)")
+    // The program declares no video stream it never carries.
+    let streams = try CommandRunner.streams(output)
+    #expect(!streams.contains { $0.hasPrefix("h264") }, "\(streams)")
+    #expect(try CommandRunner.decodeErrors(output) == "")
+
+    let recording = directory.appending(path: "hls").path
+    let hls = try CommandRunner.ingest(
+      ["replay", dump, "--to", "hls:\(recording)", "--speed", "max", "--json", "--quiet"])
+    #expect(hls.status == 1)
+    #expect(hls.stdout.contains("\"ok\":false"), "\(hls.stdout)")
+    #expect(hls.stderr.contains(cause), "\(hls.stderr)")
+
+    #expect(try Self.inspect(dump).contains("video: 300 samples carry Annex B start codes"))
+  }
+
+  @Test func aFirstKeyframeAboveTwoMiBIsDelivered() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let reference = try Case.replay(Case.screen(), named: "reference", in: directory)
+    let replay = try Case.replay(
+      Self.largeFirstKeyframe(bytes: 5_600_000), named: "large", in: directory)
+    #expect(replay.result.status == 0, "\(replay.result.stderr)")
+    #expect(!replay.result.stdout.contains("\"invalid\""), "\(replay.result.stdout)")
+    #expect(!replay.result.stdout.contains("\"tooLarge\""), "\(replay.result.stdout)")
+    #expect(replay.pts(0x100) == reference.pts(0x100))
+  }
+
+  @Test func aSampleAboveWhatTheBudgetHoldsIsRefusedAsTooLarge() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let status = directory.appending(path: "status.jsonl").path
+    let replay = try Case.replay(
+      Self.largeFirstKeyframe(bytes: 5_600_000), named: "too-large", in: directory,
+      arguments: ["--budget", "33", "--status", status])
+    #expect(replay.result.stdout.contains("\"video\":{\"awaitingKeyframe\":59,\"tooLarge\":1}"))
+    let lines = try Case.statusLines(status).filter { $0.contains("\"sampleRefused\"") }
+    #expect(lines.count == 1, "\(lines)")
+    #expect(lines.first?.contains("\"reason\":\"tooLarge\",\"bytes\":5600000,\"limit\":") == true)
+    #expect(replay.result.stdout.contains("samples refused as too large (largest 5600000 bytes"))
+    let dump = directory.appending(path: "too-large.dump").path
+    #expect(try Self.inspect(dump).contains("anomalies none"))
+    #expect(try Self.inspect(dump, ["--budget", "33"]).contains("video: 1 samples above"))
+  }
+}

@@ -1,3 +1,5 @@
+import IngestCore
+
 /// A parsed RTMP/RTMPS publish URL: `rtmp[s]://[user:password@]host[:port]/app[/more]/key`.
 ///
 /// The last path component is the stream key (a query such as `key?token=x` stays part of it); every
@@ -159,37 +161,17 @@ public struct RTMPTarget: Sendable, Equatable, CustomStringConvertible,
   private static func percentDecode(_ value: Substring, option: String)
     throws(RTMPTargetError) -> String
   {
-    let bytes = Array(value.utf8)
-    var decoded: [UInt8] = []
-    decoded.reserveCapacity(bytes.count)
-    var index = 0
-    while index < bytes.count {
-      guard bytes[index] == UInt8(ascii: "%") else {
-        decoded.append(bytes[index])
-        index += 1
-        continue
-      }
-      guard index + 2 < bytes.count, let high = hexValue(bytes[index + 1]),
-        let low = hexValue(bytes[index + 2])
-      else {
-        throw .invalidValue(option: option, reason: "has bad percent-encoding at byte \(index)")
-      }
-      decoded.append(high << 4 | low)
-      index += 3
+    let decoded: [UInt8]
+    switch PercentEncoding.decode(value.utf8) {
+    case .success(let bytes): decoded = bytes
+    case .failure(let malformed):
+      throw .invalidValue(
+        option: option, reason: "has bad percent-encoding at byte \(malformed.offset)")
     }
     guard let text = String(validating: decoded, as: UTF8.self) else {
       throw .invalidValue(option: option, reason: "is not valid UTF-8 once percent-decoded")
     }
     return text
-  }
-
-  private static func hexValue(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-    default: nil
-    }
   }
 
   /// `rtmp://host:port/app/***`: safe to print and log.

@@ -1,3 +1,4 @@
+import IngestPOSIX
 import Synchronization
 
 #if canImport(Glibc)
@@ -31,25 +32,8 @@ public enum StopSignal {
   public static func install() {
     // Touch the flag so its lazy initialisation never runs inside the handler.
     _ = received.load(ordering: .relaxed)
-    var action = sigaction()
-    #if canImport(Glibc)
-      action.__sigaction_handler.sa_handler = { signal in stopSignalHandler(signal) }
-    #else
-      action.__sigaction_u.__sa_handler = { signal in stopSignalHandler(signal) }
-    #endif
-    sigemptyset(&action.sa_mask)
-    // Restarted system calls keep the data path unaware of signals; the loop polls the flag.
-    action.sa_flags = SA_RESTART
-    // Installed even over an inherited SIG_IGN or signal mask: a host app or test runner that
-    // spawned us with the signals ignored or blocked still needs a way to end the run cleanly.
-    // Threads started later inherit the unblocked mask of this one.
-    var set = sigset_t()
-    sigemptyset(&set)
-    for (signal, _) in handled {
-      sigaction(signal, &action, nil)
-      sigaddset(&set, signal)
-    }
-    pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    // The loop polls the flag; see `SignalHandlers` for the rest.
+    SignalHandlers.install(handled.map(\.signal), handler: stopSignalHandler)
   }
 
   /// The name of the signal that asked the run to stop (`SIGINT`, `SIGTERM`, ...), or nil.

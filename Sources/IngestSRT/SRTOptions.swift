@@ -336,22 +336,11 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
   private static func percentDecode(_ value: ArraySlice<UInt8>, option: String)
     throws(SRTOptionsError) -> String
   {
-    var decoded: [UInt8] = []
-    decoded.reserveCapacity(value.count)
-    var index = value.startIndex
-    while index < value.endIndex {
-      let byte = value[index]
-      if byte == UInt8(ascii: "%") {
-        let offset = index - value.startIndex
-        guard index + 2 < value.endIndex,
-          let high = hexValue(value[index + 1]), let low = hexValue(value[index + 2])
-        else { throw .invalidPercentEncoding(option: option, offset: offset) }
-        decoded.append(high << 4 | low)
-        index += 3
-      } else {
-        decoded.append(byte)
-        index += 1
-      }
+    let decoded: [UInt8]
+    switch PercentEncoding.decode(value) {
+    case .success(let bytes): decoded = bytes
+    case .failure(let malformed):
+      throw .invalidPercentEncoding(option: option, offset: malformed.offset)
     }
     guard let text = String(validating: decoded, as: UTF8.self) else {
       throw .invalidUTF8(option: option)
@@ -366,15 +355,6 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
       UInt8(ascii: "."):
       true
     default: false
-    }
-  }
-
-  private static func hexValue(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-    default: nil
     }
   }
 

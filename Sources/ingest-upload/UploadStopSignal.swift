@@ -1,3 +1,5 @@
+import IngestPOSIX
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -34,23 +36,7 @@ enum UploadStopSignal {
     stopPipeWrite = ends[1]
     // Touched here so that no lazy initialisation of it ever runs inside the handler.
     stopSignalCount = 0
-    var action = sigaction()
-    #if canImport(Glibc)
-      action.__sigaction_handler.sa_handler = { signal in uploadStopHandler(signal) }
-    #else
-      action.__sigaction_u.__sa_handler = { signal in uploadStopHandler(signal) }
-    #endif
-    sigemptyset(&action.sa_mask)
-    action.sa_flags = SA_RESTART
-    // Installed over an inherited SIG_IGN or blocked mask too: a host app that spawned the
-    // uploader with the signals ignored still needs a way to stop it cleanly.
-    var set = sigset_t()
-    sigemptyset(&set)
-    for (signal, _) in handled {
-      sigaction(signal, &action, nil)
-      sigaddset(&set, signal)
-    }
-    pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    SignalHandlers.install(handled.map(\.signal), handler: uploadStopHandler)
   }
 
   /// The name of the signal that asked the run to stop, or nil.

@@ -56,7 +56,12 @@ package final class ChildProcess {
 
   /// Starts `executable` (a path, or a tool looked up on PATH through /usr/bin/env, which execs it
   /// so the pid stays the tool's) with output in `directory/name.{out,err}`.
-  package init(_ executable: String, _ arguments: [String], directory: URL, name: String) throws {
+  /// - Parameter environment: the child's whole environment; nil passes this process's on.
+  package init(
+    _ executable: String, _ arguments: [String], directory: URL, name: String,
+    environment: [String: String]? = nil
+  ) throws {
+    if let environment { process.environment = environment }
     if executable.contains("/") {
       process.executableURL = URL(fileURLWithPath: executable)
       process.arguments = arguments

@@ -335,37 +335,22 @@ import Testing
 /// environment the tests run in, so that its command line can be read while it runs; killed by
 /// its pid when the test ends first.
 private final class SecretRun {
-  private let process = Process()
-  private let stdoutURL: URL
-  private let stderrURL: URL
-  private let exited = DispatchSemaphore(value: 0)
+  private let child: ChildProcess
+  private var process: Process { child.process }
 
   init(
     _ arguments: [String], environment: [String: String], removing: [String], directory: URL
   ) throws {
-    process.executableURL = URL(fileURLWithPath: CommandRunner.ingest)
-    process.arguments = arguments
     var variables = ProcessInfo.processInfo.environment
     for name in removing { variables[name] = nil }
     variables.merge(environment) { $1 }
-    process.environment = variables
-    let name = UUID().uuidString
-    stdoutURL = directory.appending(path: "\(name).out")
-    stderrURL = directory.appending(path: "\(name).err")
-    for url in [stdoutURL, stderrURL] {
-      _ = FileManager.default.createFile(atPath: url.path, contents: nil)
-    }
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
-    process.standardError = try FileHandle(forWritingTo: stderrURL)
-    process.terminationHandler = { [exited] _ in exited.signal() }
-    try process.run()
+    child = try ChildProcess(
+      CommandRunner.ingest, arguments, directory: directory, name: UUID().uuidString,
+      environment: variables)
   }
 
-  deinit { kill() }
-
   var isRunning: Bool { process.isRunning }
-  var stderr: String { LoopbackServers.text(of: stderrURL) }
+  var stderr: String { child.stderr }
 
   /// /proc/PID/cmdline with the NULs between arguments as spaces; `nil` once the process ended.
   func commandLine() -> String? {
@@ -394,21 +379,16 @@ private final class SecretRun {
   /// Waits up to `timeout` seconds for the run to end (then kills it by pid) and collects what
   /// it printed. Its output files are removed, so they are not searched as the run's own files.
   func finish(timeout: TimeInterval) -> CommandRunner.Result {
-    let timedOut = exited.wait(timeout: .now() + timeout) == .timedOut
-    if timedOut { kill() }
+    let timedOut = !child.wait(timeout: timeout)
+    if timedOut { child.kill() }
     let result = CommandRunner.Result(
-      status: process.terminationStatus, stdout: LoopbackServers.text(of: stdoutURL),
-      stderr: stderr, timedOut: timedOut)
-    try? FileManager.default.removeItem(at: stdoutURL)
-    try? FileManager.default.removeItem(at: stderrURL)
+      status: process.terminationStatus, stdout: child.stdout, stderr: child.stderr,
+      timedOut: timedOut)
+    try? FileManager.default.removeItem(at: child.stdoutURL)
+    try? FileManager.default.removeItem(at: child.stderrURL)
     return result
   }
 
   /// Sends SIGKILL to the pid if the run is still going, and reaps it.
-  func kill() {
-    guard process.isRunning else { return }
-    Glibc.kill(process.processIdentifier, SIGKILL)
-    exited.wait()
-    exited.signal()
-  }
+  func kill() { child.kill() }
 }

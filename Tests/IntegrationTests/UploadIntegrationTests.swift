@@ -230,13 +230,23 @@ enum UploadHarness {
     try UploadHarness.expectServerCopy(of: recording, on: server, authorization: secret)
 
     try FileManager.default.removeItem(at: server.root.appending(path: "rec/index.m3u8"))
-    setenv("INGEST_TEST_UPLOAD_HEADERS", "Authorization: \(secret)", 1)
-    defer { unsetenv("INGEST_TEST_UPLOAD_HEADERS") }
-    let fromEnvironment = try UploadHarness.upload(
+    // The variable goes into the child's environment only: setenv here would race with every
+    // other test's Process.run, which copies this process's environment.
+    var variables = ProcessInfo.processInfo.environment
+    variables["INGEST_TEST_UPLOAD_HEADERS"] = "Authorization: \(secret)"
+    let logs = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: logs) }
+    let child = try ChildProcess(
+      CommandRunner.ingest,
       [
-        recording.path, "--to", server.tlsURL, "--ca-file", server.caFile.path, "--header-env",
-        "INGEST_TEST_UPLOAD_HEADERS", "--json",
-      ])
+        "upload", recording.path, "--to", server.tlsURL, "--ca-file", server.caFile.path,
+        "--header-env", "INGEST_TEST_UPLOAD_HEADERS", "--json",
+      ], directory: logs, name: "from-environment", environment: variables)
+    let ended = child.wait(timeout: 120)
+    if !ended { child.kill() }
+    let fromEnvironment = CommandRunner.Result(
+      status: child.process.terminationStatus, stdout: child.stdout, stderr: child.stderr,
+      timedOut: !ended)
     #expect(fromEnvironment.status == 0, "\(fromEnvironment.stderr)")
 
     let journal = LoopbackServers.text(of: recording.appending(path: "upload.journal"))

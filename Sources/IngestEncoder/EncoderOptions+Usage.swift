@@ -26,6 +26,8 @@ extension EncoderOptions {
       --gop N              frames from one keyframe to the next (default 2 s of frames; HEVC
                            keyframes after the first are CRA pictures: open GOPs)
       --bframes N          B-frames (default 0; a live stream wants none)
+      --open-gop           H.264 open GOPs: later keyframes are recovery-point I pictures, not
+                           IDRs, followed (with --bframes) by leading pictures
       --preset NAME        x264 or x265 preset (default veryfast)
       --audio-bitrate BPS  AAC bitrate per track (default 128000)
       --mic SOURCE         mic audio from another source (sine: a 440 Hz beep, or any SOURCE)

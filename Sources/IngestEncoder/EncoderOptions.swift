@@ -17,6 +17,10 @@ public struct EncoderOptions: Equatable, Sendable {
   public var gop: Int?
   /// B-frames between references (0: none, the live default).
   public var bFrames = 0
+  /// H.264 open GOPs (`--open-gop`): keyframes after the first are I pictures with a recovery
+  /// point, not IDRs, and with B-frames leading pictures that reference the GOP before follow
+  /// them, as x264's `--open-gop` and many hardware encoders give. (HEVC's GOPs are open anyway.)
+  public var openGOP = false
   /// The video codec (`--codec`): H.264 through libx264 or HEVC through libx265.
   public var codec = VideoCodec.h264
   /// The x264 or x265 preset.
@@ -45,7 +49,7 @@ public struct EncoderOptions: Equatable, Sendable {
       index += 1
       switch argument {
       case "-h", "--help": return nil
-      case "--loop", "--no-mic": flags.insert(argument)
+      case "--loop", "--no-mic", "--open-gop": flags.insert(argument)
       case "--mic", "--size", "--fps", "--bitrate", "--gop", "--bframes", "--codec", "--preset",
         "--audio-bitrate", "--duration":
         guard index < arguments.count else { throw EncoderUsageError("\(argument) needs a value") }
@@ -65,6 +69,7 @@ public struct EncoderOptions: Equatable, Sendable {
     var options = EncoderOptions(source: EncoderSource(parsing: positional[0]))
     options.loop = flags.contains("--loop")
     options.noMic = flags.contains("--no-mic")
+    options.openGOP = flags.contains("--open-gop")
     for (name, value) in values {
       switch name {
       case "--mic": options.mic = EncoderSource(parsing: value, mic: true)

@@ -198,7 +198,7 @@ final class VideoEncoder {
     let lookahead = options.bFrames > 0 ? ":rc-lookahead=\(options.bFrames + 1)" : ""
     let parameters =
       options.codec == .h264
-      ? ("x264-params", "annexb=0:scenecut=0")
+      ? ("x264-params", "annexb=0:scenecut=0" + (options.openGOP ? ":open-gop=1" : ""))
       : ("x265-params", "annexb=0:scenecut=0:log-level=error:info=0" + lookahead)
     av_dict_set(&settings, parameters.0, parameters.1, 0)
     var opened: UnsafeMutablePointer<AVCodecContext>? = context

@@ -74,6 +74,8 @@ public final class HLSSink: OutputSink {
   /// 188-byte units, twice over before it is compacted.
   private var pending: [(kind: Int, end: Int64)] = []
   private var pendingHead = 0
+  /// Warnings of the run so far, each once: a segment that found no keyframe to end at.
+  public private(set) var warnings: [String] = []
   /// Units lost with a segment that could not be completed (a full disk), by track.
   private var lost = Array(repeating: 0, count: SampleKind.allCases.count)
 
@@ -190,6 +192,14 @@ public final class HLSSink: OutputSink {
     }
     taken += Int64(bytes.count)
     notePending(kind: Int(unit.kind.rawValue))
+    if let segment = current, unit.dts - segment.startDTS > 2 * cutAfter, warnings.isEmpty {
+      // Without keyframes to cut at, segments outgrow the target duration the playlist states.
+      // An H.264 encoder with open GOPs gives none: its recovery points are no keyframes here.
+      warnings.append(
+        "\(segment.name) runs past \(2 * configuration.targetDuration) s without a keyframe to"
+          + " cut at (H.264 segments start at IDR pictures only; ask the encoder for IDRs"
+          + " rather than open-GOP recovery points)")
+    }
     if unit.kind == timingKind, var segment = current, unit.dts > segment.lastDTS {
       segment.lastDelta = unit.dts - segment.lastDTS
       segment.lastDTS = unit.dts

@@ -130,7 +130,7 @@ import Testing
         let kind: SampleKind = symbol == "a" ? .audioApp : .video
         let info = SendRing.UnitInfo(
           kind: kind, pts: Int64(label) * 1000, dts: Int64(label) * 1000,
-          isKeyframe: symbol == "K" || kind.isAudio, isRASL: symbol == "r")
+          isKeyframe: symbol == "K" || kind.isAudio, isLeading: symbol == "r")
         let payload = [UInt8](repeating: label, count: 10)
         label += 1
         return payload.withUnsafeBytes { ring.enqueue(info, bytes: $0) }
@@ -158,7 +158,7 @@ import Testing
     let s = Ring(byteLimit: 1000)
     s.offer("K P P K")
     let info = SendRing.UnitInfo(
-      kind: .video, pts: 9000, dts: 9000, isKeyframe: false, isRASL: true)
+      kind: .video, pts: 9000, dts: 9000, isKeyframe: false, isLeading: true)
     #expect(s.ring.reserve(info, byteCount: 10) != nil)
     // The sender reconnects meanwhile: GOP 1 goes, and with it what GOP 2's RASL references.
     s.ring.skipToNewestKeyframe()

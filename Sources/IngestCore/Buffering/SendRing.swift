@@ -36,13 +36,14 @@ public final class SendRing {
     /// Video whose NAL units all have nal_ref_idc 0: nothing references it.
     public var isDisposable: Bool
     public var isDiscontinuity: Bool
-    /// HEVC video whose slices are all RASL: it may reference pictures from before the CRA it
-    /// follows (the previous GOP), so it goes whenever one of those did not reach the output.
-    public var isRASL: Bool
+    /// A leading picture of an open GOP (HEVC RASL, or H.264 before a non-IDR keyframe in output
+    /// order): it may reference pictures from before the keyframe it follows (the previous GOP),
+    /// so it goes whenever one of those did not reach the output.
+    public var isLeading: Bool
 
     public init(
       kind: SampleKind, pts: Int64, dts: Int64, isKeyframe: Bool, isDisposable: Bool = false,
-      isDiscontinuity: Bool = false, isRASL: Bool = false
+      isDiscontinuity: Bool = false, isLeading: Bool = false
     ) {
       self.kind = kind
       self.pts = pts
@@ -50,7 +51,7 @@ public final class SendRing {
       self.isKeyframe = isKeyframe
       self.isDisposable = isDisposable
       self.isDiscontinuity = isDiscontinuity
-      self.isRASL = isRASL
+      self.isLeading = isLeading
     }
   }
 
@@ -108,13 +109,13 @@ public final class SendRing {
   public internal(set) var awaitingKeyframe = false
   /// Set when the ring started waiting for a keyframe; the pipeline turns it into a keyframe request.
   public var keyframeWanted = false
-  /// The GOP whose RASL pictures cannot be decoded, because a picture of the GOP before it did
+  /// The GOP whose leading pictures cannot be decoded, because a picture of the GOP before it did
   /// not reach the output (or there was none: the stream starts at GOP 1), and the reason its
-  /// RASL pictures are counted under when they are dropped. See `SendRing+LeadingPictures`.
-  var raslBlock: (gop: Int64, reason: DropReason)? = (1, .awaitingKeyframe)
-  /// The newest GOP a RASL picture entered the ring in: a drop need not look for RASL pictures
-  /// of a later GOP (H.264 and closed GOPs never have any).
-  var newestRASLGOP: Int64 = .min
+  /// leading pictures are counted under when they are dropped. See `SendRing+LeadingPictures`.
+  var leadingBlock: (gop: Int64, reason: DropReason)? = (1, .awaitingKeyframe)
+  /// The newest GOP a leading picture entered the ring in: a drop need not look for leading
+  /// pictures of a later GOP (closed GOPs never have any).
+  var newestLeadingGOP: Int64 = .min
   /// Every drop and refusal, by track and reason.
   public internal(set) var drops = DropCounts()
 
@@ -184,7 +185,7 @@ public final class SendRing {
         drops[.video, .awaitingKeyframe] += 1
         return nil
       }
-      if let reason = raslDropReason(info) {
+      if let reason = leadingDropReason(info) {
         drops[.video, reason] += 1
         return nil
       }
@@ -240,7 +241,7 @@ public final class SendRing {
         return false
       }
       // A drop on the sender's side while the unit was written may have cut its references.
-      if let reason = raslDropReason(info) {
+      if let reason = leadingDropReason(info) {
         liveBytes -= slotLength
         drops[.video, reason] += 1
         return false
@@ -253,7 +254,7 @@ public final class SendRing {
         info: info, state: .waiting, gop: info.kind == .video ? newestGOP : -1, offset: offset,
         slotLength: slotLength, sequence: nextSequence))
     nextSequence += 1
-    if info.isRASL { newestRASLGOP = newestGOP }
+    if info.isLeading { newestLeadingGOP = newestGOP }
     count += 1
     waitingCount += 1
     if info.kind == .video && info.isKeyframe { waitingKeyframes += 1 }
@@ -278,7 +279,7 @@ public final class SendRing {
     if !awaitingKeyframe { keyframeWanted = true }
     awaitingKeyframe = true
     // The GOP the next keyframe opens follows video that was not sent.
-    blockRASL(ofGOP: newestGOP + 1, reason: .awaitingKeyframe)
+    blockLeading(ofGOP: newestGOP + 1, reason: .awaitingKeyframe)
   }
 
   // MARK: Sender side
@@ -355,8 +356,8 @@ public final class SendRing {
     liveBytes -= record.pointee.slotLength
     drops[record.pointee.info.kind, reason] += 1
     let info = record.pointee.info
-    // A disposable picture is referenced by none, a RASL one by no picture that is not RASL.
-    if info.kind == .video && !info.isDisposable && !info.isRASL {
+    // A disposable picture is referenced by none, a leading one by no picture that is not leading.
+    if info.kind == .video && !info.isDisposable && !info.isLeading {
       referencesLost(inGOP: record.pointee.gop, reason: reason)
     }
   }

@@ -156,7 +156,10 @@ public final class Pipeline: Sendable {
         }
       }
       let disposable = summary?.isDisposable ?? false
-      if kind == .video && isKeyframe { capture.gopAdmitsRASL = summary?.admitsRASL ?? false }
+      var isKeyframe = isKeyframe
+      if kind == .video && isKeyframe, let video = format.video {
+        isKeyframe = capture.admitKeyframe(pts: stamp.pts, summary: summary, video: video)
+      }
       if kind == .video && capture.awaitingFirstKeyframe {
         // Video that starts mid-GOP: drop until the first keyframe, and ask for one.
         guard isKeyframe else {
@@ -182,7 +185,10 @@ public final class Pipeline: Sendable {
       let info = SendRing.UnitInfo(
         kind: kind, pts: stamp.pts, dts: stamp.dts, isKeyframe: kind.isAudio || isKeyframe,
         isDisposable: disposable, isDiscontinuity: discontinuity,
-        isRASL: !isKeyframe && capture.gopAdmitsRASL && summary?.isRASL == true)
+        isLeading: kind == .video && !isKeyframe
+          && format.video.map { capture.isLeading(pts: stamp.pts, summary: summary, video: $0) }
+            ?? false
+      )
       var layout: TSPacketizer.Layout?
       if let packetizer = capture.packetizer {
         do throws(FormatError) {

@@ -76,8 +76,8 @@ struct PipelineShared {
 
   /// Enters a format change: every unit committed from here on was appended after it.
   mutating func noteFormatChange(_ format: FormatDescription, for kind: SampleKind) {
-    // The RASL pictures after the new format's first keyframe reference the old stream.
-    if kind == .video { ring.blockRASL(ofGOP: ring.newestGOP + 1, reason: .awaitingKeyframe) }
+    // The leading pictures after the new format's first keyframe reference the old stream.
+    if kind == .video { ring.blockLeading(ofGOP: ring.newestGOP + 1, reason: .awaitingKeyframe) }
     formatLog.append((kind, format, ring.nextSequence))
     events.push(.formatChanged(kind: kind, format: format))
   }

@@ -61,10 +61,18 @@ public enum ScenarioRunner {
       throw .budget(error)
     }
     let probe = ProcResidentProbe()
-    let reporter = StatusReporter(pipeline: pipeline, clock: clock, probe: probe, writeLine: nil)
+    let reporter = StatusReporter(pipeline: pipeline, clock: clock, writeLine: nil)
     reporter.attach(sink)
+    let control = ControlLoop(pipeline: pipeline, probe: probe, clock: clock)
+    control.attach(sink)
+    control.onEvent = { reporter.report($0, now: $1) }
     let sender = Sender(pipeline: pipeline, sink: sink)
-    let thread = scenario == .srt ? SenderThread(sender: sender, reporter: reporter) : nil
+    let thread =
+      scenario == .srt ? SenderThread(sender: sender, control: control, reporter: reporter) : nil
+    func tick(_ now: Int64, force: Bool = false) {
+      control.tick(now: now, force: force)
+      reporter.tick(now: now, force: force)
+    }
 
     let counter = AllocationCounter()
     var histogram = LatencyHistogram()
@@ -128,7 +136,7 @@ public enum ScenarioRunner {
             case .blocked(let until): wake = min(wake, until)
             case .idle: break
             }
-            reporter.tick(now: now)
+            tick(now)
           }
           sample(now)
           clock.sleep(until: wake)
@@ -163,7 +171,7 @@ public enum ScenarioRunner {
           sinkError = error
           break
         }
-        reporter.tick(now: now)
+        tick(now)
       }
       sample(now)
     }
@@ -182,7 +190,7 @@ public enum ScenarioRunner {
           case .idle: break draining
           case .blocked(let until):
             if now >= deadline { break draining }
-            reporter.tick(now: now)
+            tick(now)
             sample(now)
             clock.sleep(until: min(until, deadline))
           }
@@ -195,7 +203,7 @@ public enum ScenarioRunner {
       do { try sender.finish() } catch { sinkError = error }
     }
     let end = clock.now()
-    reporter.tick(now: end, force: true)
+    tick(end, force: true)
     sample(end)
     let snapshot = pipeline.snapshot()
 

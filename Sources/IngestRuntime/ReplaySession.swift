@@ -232,8 +232,7 @@ public enum ReplaySession {
     for (offset, (sink, threaded)) in sinks.enumerated() {
       let pipeline = pipelines[offset]
       let reporter = StatusReporter(
-        pipeline: pipeline, clock: clock, probe: options.residentProbe,
-        writeLine: options.statusLine)
+        pipeline: pipeline, clock: clock, writeLine: options.statusLine)
       if sinks.count > 1 { reporter.output = offset + 1 }
       if offset == 0 {
         emitStart(
@@ -241,26 +240,33 @@ public enum ReplaySession {
           options: options)
       }
       reporter.attach(sink)
+      // One encoder, steered from one link; every output's ladder may ask it for the rest.
+      var control = ControlLoop.Configuration(
+        rateControl: offset == steering ? options.rateControl : nil)
+      control.nominalFrameRate = options.nominalFrameRate
+      let loop = ControlLoop(
+        pipeline: pipeline, probe: options.residentProbe, clock: clock, configuration: control)
+      loop.attach(sink)
+      loop.deliver = options.encoderRequests
+      loop.onEvent = { reporter.report($0, now: $1) }
       if let warningLine = options.warningLine {
         let label = sinks.count > 1 ? "output \(offset + 1) (\(sink.redactedDescription)): " : ""
         reporter.onWarning = { warningLine(label + $0) }
-      }
-      if let configuration = options.rateControl, offset == steering {
-        reporter.rateControl = RateControlLoop(configuration: configuration)
       }
       options.prepareReporter?(reporter)
       let sender = Sender(pipeline: pipeline, sink: sink, clock: clock)
       sender.onEvent = { reporter.report($0) }
       var thread: SenderThread?
       if threaded || ownThreads, let systemClock {
-        thread = SenderThread(sender: sender, clock: systemClock, reporter: reporter)
+        thread = SenderThread(
+          sender: sender, clock: systemClock, control: loop, reporter: reporter)
       }
       var audio: SampleKind?
       if case .rtmp = options.targets[offset] { audio = rtmpAudio(options, tracks: tracks) }
       lanes.append(
         OutputLane(
           index: offset + 1, sink: sink, pipeline: pipeline, sender: sender, thread: thread,
-          reporter: reporter, rtmpAudio: audio))
+          control: loop, reporter: reporter, rtmpAudio: audio))
     }
     let replayer = Replayer(
       reader: reader, lanes: lanes, clock: clock, speed: options.effectiveSpeed)

@@ -52,7 +52,7 @@ public enum LiveSession {
     do {
       return try ReplaySession.run(
         source: process.output, name: "encoder", options: options, clock: clock,
-        onProgress: onProgress)
+        senders: .threaded(clock), onProgress: onProgress)
     } catch {
       process.terminate()
       let exit = process.wait()

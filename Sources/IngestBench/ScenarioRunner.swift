@@ -31,40 +31,34 @@ public enum ScenarioRunner {
     let clock: any PacingClock = virtualClock ?? SystemClock()
     let timer = SystemClock()
 
-    let sink: any OutputSink
+    let probe = ProcResidentProbe()
+    var options = ReplayOptions(target: .null(shaper: shaper))
+    options.residentProbe = probe
+    let output: RunBuilder.Output
     var benchSink: BenchSink?
     if scenario == .srt {
       guard let url = settings.srtURL else { throw .usage("the srt scenario needs --srt URL") }
-      let options: SRTOptions
-      do { options = try SRTOptions(parsing: url) } catch { throw .usage("--srt: \(error)") }
-      sink = SRTSink(
-        options: options,
-        sendBufferBytes: ReplaySession.srtSendBufferBytes(PipelineConfiguration()))
+      let srt: SRTOptions
+      do { srt = try SRTOptions(parsing: url) } catch { throw .usage("--srt: \(error)") }
+      options.target = .srt(url: url)
+      let sink = SRTSink(
+        options: srt, sendBufferBytes: RunBuilder.srtSendBufferBytes(options.pipeline))
+      output = RunBuilder.Output(sink: sink, isNetwork: true)
     } else {
       let made = BenchSink(shaper: shaper)
       benchSink = made
-      sink = made
+      output = RunBuilder.Output(sink: made, isNetwork: false)
     }
-    let configuration = PipelineConfiguration()
-    let pipeline: Pipeline
-    do {
-      var budget = try MemoryBudget(
-        budget: configuration.budgetBytes, overhead: configuration.overheadBytes)
-      try budget.reserve(
-        "dump reader",
-        bytes: configuration.maximumSampleBytes + DumpReader<FileByteSource>.readChunk)
-      try budget.reserve("sink buffers", bytes: sink.bufferBytes)
-      pipeline = try Pipeline(
-        configuration: configuration, tracks: profile.tracks, payloadFormat: sink.payloadFormat,
-        budget: budget, clock: clock)
-    } catch {
-      throw .budget(error)
-    }
-    let probe = ProcResidentProbe()
-    let reporter = StatusReporter(pipeline: pipeline, clock: clock, probe: probe, writeLine: nil)
-    reporter.attach(sink)
-    let sender = Sender(pipeline: pipeline, sink: sink)
-    let thread = scenario == .srt ? SenderThread(sender: sender, reporter: reporter) : nil
+    // The lane a replay would build: the same budget plan, pipeline, control loop and reporter.
+    // Only SRT blocks; the simulated links are pumped inline, deterministic on the virtual clock.
+    let senders: SenderStrategy = scenario == .srt ? .threaded(timer) : .inline
+    let lane = try RunBuilder(options: options, clock: clock, senders: senders)
+      .lanes(for: [output], tracks: profile.tracks)[0]
+    let configuration = lane.pipeline.configuration
+    let pipeline = lane.pipeline
+    let reporter = lane.reporter
+    let sender = lane.sender
+    let thread = lane.thread
 
     let counter = AllocationCounter()
     var histogram = LatencyHistogram()
@@ -128,7 +122,7 @@ public enum ScenarioRunner {
             case .blocked(let until): wake = min(wake, until)
             case .idle: break
             }
-            reporter.tick(now: now)
+            lane.tick(now: now)
           }
           sample(now)
           clock.sleep(until: wake)
@@ -163,7 +157,7 @@ public enum ScenarioRunner {
           sinkError = error
           break
         }
-        reporter.tick(now: now)
+        lane.tick(now: now)
       }
       sample(now)
     }
@@ -182,7 +176,7 @@ public enum ScenarioRunner {
           case .idle: break draining
           case .blocked(let until):
             if now >= deadline { break draining }
-            reporter.tick(now: now)
+            lane.tick(now: now)
             sample(now)
             clock.sleep(until: min(until, deadline))
           }
@@ -195,7 +189,7 @@ public enum ScenarioRunner {
       do { try sender.finish() } catch { sinkError = error }
     }
     let end = clock.now()
-    reporter.tick(now: end, force: true)
+    lane.tick(now: end, force: true)
     sample(end)
     let snapshot = pipeline.snapshot()
 

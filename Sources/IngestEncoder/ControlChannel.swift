@@ -1,11 +1,13 @@
 import Foundation
+import IngestCore
 import IngestPOSIX
 import Synchronization
 
 /// Reads JSON-line requests from a file descriptor (standard input) on its own thread and queues
 /// them for the encoding loop, which takes them before each video frame.
 ///
-/// Malformed lines are reported through `log` and skipped. End of input ends only the reading:
+/// Lines are read with IngestCore's `EncoderRequestDecoder`, the type the pipeline writes them
+/// with. Malformed lines are reported through `log` and skipped. End of input ends only the reading:
 /// the encoder goes on with the requests it has.
 final class ControlChannel: Sendable {
   private let pending = Mutex<[ReceivedRequest]>([])
@@ -34,34 +36,30 @@ final class ControlChannel: Sendable {
   }
 
   private func read(_ input: FileDescriptor) {
-    var line: [UInt8] = []
+    var decoder = EncoderRequestDecoder()
     let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 1)
     defer { chunk.deallocate() }
     while let count = try? input.read(into: chunk), count > 0 {
-      for byte in chunk[..<count] {
-        guard byte == UInt8(ascii: "\n") else {
-          // A line longer than any request is garbage; keep its head for the report only.
-          if line.count < 4096 { line.append(byte) }
-          continue
-        }
-        accept(String(decoding: line, as: UTF8.self))
-        line.removeAll(keepingCapacity: true)
-      }
+      decoder.append(chunk[..<count])
+      take(&decoder)
     }
-    if !line.isEmpty { accept(String(decoding: line, as: UTF8.self)) }
+    // A last line without its newline is a request all the same.
+    decoder.finish()
+    take(&decoder)
   }
 
-  private func accept(_ text: String) {
-    let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
-    guard !line.isEmpty else { return }
-    do {
-      let request = try EncoderRequest(line: line)
-      let received = ReceivedRequest(request: request, receivedNanoseconds: SystemClock().now())
-      pending.withLock { $0.append(received) }
-    } catch {
-      log.emit("rejected") {
-        $0.add("line", String(line.prefix(200)))
-        $0.add("reason", error.reason)
+  /// Queues every request the decoder holds and reports the lines that are none.
+  private func take(_ decoder: inout EncoderRequestDecoder) {
+    while true {
+      do {
+        guard let request = try decoder.next() else { return }
+        let received = ReceivedRequest(request: request, receivedNanoseconds: SystemClock().now())
+        pending.withLock { $0.append(received) }
+      } catch {
+        log.emit("rejected") {
+          $0.add("line", decoder.lastRejectedLine)
+          $0.add("reason", error.description)
+        }
       }
     }
   }

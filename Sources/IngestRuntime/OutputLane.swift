@@ -1,19 +1,22 @@
 import IngestCore
 import IngestPOSIX
 
-/// One output of a run: its sink, and the pipeline (ring, drop policy, ladder), sender and
-/// status reporter that serve it alone, so a slow or failed output drops or fails for itself.
+/// One output of a run: its sink, and the pipeline (ring, drop policy, ladder), sender, control
+/// loop and status reporter that serve it alone, so a slow or failed output drops or fails for itself.
 ///
-/// The replay loop appends every sample to each live lane. A lane with a `thread` is sent from
-/// there; the others are pumped by the replay loop between samples.
-final class OutputLane {
+/// Built by `RunBuilder`. The replay loop (or a benchmark's) appends every sample to each live
+/// lane. A lane with a `thread` is sent from there; the others are pumped by the loop between
+/// samples, and ticked with `tick(now:)`.
+public final class OutputLane {
   /// The output's place among the outputs, from 1.
-  let index: Int
-  let sink: any OutputSink
-  let pipeline: Pipeline
-  let sender: Sender
-  let thread: SenderThread?
-  let reporter: StatusReporter
+  public let index: Int
+  public let sink: any OutputSink
+  public let pipeline: Pipeline
+  public let sender: Sender
+  /// The sender's own thread, when it has one (`SenderStrategy.threaded`).
+  public let thread: SenderThread?
+  public let control: ControlLoop
+  public let reporter: StatusReporter
   /// RTMP: the audio track the output carries.
   let rtmpAudio: SampleKind?
   /// The fatal error that stopped the output; the lane takes no more samples after it.
@@ -21,15 +24,23 @@ final class OutputLane {
 
   init(
     index: Int, sink: any OutputSink, pipeline: Pipeline, sender: Sender, thread: SenderThread?,
-    reporter: StatusReporter, rtmpAudio: SampleKind? = nil
+    control: ControlLoop, reporter: StatusReporter, rtmpAudio: SampleKind? = nil
   ) {
     self.index = index
     self.sink = sink
     self.pipeline = pipeline
     self.sender = sender
     self.thread = thread
+    self.control = control
     self.reporter = reporter
     self.rtmpAudio = rtmpAudio
+  }
+
+  /// Ticks the control loop, then the reporter, for a lane without a thread (a threaded lane's
+  /// thread ticks its own: neither is shared between threads).
+  public func tick(now: Int64, force: Bool = false) {
+    control.tick(now: now, force: force)
+    reporter.tick(now: now, force: force)
   }
 
   /// Whether the lane still takes samples.

@@ -31,8 +31,14 @@ public struct ReplayOptions: Sendable {
   /// Steer the encoder from the output's link (`RateController`); nil leaves the memory ladder
   /// alone in charge, as for a fixed dump.
   public var rateControl: RateController.Configuration?
-  /// Called once the run's status reporter exists, before the first sample: where a live input
-  /// routes encoder requests (`onEncoderRequest`) and its own reports.
+  /// The encoder's frame rate: the ladder halves it under pressure and restores it after.
+  public var nominalFrameRate = 30
+  /// Where the run's encoder requests go (a live encoder's input), from every output's
+  /// `ControlLoop`; answers whether the request got there. Nil: there is no encoder to ask (a
+  /// dump replayed), and the requests are only reported.
+  public var encoderRequests: (@Sendable (EncoderRequest) -> Bool)?
+  /// Called once each output's status reporter exists, before the first sample: where a live
+  /// input routes its own reports.
   public var prepareReporter: (@Sendable (StatusReporter) -> Void)?
   /// Extra members of the summary (the encoder child's exit and memory) and the input's own
   /// failure, if it failed; asked for once the replay loop has ended, before the `summary`

@@ -5,15 +5,9 @@ import IngestRTMP
 import IngestSRT
 import IngestSinks
 
-/// Sets up a whole run from options: reader, budget, sink, pipeline, sender, status, and replays.
+/// Replays a dump (a file, a FIFO, standard input, a live encoder's output): scans its tracks,
+/// builds the outputs with `RunBuilder` and runs the replay loop.
 public enum ReplaySession {
-  /// libsrt's send buffer, entered in the ledger: a twelfth of what the budget leaves after the
-  /// modelled overhead (2.5 MB by default, about 10 s of a 2 Mb/s stream), within 256 KiB...4 MiB.
-  package static func srtSendBufferBytes(_ configuration: PipelineConfiguration) -> Int {
-    let share = (configuration.budgetBytes - configuration.overheadBytes) / 12
-    return min(4 << 20, max(256 << 10, share))
-  }
-
   /// Bytes a dump read from a pipe or FIFO may keep for its track scan.
   public static let streamScanBytes = 1 << 20
 
@@ -139,52 +133,21 @@ public enum ReplaySession {
     return nil
   }
 
-  /// The audio track an RTMP output carries: the one asked for, else app audio when the dump
-  /// has it, else the mic.
-  static func rtmpAudio(_ options: ReplayOptions, tracks: TrackFormats) -> SampleKind {
-    options.rtmpAudio ?? (tracks.audioApp != nil ? .audioApp : .audioMic)
-  }
-
-  /// Creates the sink for `target`; `threaded` says whether it must be sent from its own
-  /// thread (a network output, whose connects and sends block).
-  public static func makeSink(
-    _ target: OutputTarget, options: ReplayOptions, tracks: TrackFormats
-  ) throws(ReplayError) -> (sink: any OutputSink, threaded: Bool) {
-    switch target {
-    case .file(let path, let shaper): return (FileSink(path: path, shaper: shaper), false)
-    case .null(let shaper): return (NullSink(shaper: shaper), false)
-    case .srt(let url):
-      let srt: SRTOptions
-      do { srt = try SRTOptions(parsing: url) } catch { throw .usage("--to: \(error)") }
-      return (SRTSink(options: srt, sendBufferBytes: srtSendBufferBytes(options.pipeline)), true)
-    case .rtmp(let url):
-      let target: RTMPTarget
-      do { target = try RTMPTarget(url: url) } catch { throw .usage("--to: \(error)") }
-      if let reason = RTMPSink.refusal(of: tracks, target: target) { throw .output(reason) }
-      let audio = rtmpAudio(options, tracks: tracks)
-      let tls = RTMPSink.Options(
-        verifyTLSPeer: options.rtmpsVerifyPeer, caFile: options.rtmpsCAFile)
-      return (RTMPSink(target: target, audio: audio, options: tls), true)
-    case .hls(let directory, let playlist):
-      var configuration = HLSSink.Configuration(directory: directory)
-      configuration.playlistName = playlist
-      configuration.targetDuration = options.segmentSeconds
-      configuration.window = options.hlsWindow
-      return (HLSSink(configuration: configuration), false)
-    }
-  }
-
   /// Replays `dumpPath` (a file, a FIFO, or `-` for standard input) with `options` on `clock`.
   /// - Parameter onProgress: called about four times a second with the counters.
+  /// - Parameters:
+  ///   - clock: the clock the run is paced, timed and sent on.
+  ///   - senders: where the outputs' senders run (`.threaded` for a command-line run).
   public static func run(
-    dumpPath: String, options: ReplayOptions, clock: any PacingClock,
+    dumpPath: String, options: ReplayOptions, clock: any PacingClock, senders: SenderStrategy,
     onProgress: ((PipelineSnapshot, Int64) -> Void)? = nil
   ) throws(ReplayError) -> ReplaySummary {
     for target in options.targets { try refuseOverwritingInput(dumpPath, target: target) }
     let source: FileByteSource
     do { source = try FileByteSource(path: dumpPath) } catch { throw .open(error) }
     return try run(
-      source: source, name: dumpPath, options: options, clock: clock, onProgress: onProgress)
+      source: source, name: dumpPath, options: options, clock: clock, senders: senders,
+      onProgress: onProgress)
   }
 
   /// Replays the dump that `source` reads. A regular file is scanned for its tracks with a
@@ -192,14 +155,14 @@ public enum ReplaySession {
   /// in a bounded buffer and replayed.
   public static func run(
     source: FileByteSource, name: String, options: ReplayOptions, clock: any PacingClock,
-    onProgress: ((PipelineSnapshot, Int64) -> Void)? = nil
+    senders: SenderStrategy, onProgress: ((PipelineSnapshot, Int64) -> Void)? = nil
   ) throws(ReplayError) -> ReplaySummary {
     if source.isRegularFile {
       let scan = try scanTracks(dumpPath: source.path)
       return try run(
         reader: DumpReader(source: source, checksum: .cpu), tracks: scan.tracks,
         refusals: scan.refusals, scanBytes: 0, name: name, options: options,
-        clock: clock, onProgress: onProgress)
+        clock: clock, senders: senders, onProgress: onProgress)
     }
     let rewindable = RewindableSource(source, limit: streamScanBytes)
     var reader = DumpReader(source: rewindable, checksum: .cpu)
@@ -208,60 +171,22 @@ public enum ReplaySession {
     return try run(
       reader: DumpReader(source: rewindable, checksum: .cpu), tracks: scan.tracks,
       refusals: scan.refusals, scanBytes: streamScanBytes, name: name, options: options,
-      clock: clock, onProgress: onProgress)
+      clock: clock, senders: senders, onProgress: onProgress)
   }
 
   private static func run<Source: ByteSource>(
     reader: DumpReader<Source>, tracks: TrackFormats, refusals: [TrackRefusal], scanBytes: Int,
     name dumpPath: String, options: ReplayOptions, clock: any PacingClock,
-    onProgress: ((PipelineSnapshot, Int64) -> Void)?
+    senders: SenderStrategy, onProgress: ((PipelineSnapshot, Int64) -> Void)?
   ) throws(ReplayError) -> ReplaySummary {
-    let sinks = try options.targets.map { target throws(ReplayError) in
-      try makeSink(target, options: options, tracks: tracks)
-    }
-    let pipelines = try makePipelines(
-      sinks.map(\.sink), tracks: tracks, scanBytes: scanBytes, options: options, clock: clock)
-    // Several outputs each get a thread when one of them is a network output: the replay runs
-    // at real time then, and a local output's writes must not hold up the network one (nor
-    // the other way round). Local outputs alone are pumped inline, losing nothing at any speed.
-    let ownThreads = sinks.count > 1 && options.hasNetworkOutput
-    let systemClock = clock as? SystemClock
-    // One encoder, steered from one link: the first network output's (or the only output's).
-    let steering = options.targets.firstIndex(where: \.isNetwork) ?? 0
-    var lanes: [OutputLane] = []
-    for (offset, (sink, threaded)) in sinks.enumerated() {
-      let pipeline = pipelines[offset]
-      let reporter = StatusReporter(
-        pipeline: pipeline, clock: clock, probe: options.residentProbe,
-        writeLine: options.statusLine)
-      if sinks.count > 1 { reporter.output = offset + 1 }
-      if offset == 0 {
-        emitStart(
-          reporter, pipeline: pipeline, dumpPath: dumpPath, sinks: sinks.map(\.sink),
-          options: options)
-      }
-      reporter.attach(sink)
-      if let warningLine = options.warningLine {
-        let label = sinks.count > 1 ? "output \(offset + 1) (\(sink.redactedDescription)): " : ""
-        reporter.onWarning = { warningLine(label + $0) }
-      }
-      if let configuration = options.rateControl, offset == steering {
-        reporter.rateControl = RateControlLoop(configuration: configuration)
-      }
-      options.prepareReporter?(reporter)
-      let sender = Sender(pipeline: pipeline, sink: sink, clock: clock)
-      sender.onEvent = { reporter.report($0) }
-      var thread: SenderThread?
-      if threaded || ownThreads, let systemClock {
-        thread = SenderThread(sender: sender, clock: systemClock, reporter: reporter)
-      }
-      var audio: SampleKind?
-      if case .rtmp = options.targets[offset] { audio = rtmpAudio(options, tracks: tracks) }
-      lanes.append(
-        OutputLane(
-          index: offset + 1, sink: sink, pipeline: pipeline, sender: sender, thread: thread,
-          reporter: reporter, rtmpAudio: audio))
-    }
+    let builder = RunBuilder(options: options, clock: clock, senders: senders)
+    let outputs = try builder.outputs(tracks: tracks)
+    let lanes = try builder.lanes(for: outputs, tracks: tracks, scanBytes: scanBytes)
+    emitStart(
+      lanes[0].reporter, pipeline: lanes[0].pipeline, dumpPath: dumpPath,
+      sinks: outputs.map(\.sink), options: options)
+    // After `start`: a live input's reports (its encoder's `started`) come after it.
+    for lane in lanes { options.prepareReporter?(lane.reporter) }
     let replayer = Replayer(
       reader: reader, lanes: lanes, clock: clock, speed: options.effectiveSpeed)
     replayer.onProgress = onProgress
@@ -296,38 +221,6 @@ public enum ReplaySession {
     return summary
   }
 
-  /// The outputs' pipelines under one budget: the reader's buffers and every output's fixed
-  /// buffers are reserved first, and what is left is split equally between the outputs' rings.
-  /// The ledger each pipeline reports counts all the rings (`RingShare`).
-  private static func makePipelines(
-    _ sinks: [any OutputSink], tracks: TrackFormats, scanBytes: Int, options: ReplayOptions,
-    clock: any PacingClock
-  ) throws(ReplayError) -> [Pipeline] {
-    do {
-      let (budget, configuration) = try plan(
-        sinks, tracks: tracks, scanBytes: scanBytes, options: options)
-      if sinks.count == 1 {
-        return [
-          try Pipeline(
-            configuration: configuration, tracks: tracks, payloadFormat: sinks[0].payloadFormat,
-            budget: budget, clock: clock)
-        ]
-      }
-      let ledger = RingLedger()
-      let share = RingShare(ledger: ledger, arenaBytes: budget.available / sinks.count)
-      var pipelines: [Pipeline] = []
-      for sink in sinks {
-        pipelines.append(
-          try Pipeline(
-            configuration: configuration, tracks: tracks, payloadFormat: sink.payloadFormat,
-            budget: budget, clock: clock, share: share))
-      }
-      return pipelines
-    } catch {
-      throw .budget(error)
-    }
-  }
-
   /// The largest sample payload a replay of a dump with `tracks` into `options.targets` takes:
   /// what the format allows, or what the reader and the rings hold at the budget, whichever is
   /// smaller (`ingest inspect` names the samples above it).
@@ -335,63 +228,15 @@ public enum ReplaySession {
     throws(ReplayError) -> Int
   {
     let sinks = try options.targets.map { target throws(ReplayError) in
-      try makeSink(target, options: options, tracks: tracks).sink
+      try RunBuilder.makeSink(target, options: options, tracks: tracks)
     }
     do {
-      return try plan(sinks, tracks: tracks, scanBytes: 0, options: options).configuration
+      return try RunBuilder.plan(sinks, tracks: tracks, scanBytes: 0, options: options)
+        .configuration
         .maximumSampleBytes
     } catch {
       throw .budget(error)
     }
-  }
-
-  /// The budget with the reader's buffers and every output's fixed buffers reserved (a single
-  /// output's pipeline reserves its ring records itself), and the configuration with the
-  /// largest sample both the reader and the rings hold in what is left.
-  private static func plan(
-    _ sinks: [any OutputSink], tracks: TrackFormats, scanBytes: Int, options: ReplayOptions
-  ) throws(BudgetError) -> (budget: MemoryBudget, configuration: PipelineConfiguration) {
-    var budget = try MemoryBudget(
-      budget: options.pipeline.budgetBytes, overhead: options.pipeline.overheadBytes)
-    if scanBytes > 0 { try budget.reserve("dump scan", bytes: scanBytes) }
-    var configuration = options.pipeline
-    let records = SendRing.recordTableBytes(capacity: configuration.recordCapacity)
-    if sinks.count == 1 {
-      try budget.reserve("sink buffers", bytes: sinks[0].bufferBytes)
-      try reserveReader(
-        &budget, &configuration, rings: 1, tracks: tracks, sinks: sinks, later: records)
-      return (budget, configuration)
-    }
-    for (offset, sink) in sinks.enumerated() {
-      try budget.reserve("output \(offset + 1) sink buffers", bytes: sink.bufferBytes)
-      try budget.reserve("output \(offset + 1) ring records", bytes: records)
-    }
-    try reserveReader(&budget, &configuration, rings: sinks.count, tracks: tracks, sinks: sinks)
-    return (budget, configuration)
-  }
-
-  /// Reserves the dump reader's buffer, which holds the largest record it passes on, and sets
-  /// `configuration.maximumSampleBytes` to the largest sample both it and each of `rings`
-  /// rings hold below the ladder's first threshold (less `later` bytes still to be reserved),
-  /// so that the largest sample alone never degrades the stream: up to what the format allows,
-  /// less at a small budget. A larger budget raises the limit.
-  private static func reserveReader(
-    _ budget: inout MemoryBudget, _ configuration: inout PipelineConfiguration, rings: Int,
-    tracks: TrackFormats, sinks: [any OutputSink], later: Int = 0
-  ) throws(BudgetError) {
-    let headroom =
-      sinks.contains { $0.payloadFormat == .transportStream } ? TSOutputStream.maximumPrefixSize : 0
-    let chunk = DumpReader<FileByteSource>.readChunk
-    let threshold = configuration.ladder.thresholds.first ?? 1
-    let room = Int(Double(budget.budget) * threshold) - budget.overhead - budget.fixedBytes - later
-    var largest = configuration.maximumSampleBytes
-    for payloadFormat in Set(sinks.map(\.payloadFormat)) {
-      largest = SampleSizeLimit.largest(
-        cap: largest, availableBytes: room, readerExtra: chunk,
-        rings: rings, headroom: headroom, tracks: tracks, payloadFormat: payloadFormat)
-    }
-    configuration.maximumSampleBytes = largest
-    try budget.reserve("dump reader", bytes: largest + chunk)
   }
 
   private static func emitStart(

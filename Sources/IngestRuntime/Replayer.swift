@@ -30,11 +30,11 @@ public final class Replayer<Source: ByteSource> {
   ///     pumps it between samples, which is deterministic with a `VirtualClock`.
   public convenience init(
     reader: DumpReader<Source>, pipeline: Pipeline, sender: Sender, senderThread: SenderThread?,
-    clock: any PacingClock, speed: ReplaySpeed, reporter: StatusReporter
+    clock: any PacingClock, speed: ReplaySpeed, control: ControlLoop, reporter: StatusReporter
   ) {
     let lane = OutputLane(
       index: 1, sink: sender.sink, pipeline: pipeline, sender: sender, thread: senderThread,
-      reporter: reporter)
+      control: control, reporter: reporter)
     self.init(reader: reader, lanes: [lane], clock: clock, speed: speed)
   }
 
@@ -129,7 +129,7 @@ public final class Replayer<Source: ByteSource> {
       do { try lane.sender.finish() } catch { lane.fail(error) }
     }
     let end = clock.now()
-    for lane in lanes { lane.reporter.tick(now: end, force: true) }
+    for lane in lanes { lane.tick(now: end, force: true) }
     return ReplaySummary(
       outputs: lanes.map {
         $0.summary(minimumDeliveredFraction: ReplayOptions.defaultMinimumDeliveredFraction)
@@ -150,8 +150,8 @@ public final class Replayer<Source: ByteSource> {
       lane.fail(error)
       return
     }
-    // A threaded lane's thread reports; a reporter is not shared between threads.
-    lane.reporter.tick(now: now)
+    // A threaded lane's thread ticks its own lane.
+    lane.tick(now: now)
   }
 
   /// Pumps the inline senders (threaded ones send by themselves) and sleeps until `deadline`,
@@ -168,7 +168,7 @@ public final class Replayer<Source: ByteSource> {
       case .blocked(let until): wake = min(wake, until)
       case .idle: break
       }
-      lane.reporter.tick(now: now)
+      lane.tick(now: now)
     }
     clock.sleep(until: min(wake, now + 100_000_000))
   }
@@ -198,7 +198,7 @@ public final class Replayer<Source: ByteSource> {
       case .blocked(let until):
         // An output that never answered during the whole run is not waited for at its end.
         if now >= deadline || !lane.sender.hasConnected { return nil }
-        lane.reporter.tick(now: now)
+        lane.tick(now: now)
         clock.sleep(until: min(until, deadline))
       }
     }

@@ -12,17 +12,21 @@ import Synchronization
 /// The capture side calls `wake()` after each append; the thread sleeps on a condition variable
 /// until woken, until the sink's retry time, or for at most 100 ms (to keep status flowing).
 ///
+/// Each pass ticks the output's control loop, then its status reporter: both read the sink, and
+/// the sink is only ever called from this thread.
+///
 /// A connection attempt blocks the sender thread for up to its connect timeout, so a second
-/// thread ticks the status reporter every 100 ms while an attempt is in progress: status events
-/// keep coming, stamped with the time they are made. The reporter sees the sink through a
-/// `ConnectingSinkGate`, which keeps the two threads' ticks apart and the sink out of them
-/// while it connects.
+/// thread ticks the control loop and the reporter every 100 ms while an attempt is in progress:
+/// memory is still read, the ladder still moves, status events keep coming, stamped with the
+/// time they are made. Both see the sink through a `ConnectingSinkGate`, which keeps the two
+/// threads' ticks apart and the sink out of them while it connects.
 ///
 /// `@unchecked`: the pthread mutex and conditions are C values the compiler cannot check;
 /// every flag they guard is read and written with `mutex` held.
 public final class SenderThread: @unchecked Sendable {
   private let sender: Sender
   private let clock: SystemClock
+  private let control: ControlLoop?
   private let reporter: StatusReporter?
   private var mutex = pthread_mutex_t()
   private var condition = pthread_cond_t()
@@ -38,12 +42,20 @@ public final class SenderThread: @unchecked Sendable {
   /// The fatal error that ended the thread, written by it and read by the capture side.
   private let failed = HandOverLock<SinkError?>(nil)
 
-  public init(sender: Sender, clock: SystemClock = SystemClock(), reporter: StatusReporter?) {
+  /// - Parameters:
+  ///   - control: the output's control loop, ticked on this thread (it reads the sink's link).
+  ///   - reporter: the output's status reporter, ticked after it.
+  public init(
+    sender: Sender, clock: SystemClock = SystemClock(), control: ControlLoop?,
+    reporter: StatusReporter?
+  ) {
     self.sender = sender
     self.clock = clock
+    self.control = control
     self.reporter = reporter
     let gate = ConnectingSinkGate(sink: sender.sink)
     self.gate = gate
+    control?.attach(gate)
     reporter?.attach(gate)
     sender.onConnectAttempt = { inProgress in gate.setConnecting(inProgress) }
     pthread_mutex_init(&mutex, nil)
@@ -68,7 +80,9 @@ public final class SenderThread: @unchecked Sendable {
   public func start() {
     guard thread == nil else { return }
     thread = SystemThread.start { self.loop() }
-    if reporter != nil { ticker = SystemThread.start { self.tickWhileConnecting() } }
+    if control != nil || reporter != nil {
+      ticker = SystemThread.start { self.tickWhileConnecting() }
+    }
   }
 
   /// New data is in the ring.
@@ -115,7 +129,7 @@ public final class SenderThread: @unchecked Sendable {
       let result = sender.pump(now: clock.now())
       // The time after the pump: a connect or a send may have blocked for seconds.
       let now = clock.now()
-      gate.tickLock.withLock { reporter?.tick(now: now) }
+      gate.tickLock.withLock { tick(now: now) }
       var wakeAt = now + 100_000_000
       switch result {
       case .failed(let error):
@@ -143,6 +157,12 @@ public final class SenderThread: @unchecked Sendable {
     }
   }
 
+  /// The control loop, then the reporter, which reports what the loop read; under `tickLock`.
+  private func tick(now: Int64) {
+    control?.tick(now: now)
+    reporter?.tick(now: now)
+  }
+
   /// The ticker thread: every 100 ms, a status tick if the sender thread is connecting.
   private func tickWhileConnecting() {
     pthread_mutex_lock(&mutex)
@@ -154,7 +174,7 @@ public final class SenderThread: @unchecked Sendable {
       if tickerStopped { break }
       pthread_mutex_unlock(&mutex)
       gate.tickLock.withLock {
-        if gate.isConnecting { reporter?.tick(now: clock.now()) }
+        if gate.isConnecting { tick(now: clock.now()) }
       }
       pthread_mutex_lock(&mutex)
     }

@@ -77,13 +77,7 @@ enum LiveCommand: Command {
     }
     for name in encoderFlags.sorted() where args.has(name) { encoderArguments.append(name) }
     // The ladder halves the encoder's frame rate under pressure and restores this one.
-    if let fps = try positive(args, "--fps") {
-      let earlier = options.prepareReporter
-      options.prepareReporter = { reporter in
-        reporter.nominalFrameRate = fps
-        earlier?(reporter)
-      }
-    }
+    if let fps = try positive(args, "--fps") { options.nominalFrameRate = fps }
     let bitrate = try positive(args, "--bitrate") ?? 2_500_000
     let floor = try positive(args, "--floor") ?? 300_000
     guard floor <= bitrate else {

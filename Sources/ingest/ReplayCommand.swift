@@ -129,7 +129,9 @@ enum ReplayCommand: Command {
     StopSignal.install()
     let summary: ReplaySummary
     do {
-      summary = try ReplaySession.run(dumpPath: dump, options: options, clock: clock) {
+      summary = try ReplaySession.run(
+        dumpPath: dump, options: options, clock: clock, senders: .threaded(clock)
+      ) {
         snapshot, elapsed in
         if showProgress {
           Console.progress(progressLine(snapshot, elapsed: elapsed, total: total, link: link))

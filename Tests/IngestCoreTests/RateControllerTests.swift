@@ -96,7 +96,7 @@ private struct Sample {
 
 private let nominal = 2_000_000
 
-/// Runs the loop for `seconds` at five estimates a second, as `RateControlLoop` reads them;
+/// Runs the loop for `seconds` at five estimates a second, as `ControlLoop` reads them;
 /// `capacity` gives the link's bits per second at each time, `shape` sets the rest of the path.
 private func simulate(
   seconds: Double,

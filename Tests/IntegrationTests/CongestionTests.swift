@@ -1,9 +1,9 @@
 import Foundation
 import IngestCore
-import Testing
 import IngestRuntime
 import IngestSinks
 import IngestTestSupport
+import Testing
 
 /// The pipeline under a simulated congested or dead link, replayed at "realtime" on a virtual
 /// clock so a 10 s dump takes a fraction of a second.
@@ -20,7 +20,8 @@ import IngestTestSupport
     // In-process, the kernel's figure would be the test runner's; the ledger is what is tested.
     options.residentProbe = NoResidentProbe()
     return try ReplaySession.run(
-      dumpPath: CommandRunner.fixture(fixture), options: options, clock: VirtualClock())
+      dumpPath: CommandRunner.fixture(fixture), options: options, clock: VirtualClock(),
+      senders: .inline)
   }
 
   @Test func throttledLinkDropsWholeGOPsAndDecodesCleanly() throws {

@@ -1,10 +1,10 @@
 import Foundation
 import IngestCore
-import Synchronization
-import Testing
 import IngestPOSIX
 import IngestRuntime
 import IngestSinks
+import Synchronization
+import Testing
 
 /// The capture thread, the sender thread and a status reader working on one pipeline at once, as
 /// in a live run: the test that `Scripts/sanitize thread` exists for. A small budget and a slow
@@ -29,14 +29,16 @@ import IngestSinks
       budget: budget, clock: clock)
     let lines = Mutex<Int>(0)
     let reporter = StatusReporter(
-      pipeline: pipeline, clock: clock, probe: NoProbe(),
-      writeLine: { _ in lines.withLock { $0 += 1 } })
+      pipeline: pipeline, clock: clock, writeLine: { _ in lines.withLock { $0 += 1 } })
+    let control = ControlLoop(pipeline: pipeline, probe: NoProbe(), clock: clock)
+    control.onEvent = { reporter.report($0, now: $1) }
     let sender = Sender(pipeline: pipeline, sink: sink)
     sender.onEvent = { reporter.report($0) }
-    let thread = SenderThread(sender: sender, clock: clock, reporter: reporter)
+    let thread = SenderThread(sender: sender, clock: clock, control: control, reporter: reporter)
     let replayer = Replayer(
       reader: DumpReader(source: try FileByteSource(path: Self.screen)), pipeline: pipeline,
-      sender: sender, senderThread: thread, clock: clock, speed: .factor(8), reporter: reporter)
+      sender: sender, senderThread: thread, clock: clock, speed: .factor(8), control: control,
+      reporter: reporter)
     replayer.drainTimeout = 2_000_000_000
 
     // A third thread reads counters the whole time, as a host app's status display would.

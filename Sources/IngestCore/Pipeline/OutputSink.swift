@@ -58,14 +58,12 @@ public enum SinkWriteResult: Sendable, Equatable {
 /// A destination for the pipeline's output, driven by the sender (never by the capture thread).
 ///
 /// `write` may block up to the sink's own timeout (network sinks) but must never block forever.
-public protocol OutputSink: AnyObject {
+/// Its link side (`congestion`, `linkEstimate`) is what the run's `ControlLoop` reads.
+public protocol OutputSink: LinkEstimateSource {
   /// What the ring should hold for this sink.
   var payloadFormat: PayloadFormat { get }
   /// Bytes of buffers the sink holds (socket send buffers included), entered in the memory ledger.
   var bufferBytes: Int { get }
-  /// A congestion signal in 0...1 (0: idle link, 1: the sink's own buffer is full); the degradation
-  /// ladder may raise the tier on it before memory does.
-  var congestion: Double { get }
   /// A one-line description safe to print (no secrets).
   var redactedDescription: String { get }
 
@@ -89,9 +87,6 @@ public protocol OutputSink: AnyObject {
   /// Where the sink sends events of its own (HLS: `segment`, `hlsRecovered`), as a name and the
   /// event's fields. Set by the run builder before `open`; a sink without events ignores it.
   func setStatusHandler(_ handler: @escaping @Sendable (String, JSONObject) -> Void)
-  /// The link as the output measures it now, for the rate controller; nil when the output has
-  /// no link (files) or is not connected. Called from the sender's thread, a few times a second.
-  func linkEstimate(now: Int64) -> LinkEstimate?
   /// Bytes the destination itself took (a file: what reached it, not what waits in its write
   /// buffer), when the sink knows better than the count of units it was handed; nil otherwise.
   var acceptedBytes: Int64? { get }

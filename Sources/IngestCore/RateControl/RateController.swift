@@ -121,6 +121,22 @@ public struct RateController: Sendable {
     public var link: LinkEstimate
     /// The queueing delay the controller read from it (above the baselines), milliseconds.
     public var queueDelayMilliseconds: Double
+    /// What the encoder is asked for to carry the decision out: what changed, in the order
+    /// bitrate, frame rate, keyframes only.
+    public var requests: [EncoderRequest] = []
+
+    public init(
+      targetBitsPerSecond: Int, frameRate: Int, keyframesOnly: Bool, reason: Reason,
+      link: LinkEstimate, queueDelayMilliseconds: Double, requests: [EncoderRequest] = []
+    ) {
+      self.targetBitsPerSecond = targetBitsPerSecond
+      self.frameRate = frameRate
+      self.keyframesOnly = keyframesOnly
+      self.reason = reason
+      self.link = link
+      self.queueDelayMilliseconds = queueDelayMilliseconds
+      self.requests = requests
+    }
   }
 
   public let configuration: Configuration
@@ -240,8 +256,26 @@ public struct RateController: Sendable {
   }
 
   /// Feeds one estimate (a few a second is right).
-  /// - Returns: the decision when the target, the frame rate or keyframes-only changed.
+  /// - Returns: the decision when the target, the frame rate or keyframes-only changed, with
+  ///   the encoder requests that carry it out.
   public mutating func update(_ link: LinkEstimate) -> Decision? {
+    let before = self
+    guard var decision = step(link) else { return nil }
+    // The start target differs from what the encoder runs at (its nominal rate), not from the
+    // controller's own.
+    if decision.targetBitsPerSecond != before.targetBitsPerSecond || decision.reason == .start {
+      decision.requests.append(.bitrate(decision.targetBitsPerSecond))
+    }
+    if decision.frameRate != before.frameRate {
+      decision.requests.append(.frameRate(Double(decision.frameRate)))
+    }
+    if decision.keyframesOnly != before.keyframesOnly {
+      decision.requests.append(.keyframesOnly(decision.keyframesOnly))
+    }
+    return decision
+  }
+
+  private mutating func step(_ link: LinkEstimate) -> Decision? {
     let now = link.time
     // A connection (a new one, or estimates again after a gap) is first only observed
     // (`observeNanoseconds`): what the ring gathered while connecting, and a slow start on a

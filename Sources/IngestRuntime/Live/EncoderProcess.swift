@@ -111,10 +111,11 @@ public final class EncoderProcess: @unchecked Sendable {
     errors.close()
   }
 
-  /// Sends one request line; dropped (and false) when the child's input pipe is full or gone.
+  /// Sends one request as its line (`EncoderRequest.line`); dropped (and false) when the
+  /// child's input pipe is full or gone.
   @discardableResult
-  public func send(_ request: JSONObject) -> Bool {
-    (try? requests.writeAll(request.rendered + "\n")) != nil
+  public func send(_ request: EncoderRequest) -> Bool {
+    (try? requests.writeAll(request.line + "\n")) != nil
   }
 
   /// The last standard-error lines of the child (at most 20), for error messages.

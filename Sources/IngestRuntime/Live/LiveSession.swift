@@ -29,9 +29,9 @@ public enum LiveSession {
     } catch {
       throw .encoder("cannot start \(executable): \(error)")
     }
+    options.encoderRequests = { process.send($0) }
     let earlier = options.prepareReporter
     options.prepareReporter = { reporter in
-      reporter.onEncoderRequest = { process.send($0) }
       reports.attach(reporter)
       earlier?(reporter)
     }
@@ -52,7 +52,7 @@ public enum LiveSession {
     do {
       return try ReplaySession.run(
         source: process.output, name: "encoder", options: options, clock: clock,
-        onProgress: onProgress)
+        senders: .threaded(clock), onProgress: onProgress)
     } catch {
       process.terminate()
       let exit = process.wait()

@@ -1,8 +1,10 @@
 import IngestCore
 import Synchronization
 
-/// Turns the pipeline's counters and events into status events (JSON lines): the extension's
-/// status channel to its host app. Each event is documented in `docs/status-events.md`.
+/// Turns the pipeline's counters, the control loop's events and the output's figures into
+/// status events (JSON lines): the extension's status channel to its host app. Each event is
+/// documented in `docs/status-events.md`. It only reports: what the encoder is asked for is
+/// decided by the output's `ControlLoop`, whose events come in through `report(_:now:)`.
 ///
 /// Runs on the replay/reporter thread and the sender thread, never on the capture path.
 ///
@@ -13,7 +15,6 @@ import Synchronization
 public final class StatusReporter: @unchecked Sendable {
   private let pipeline: Pipeline
   private let clock: any PipelineClock
-  private let probe: any ResidentMemoryProbe
   /// Where lines go; behind the lock so lines from several threads never interleave.
   private let writeLine: HandOverLock<(@Sendable (String) -> Void)?>
   private let start: Int64
@@ -22,23 +23,14 @@ public final class StatusReporter: @unchecked Sendable {
   private var lastSampleTime: Int64
   private var lastDrops = DropCounts()
   private var lastBitrate: Int64 = 0
-  /// Called with each encoder request (bitrate, frame rate, keyframe, mic), for library users;
-  /// answers whether the request reached the encoder (false: its input was full or gone).
-  public var onEncoderRequest: (@Sendable (JSONObject) -> Bool)?
   /// Called with each new warning of the output (a latency too short for the path), on the
   /// sender's thread, as soon as the output has it.
   public var onWarning: (@Sendable (String) -> Void)?
   private var warningsPassedOn = 0
   /// Tier changes seen so far.
   public private(set) var tierChanges = 0
-  /// The encoder's nominal frame rate, restored when the ladder steps back down.
-  public var nominalFrameRate = 30
-  /// The output whose congestion signal (0...1) feeds the ladder once a second and whose own
-  /// figures become a `sink` event; set with `attach(_:)`.
+  /// The output whose own figures become a `sink` event once a second; set with `attach(_:)`.
   private var sink: (any OutputSink)?
-  /// Steers the encoder from the sink's link estimates when set (a live encoder to steer); the
-  /// ladder then owns only the memory side and leaves bitrate and frame rate to it.
-  public var rateControl: RateControlLoop?
   /// In a run with several outputs, this reporter's output number (from 1): the events about
   /// the output (`stats`, `drops`, `tier`, `sink`, connection and encoder events) carry it as
   /// `output`. Events of the run itself, written with `emit`, do not.
@@ -47,12 +39,10 @@ public final class StatusReporter: @unchecked Sendable {
   /// - Parameters:
   ///   - writeLine: receives each JSON line (without newline); nil to only keep counters.
   public init(
-    pipeline: Pipeline, clock: any PipelineClock, probe: any ResidentMemoryProbe,
-    writeLine: (@Sendable (String) -> Void)?
+    pipeline: Pipeline, clock: any PipelineClock, writeLine: (@Sendable (String) -> Void)?
   ) {
     self.pipeline = pipeline
     self.clock = clock
-    self.probe = probe
     self.writeLine = HandOverLock(writeLine)
     start = clock.now()
     nextSample = start
@@ -87,7 +77,7 @@ public final class StatusReporter: @unchecked Sendable {
     writeLine.withLock { $0?(line) }
   }
 
-  /// Reads `sink`'s congestion and figures on each tick and forwards its own events (HLS
+  /// Reads `sink`'s figures and warnings on each tick and forwards its own events (HLS
   /// segments) as status events. Call before the sender opens the sink.
   public func attach(_ sink: any OutputSink) {
     self.sink = sink
@@ -110,23 +100,18 @@ public final class StatusReporter: @unchecked Sendable {
     }
   }
 
-  /// Drains pipeline events and, once a second, samples resident memory and emits `stats` and
-  /// `drops`. Cheap when nothing is due.
-  /// - Parameter force: sample and report now even if a second has not passed (end of run).
+  /// Passes new warnings of the output on and, once a second, emits `sink`, `stats` and
+  /// `drops`. Cheap when nothing is due. Called after the output's `ControlLoop.tick`, which
+  /// reads memory into the pipeline's counters.
+  /// - Parameter force: report now even if a second has not passed (end of run).
   public func tick(now: Int64, force: Bool = false) {
-    while let event = pipeline.nextEvent() { report(event, now: now) }
     if let sink, sink.warnings.count > warningsPassedOn {
       for warning in sink.warnings[warningsPassedOn...] { onWarning?(warning) }
       warningsPassedOn = sink.warnings.count
     }
-    if let sink, let rateControl {
-      rateControl.tick(now: now, sink: sink, pipeline: pipeline, reporter: self)
-    }
     guard now >= nextSample || force else { return }
     nextSample = now + 1_000_000_000
-    pipeline.updateResident(probe.residentBytes())
     if let sink {
-      pipeline.updateSinkCongestion(rateControl?.ladderCongestion ?? sink.congestion)
       if let statistics = sink.statusFields() {
         emitForOutput("sink", now: now) { $0.add("stats", statistics) }
       }
@@ -184,6 +169,31 @@ public final class StatusReporter: @unchecked Sendable {
     return dropObject(delta)
   }
 
+  /// Reports what the output's control loop saw or did: pipeline events, `rate` decisions and
+  /// `encoder` requests (one event per request, `delivered: false` when the encoder's input
+  /// refused it).
+  public func report(_ event: ControlEvent, now: Int64) {
+    switch event {
+    case .pipeline(let event): report(event, now: now)
+    case .rate(let decision):
+      emitForOutput("rate", now: now) { object in
+        object.add("reason", decision.reason.rawValue)
+        object.add("algorithm", RateController.algorithm)
+        object.add("queue_delay_ms", decision.queueDelayMilliseconds, decimals: 0)
+        object.add("target_bps", decision.targetBitsPerSecond)
+        object.add("frame_rate", decision.frameRate)
+        object.add("keyframes_only", decision.keyframesOnly)
+        object.add("link", decision.link.statusObject)
+      }
+    case .encoderRequest(let request, let delivered):
+      emitForOutput("encoder", now: now) {
+        $0.merge(request.json)
+        // A request the encoder never got must not read as sent.
+        if !delivered { $0.add("delivered", false) }
+      }
+    }
+  }
+
   private func report(_ event: PipelineEvent, now: Int64) {
     switch event {
     case .tierChanged(let from, let to, let pressure, let source):
@@ -195,9 +205,9 @@ public final class StatusReporter: @unchecked Sendable {
         $0.add("pressure", pressure)
         $0.add("reason", to > from ? source.rawValue : "recovered")
       }
-      encoderRequests(from: from, to: to, now: now)
     case .keyframeRequested:
-      requestEncoder("keyframe", now: now) { _ in }
+      // The request itself follows as an `encoder` event.
+      break
     case .formatChanged(let kind, let format):
       emitForOutput("formatChanged", now: now) {
         $0.add("kind", kind.description)
@@ -241,58 +251,6 @@ public final class StatusReporter: @unchecked Sendable {
         $0.add("bytes", bytes)
         $0.add("limit", limit)
       }
-    }
-  }
-
-  /// What the upstream encoder is asked for when the tier crosses each step.
-  private func encoderRequests(from: Tier, to: Tier, now: Int64) {
-    let up = to > from
-    for tier in Tier.allCases where tier != .normal {
-      let crossed = up ? (from < tier && tier <= to) : (to < tier && tier <= from)
-      guard crossed else { continue }
-      switch tier {
-      case .reducedBitrate where rateControl == nil:
-        requestEncoder("bitrate", now: now) {
-          if up {
-            $0.add("target_bps", max(200_000, self.reducedBitrate(now: now)))
-          } else {
-            $0.add("restore", true)
-          }
-        }
-      case .reducedFrameRate where rateControl == nil:
-        requestEncoder("frameRate", now: now) {
-          $0.add("target_fps", up ? max(1, self.nominalFrameRate / 2) : self.nominalFrameRate)
-        }
-      case .noMic:
-        requestEncoder("mic", now: now) { $0.add("enabled", !up) }
-      case .keyframesOnly:
-        requestEncoder("keyframesOnly", now: now) { $0.add("enabled", up) }
-      case .normal, .reducedBitrate, .reducedFrameRate:
-        break
-      }
-    }
-  }
-
-  /// 80 % of what the output sent in the last second, but never above the stream's own rate:
-  /// the last second may be a backlog going out at once after a blackout. What the run sent on
-  /// average is at most what the stream carries.
-  private func reducedBitrate(now: Int64) -> Int64 {
-    let elapsed = max(now - start, 1)
-    let average = pipeline.snapshot().sentBytes * 8 * 1_000_000_000 / elapsed
-    return min(lastBitrate, average) * 8 / 10
-  }
-
-  /// Asks the encoder for something: to `onEncoderRequest` and as an `encoder` status event.
-  func requestEncoder(_ kind: String, now: Int64, _ fill: (inout JSONObject) -> Void) {
-    var details = JSONObject()
-    details.add("request", kind)
-    fill(&details)
-    let delivered = onEncoderRequest?(details) ?? true
-    emitForOutput("encoder", now: now) {
-      $0.add("request", kind)
-      fill(&$0)
-      // A request the encoder never got must not read as sent.
-      if !delivered { $0.add("delivered", false) }
     }
   }
 }

@@ -1,0 +1,148 @@
+/// The run's control plane for one output: reads the memory probe and the output's link, runs
+/// the rate controller and moves the degradation ladder, and hands what the encoder must do as
+/// `EncoderRequest`s to `deliver`. Everything it sees and does goes to `onEvent`, in order,
+/// for the status channel; it writes nothing itself.
+///
+/// ```
+///  ResidentMemoryProbe ──(1 s)──► Pipeline (ledger, ring) ─► DegradationLadder ─► tier events ─┐
+///  LinkEstimateSource ──(200 ms)─► RateController ─► Decision ───────────────────────────────┤
+///                                                                     EncoderRequest ◄───────┘
+///                                                         deliver(request) ─► encoder (pipe)
+/// ```
+///
+/// Driven by `tick(now:)` on the thread that owns the output's sink (its sender thread, or the
+/// replay loop for local outputs), so it needs no lock of its own; `deliver` and `onEvent` are
+/// called on that thread.
+public final class ControlLoop {
+  /// What the loop steers with.
+  public struct Configuration: Sendable {
+    /// Steer the encoder from the link (`RateController`); nil leaves the memory ladder alone
+    /// in charge, as for a fixed dump or an output without a link.
+    public var rateControl: RateController.Configuration?
+    /// The encoder's frame rate: halved by the ladder under pressure, restored after.
+    public var nominalFrameRate = 30
+    /// How often the link is read.
+    public var linkIntervalNanoseconds: Int64 = 200_000_000
+    /// How often memory is read (the probe reads `/proc` on Linux: not on every tick).
+    public var memoryIntervalNanoseconds: Int64 = 1_000_000_000
+
+    public init(rateControl: RateController.Configuration? = nil) {
+      self.rateControl = rateControl
+    }
+  }
+
+  public let configuration: Configuration
+  private let pipeline: Pipeline
+  private let probe: any ResidentMemoryProbe
+  private let start: Int64
+  private var link: (any LinkEstimateSource)?
+  /// The rate controller, when the loop steers from the link.
+  public private(set) var controller: RateController?
+  private var nextLinkRead: Int64 = .min
+  private var nextMemoryRead: Int64 = .min
+  /// What the output sent, at the last memory reading, and its rate over the second before.
+  private var lastSent: (time: Int64, bytes: Int64)
+  private var sentBitsPerSecond: Int64 = 0
+
+  /// Hands a request to the encoder; answers whether it got there (false: its input was full
+  /// or gone). Nil when there is no encoder to ask (a dump replayed): requests are then
+  /// reported as sent, since nothing refused them.
+  public var deliver: ((EncoderRequest) -> Bool)?
+  /// Receives each event with the time of the tick that produced it.
+  public var onEvent: ((ControlEvent, Int64) -> Void)?
+
+  /// - Parameters:
+  ///   - pipeline: the output's pipeline: its ring backlog counts as queue for the controller,
+  ///     and it moves the ladder on the readings.
+  ///   - probe: the process's memory (the footprint an extension is charged).
+  ///   - clock: the pipeline clock; the loop's own time starts at its `now()`.
+  public init(
+    pipeline: Pipeline, probe: any ResidentMemoryProbe, clock: any PipelineClock,
+    configuration: Configuration = Configuration()
+  ) {
+    self.pipeline = pipeline
+    self.probe = probe
+    self.configuration = configuration
+    controller = configuration.rateControl.map(RateController.init(configuration:))
+    start = clock.now()
+    lastSent = (start, 0)
+  }
+
+  /// Reads `link` from now on (the output's sink, or a gate in front of it). Until then the loop
+  /// reads memory alone.
+  public func attach(_ link: any LinkEstimateSource) {
+    self.link = link
+  }
+
+  /// Does what is due at `now`: passes the pipeline's queued events on (tier changes with the
+  /// ladder's requests), reads the link when due, and memory once a second.
+  /// - Parameter force: read memory now even if a second has not passed (end of run).
+  public func tick(now: Int64, force: Bool = false) {
+    while let event = pipeline.nextEvent() { handle(event, now: now) }
+    if let link, now >= nextLinkRead, controller != nil {
+      nextLinkRead = now + configuration.linkIntervalNanoseconds
+      readLink(link, now: now)
+    }
+    guard now >= nextMemoryRead || force else { return }
+    nextMemoryRead = now + configuration.memoryIntervalNanoseconds
+    measureSendRate(now: now)
+    pipeline.updateResident(probe.residentBytes())
+    if let link {
+      // While the controller can still steer the encoder the network is its business: the
+      // ladder sees link congestion only once even keyframes only are all the link allows.
+      let congestion = controller.map { $0.keyframesOnly ? 1 : 0 } ?? link.congestion
+      pipeline.updateSinkCongestion(congestion)
+    }
+  }
+
+  private func handle(_ event: PipelineEvent, now: Int64) {
+    onEvent?(.pipeline(event), now)
+    switch event {
+    case .tierChanged(let from, let to, _, _):
+      let requests = DegradationLadder.encoderRequests(
+        from: from, to: to, reducedBitsPerSecond: reducedBitsPerSecond(now: now),
+        nominalFrameRate: configuration.nominalFrameRate, rateControlled: controller != nil)
+      for request in requests { ask(request, now: now) }
+    case .keyframeRequested:
+      ask(.keyframe, now: now)
+    case .clockReset, .formatChanged, .adtsHeadersRemoved, .sampleRefused, .sampleTooLarge:
+      break
+    }
+  }
+
+  private func readLink(_ link: any LinkEstimateSource, now: Int64) {
+    guard var estimate = link.linkEstimate(now: now) else { return }
+    // An SRT sink holds data back rather than let libsrt's queue outgrow what the link drains
+    // within the latency (an RTMP sink blocks in its socket), so a link that does not keep up
+    // shows as a backlog in the ring: it is queue all the same.
+    estimate.backlogMilliseconds = Double(pipeline.waitingTicks) / 90
+    guard let decision = controller?.update(estimate) else { return }
+    onEvent?(.rate(decision), now)
+    for request in decision.requests { ask(request, now: now) }
+  }
+
+  /// Hands `request` to the encoder and reports it, once, as delivered or not.
+  private func ask(_ request: EncoderRequest, now: Int64) {
+    let delivered = deliver?(request) ?? true
+    onEvent?(.encoderRequest(request, delivered: delivered), now)
+  }
+
+  private func measureSendRate(now: Int64) {
+    let interval = now - lastSent.time
+    // A rate over less than half a second says little (the first reading comes at the start).
+    guard interval >= 500_000_000 else { return }
+    let sent = pipeline.snapshot().sentBytes
+    sentBitsPerSecond = (sent - lastSent.bytes) * 8 * 1_000_000_000 / interval
+    lastSent = (now, sent)
+  }
+
+  /// What the ladder asks for on entering `reducedBitrate`: 80 % of what the output sent in the
+  /// last second, but never above the stream's own rate (the last second may be a backlog going
+  /// out at once after a blackout: what the run sent on average is at most what the stream
+  /// carries), and never below 200 kb/s.
+  private func reducedBitsPerSecond(now: Int64) -> Int {
+    let elapsed = max(now - start, 1)
+    let average = pipeline.snapshot().sentBytes * 8 * 1_000_000_000 / elapsed
+    return Int(max(200_000, min(sentBitsPerSecond, average) * 8 / 10))
+  }
+}

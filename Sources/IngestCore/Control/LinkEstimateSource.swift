@@ -1,0 +1,12 @@
+/// Where the control loop reads an output's link: every `OutputSink` is one (SRT from libsrt's
+/// statistics, RTMP from its socket), and so is anything a host measures a link with.
+public protocol LinkEstimateSource: AnyObject {
+  /// A congestion signal in 0...1 (0: idle link, 1: the output's own buffer is full); the
+  /// degradation ladder may raise the tier on it before memory does, when no rate controller
+  /// steers the encoder.
+  var congestion: Double { get }
+  /// The link as the output measures it now, for the rate controller; nil when the output has
+  /// no link (files) or is not connected. Called from the thread that ticks the control loop,
+  /// a few times a second.
+  func linkEstimate(now: Int64) -> LinkEstimate?
+}

@@ -1,0 +1,230 @@
+import IngestCore
+import IngestHLS
+import IngestPOSIX
+import IngestRTMP
+import IngestSRT
+import IngestSinks
+
+/// The one place a run is assembled: the budget planned for every output, and for each output
+/// its sink, pipeline, sender (inline or on a thread of its own), control loop and status
+/// reporter, wired together as an `OutputLane`. `ingest replay`, `ingest live` (through
+/// `ReplaySession`) and every benchmark scenario build their outputs here, so what is measured
+/// is what runs.
+///
+/// The clock and where senders run are parameters: nothing is inferred from the clock's type.
+public struct RunBuilder {
+  /// One output to build a lane for.
+  public struct Output {
+    public var sink: any OutputSink
+    /// A live receiver (SRT, RTMP): its connects and sends block, so it needs a thread of its
+    /// own under `SenderStrategy.threaded`.
+    public var isNetwork: Bool
+    /// RTMP: the audio track the output carries.
+    public var rtmpAudio: SampleKind?
+
+    public init(sink: any OutputSink, isNetwork: Bool, rtmpAudio: SampleKind? = nil) {
+      self.sink = sink
+      self.isNetwork = isNetwork
+      self.rtmpAudio = rtmpAudio
+    }
+  }
+
+  public let options: ReplayOptions
+  /// The clock of the pipelines, the senders run inline and the control loops.
+  public let clock: any PacingClock
+  /// Where the senders run.
+  public let senders: SenderStrategy
+
+  public init(options: ReplayOptions, clock: any PacingClock, senders: SenderStrategy) {
+    self.options = options
+    self.clock = clock
+    self.senders = senders
+  }
+
+  /// The outputs `options.targets` name, their sinks created.
+  public func outputs(tracks: TrackFormats) throws(ReplayError) -> [Output] {
+    try options.targets.map { target throws(ReplayError) in
+      var audio: SampleKind?
+      if case .rtmp = target { audio = Self.rtmpAudio(options, tracks: tracks) }
+      return Output(
+        sink: try Self.makeSink(target, options: options, tracks: tracks),
+        isNetwork: target.isNetwork, rtmpAudio: audio)
+    }
+  }
+
+  /// A lane for each of `outputs`, in order, under one budget. The status reporters write to
+  /// `options.statusLine`; nothing is written yet, and no thread is started (the replay loop
+  /// starts them).
+  /// - Parameter scanBytes: bytes the input keeps for its track scan, reserved in the budget.
+  public func lanes(for outputs: [Output], tracks: TrackFormats, scanBytes: Int = 0)
+    throws(ReplayError) -> [OutputLane]
+  {
+    precondition(!outputs.isEmpty)
+    let pipelines = try Self.makePipelines(
+      outputs.map(\.sink), tracks: tracks, scanBytes: scanBytes, options: options, clock: clock)
+    // Several outputs each get a thread when one of them is a network output: the replay runs
+    // at real time then, and a local output's writes must not hold up the network one (nor
+    // the other way round). Local outputs alone are pumped inline, losing nothing at any speed.
+    let everyOutputThreaded = outputs.count > 1 && outputs.contains(where: \.isNetwork)
+    // One encoder, steered from one link: the first network output's (or the only output's).
+    let steering = outputs.firstIndex(where: \.isNetwork) ?? 0
+    var lanes: [OutputLane] = []
+    for (offset, output) in outputs.enumerated() {
+      let pipeline = pipelines[offset]
+      let sink = output.sink
+      let reporter = StatusReporter(
+        pipeline: pipeline, clock: clock, writeLine: options.statusLine)
+      if outputs.count > 1 { reporter.output = offset + 1 }
+      reporter.attach(sink)
+      if let warningLine = options.warningLine {
+        let label =
+          outputs.count > 1 ? "output \(offset + 1) (\(sink.redactedDescription)): " : ""
+        reporter.onWarning = { warningLine(label + $0) }
+      }
+      // Every output's ladder may ask the encoder for what it needs.
+      var configuration = ControlLoop.Configuration(
+        rateControl: offset == steering ? options.rateControl : nil)
+      configuration.nominalFrameRate = options.nominalFrameRate
+      let control = ControlLoop(
+        pipeline: pipeline, probe: options.residentProbe, clock: clock,
+        configuration: configuration)
+      control.attach(sink)
+      control.deliver = options.encoderRequests
+      control.onEvent = { reporter.report($0, now: $1) }
+      let sender = Sender(pipeline: pipeline, sink: sink, clock: clock)
+      sender.onEvent = { reporter.report($0) }
+      var thread: SenderThread?
+      if case .threaded(let threadClock) = senders, output.isNetwork || everyOutputThreaded {
+        thread = SenderThread(
+          sender: sender, clock: threadClock, control: control, reporter: reporter)
+      }
+      lanes.append(
+        OutputLane(
+          index: offset + 1, sink: sink, pipeline: pipeline, sender: sender, thread: thread,
+          control: control, reporter: reporter, rtmpAudio: output.rtmpAudio))
+    }
+    return lanes
+  }
+
+  /// libsrt's send buffer, entered in the ledger: a twelfth of what the budget leaves after the
+  /// modelled overhead (2.5 MB by default, about 10 s of a 2 Mb/s stream), within 256 KiB...4 MiB.
+  public static func srtSendBufferBytes(_ configuration: PipelineConfiguration) -> Int {
+    let share = (configuration.budgetBytes - configuration.overheadBytes) / 12
+    return min(4 << 20, max(256 << 10, share))
+  }
+
+  /// The audio track an RTMP output carries: the one asked for, else app audio when the dump
+  /// has it, else the mic.
+  static func rtmpAudio(_ options: ReplayOptions, tracks: TrackFormats) -> SampleKind {
+    options.rtmpAudio ?? (tracks.audioApp != nil ? .audioApp : .audioMic)
+  }
+
+  /// Creates the sink for `target` (a network output when `target.isNetwork`).
+  public static func makeSink(
+    _ target: OutputTarget, options: ReplayOptions, tracks: TrackFormats
+  ) throws(ReplayError) -> any OutputSink {
+    switch target {
+    case .file(let path, let shaper): return FileSink(path: path, shaper: shaper)
+    case .null(let shaper): return NullSink(shaper: shaper)
+    case .srt(let url):
+      let srt: SRTOptions
+      do { srt = try SRTOptions(parsing: url) } catch { throw .usage("--to: \(error)") }
+      return SRTSink(options: srt, sendBufferBytes: srtSendBufferBytes(options.pipeline))
+    case .rtmp(let url):
+      let target: RTMPTarget
+      do { target = try RTMPTarget(url: url) } catch { throw .usage("--to: \(error)") }
+      if let reason = RTMPSink.refusal(of: tracks, target: target) { throw .output(reason) }
+      let audio = rtmpAudio(options, tracks: tracks)
+      let tls = RTMPSink.Options(
+        verifyTLSPeer: options.rtmpsVerifyPeer, caFile: options.rtmpsCAFile)
+      return RTMPSink(target: target, audio: audio, options: tls)
+    case .hls(let directory, let playlist):
+      var configuration = HLSSink.Configuration(directory: directory)
+      configuration.playlistName = playlist
+      configuration.targetDuration = options.segmentSeconds
+      configuration.window = options.hlsWindow
+      return HLSSink(configuration: configuration)
+    }
+  }
+
+  /// The outputs' pipelines under one budget: the reader's buffers and every output's fixed
+  /// buffers are reserved first, and what is left is split equally between the outputs' rings.
+  /// The ledger each pipeline reports counts all the rings (`RingShare`).
+  static func makePipelines(
+    _ sinks: [any OutputSink], tracks: TrackFormats, scanBytes: Int, options: ReplayOptions,
+    clock: any PacingClock
+  ) throws(ReplayError) -> [Pipeline] {
+    do {
+      let (budget, configuration) = try plan(
+        sinks, tracks: tracks, scanBytes: scanBytes, options: options)
+      if sinks.count == 1 {
+        return [
+          try Pipeline(
+            configuration: configuration, tracks: tracks, payloadFormat: sinks[0].payloadFormat,
+            budget: budget, clock: clock)
+        ]
+      }
+      let ledger = RingLedger()
+      let share = RingShare(ledger: ledger, arenaBytes: budget.available / sinks.count)
+      var pipelines: [Pipeline] = []
+      for sink in sinks {
+        pipelines.append(
+          try Pipeline(
+            configuration: configuration, tracks: tracks, payloadFormat: sink.payloadFormat,
+            budget: budget, clock: clock, share: share))
+      }
+      return pipelines
+    } catch {
+      throw .budget(error)
+    }
+  }
+
+  /// The budget with the reader's buffers and every output's fixed buffers reserved (a single
+  /// output's pipeline reserves its ring records itself), and the configuration with the
+  /// largest sample both the reader and the rings hold in what is left.
+  static func plan(
+    _ sinks: [any OutputSink], tracks: TrackFormats, scanBytes: Int, options: ReplayOptions
+  ) throws(BudgetError) -> (budget: MemoryBudget, configuration: PipelineConfiguration) {
+    var budget = try MemoryBudget(
+      budget: options.pipeline.budgetBytes, overhead: options.pipeline.overheadBytes)
+    if scanBytes > 0 { try budget.reserve("dump scan", bytes: scanBytes) }
+    var configuration = options.pipeline
+    let records = SendRing.recordTableBytes(capacity: configuration.recordCapacity)
+    if sinks.count == 1 {
+      try budget.reserve("sink buffers", bytes: sinks[0].bufferBytes)
+      try reserveReader(
+        &budget, &configuration, rings: 1, tracks: tracks, sinks: sinks, later: records)
+      return (budget, configuration)
+    }
+    for (offset, sink) in sinks.enumerated() {
+      try budget.reserve("output \(offset + 1) sink buffers", bytes: sink.bufferBytes)
+      try budget.reserve("output \(offset + 1) ring records", bytes: records)
+    }
+    try reserveReader(&budget, &configuration, rings: sinks.count, tracks: tracks, sinks: sinks)
+    return (budget, configuration)
+  }
+
+  /// Reserves the dump reader's buffer, which holds the largest record it passes on, and sets
+  /// `configuration.maximumSampleBytes` to the largest sample both it and each of `rings`
+  /// rings hold below the ladder's first threshold (less `later` bytes still to be reserved),
+  /// so that the largest sample alone never degrades the stream: up to what the format allows,
+  /// less at a small budget. A larger budget raises the limit.
+  private static func reserveReader(
+    _ budget: inout MemoryBudget, _ configuration: inout PipelineConfiguration, rings: Int,
+    tracks: TrackFormats, sinks: [any OutputSink], later: Int = 0
+  ) throws(BudgetError) {
+    let headroom =
+      sinks.contains { $0.payloadFormat == .transportStream } ? TSOutputStream.maximumPrefixSize : 0
+    let chunk = DumpReader<FileByteSource>.readChunk
+    let threshold = configuration.ladder.thresholds.first ?? 1
+    let room = Int(Double(budget.budget) * threshold) - budget.overhead - budget.fixedBytes - later
+    var largest = configuration.maximumSampleBytes
+    for payloadFormat in Set(sinks.map(\.payloadFormat)) {
+      largest = SampleSizeLimit.largest(
+        cap: largest, availableBytes: room, readerExtra: chunk,
+        rings: rings, headroom: headroom, tracks: tracks, payloadFormat: payloadFormat)
+    }
+    configuration.maximumSampleBytes = largest
+    try budget.reserve("dump reader", bytes: largest + chunk)
+  }
+}

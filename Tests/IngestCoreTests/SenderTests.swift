@@ -73,6 +73,43 @@ private func pid(_ bytes: [UInt8], at offset: Int = 0) -> Int {
     #expect(snapshot.totalAppended == snapshot.totalSent + snapshot.drops.total)
   }
 
+  /// Ten outages in a row on the virtual clock (the integration suite restarts a real listener
+  /// a few times only): each one reconnects after its delay, restarts at a keyframe with PAT and
+  /// PMT, and the accounts close at the end.
+  @Test func tenOutagesInARowEachReconnectAtAKeyframeWithPSI() throws {
+    let (pipeline, _) = try makePipeline(format: .transportStream)
+    let sink = ScriptedSink(payloadFormat: .transportStream)
+    let sender = Sender(pipeline: pipeline, sink: sink, backoff: Backoff(seed: 7))
+    var events: [SenderEvent] = []
+    sender.onEvent = { events.append($0) }
+    var now = 10 * second
+    for outage in 1...10 {
+      appendTwoGOPs(pipeline)
+      sink.writeScript = [
+        .written, .fail(.write(endpoint: "scripted", reason: "peer gone", retryable: true)),
+      ]
+      guard case .blocked(let retryAt) = sender.pump(now: now) else {
+        Issue.record("outage \(outage): the sender did not wait to retry")
+        return
+      }
+      #expect(events.suffix(2).first == .disconnected(reason: "scripted: peer gone"))
+      #expect(sender.pump(now: retryAt - 1) == .blocked(until: retryAt))
+      now = retryAt
+      appendTwoGOPs(pipeline)
+      #expect(sender.pump(now: now) == .idle)
+      #expect(events.last == .connected(attempt: outage + 1))
+      let restart = try #require(sink.written.first { $0.connection == outage + 1 }?.write)
+      #expect(restart.unit.kind == .video && restart.unit.isKeyframe)
+      #expect(pid(restart.bytes) == 0)
+      #expect(pid(restart.bytes, at: TSPacket.size) == Int(TSPacket.pmtPID))
+      now += second
+    }
+    #expect(sink.opens == 11 && sink.closes == 10)
+    let snapshot = pipeline.snapshot()
+    #expect(snapshot.totalAppended == snapshot.totalSent + snapshot.drops.total)
+    #expect(snapshot.drops.total(.reconnect) > 0)
+  }
+
   @Test func withoutAWaitingKeyframeVideoResumesOnlyAtTheNextKeyframe() throws {
     let (pipeline, _) = try makePipeline(format: .transportStream)
     let sink = ScriptedSink(payloadFormat: .transportStream)

@@ -108,6 +108,10 @@ let package = Package(
     .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI"]),
     .testTarget(
       name: "IngestEncoderTests", dependencies: ["IngestEncoder", "IngestCore", "IngestTestSupport"]),
+    // docs/embedding.md's portable part, run on the live encoder's samples: public API only.
+    .testTarget(
+      name: "EmbeddingTests",
+      dependencies: ["IngestCore", "IngestHLS", "IngestPOSIX", "IngestTestSupport"]),
     .testTarget(
       name: "IntegrationTests",
       dependencies: [

@@ -4,7 +4,7 @@ import IngestPOSIX
   import Glibc
 #endif
 
-/// Runs a program to completion with posix_spawn and reports what the kernel measured of it:
+/// Runs a program to completion (`Subprocess`) and reports what the kernel measured of it:
 /// wall time, CPU time and peak resident memory (`wait4`'s rusage), plus its standard output.
 public enum ChildProcess {
   /// How a child finished and what it cost.
@@ -50,59 +50,45 @@ public enum ChildProcess {
       // Neither end may leak into other children; dup2 onto fd 1 clears the flag in this child.
       for fd in pipeFDs { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
     }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    switch stdout {
-    case .capture: posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)
-    case .discard: posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    case .inherit: break
+    func stream(_ output: Output, pipeEnd: Int32) -> Subprocess.Stream {
+      switch output {
+      case .capture: .descriptor(FileDescriptor(rawValue: pipeEnd))
+      case .discard: .null
+      case .inherit: .inherit
+      }
     }
-    switch stderr {
-    case .discard: posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    case .capture, .inherit: break
-    }
-    let argv = ([path] + arguments).map { strdup($0) } + [nil]
-    defer { for pointer in argv { free(pointer) } }
     let envp = environment.map { $0.map { strdup($0) } + [nil] }
     defer { for pointer in envp ?? [] { free(pointer) } }
-    var pid = pid_t()
     let began = SystemClock().now()
-    let spawned: Int32
-    if let envp {
-      spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
-    } else {
-      spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
+    let child: Subprocess
+    do {
+      // Standard error is never captured: `.capture` of it inherits, as documented on `Output`.
+      child = try Subprocess.spawn(
+        path, arguments: arguments, environment: envp, standardInput: .null,
+        standardOutput: stream(stdout, pipeEnd: pipeFDs[1]),
+        standardError: stderr == .discard ? .null : .inherit)
+    } catch {
+      for fd in pipeFDs where fd >= 0 { close(fd) }
+      throw SpawnError(program: program, code: error.code)
     }
     if pipeFDs[1] >= 0 { close(pipeFDs[1]) }
-    guard spawned == 0 else {
-      if pipeFDs[0] >= 0 { close(pipeFDs[0]) }
-      throw SpawnError(program: program, code: spawned)
-    }
     var output: [UInt8] = []
     if pipeFDs[0] >= 0 {
+      let reader = FileDescriptor(rawValue: pipeFDs[0])
       var chunk = [UInt8](repeating: 0, count: 65536)
       while true {
-        let count = chunk.withUnsafeMutableBytes { read(pipeFDs[0], $0.baseAddress, $0.count) }
-        if count < 0 && errno == EINTR { continue }
-        if count <= 0 { break }
+        let count = chunk.withUnsafeMutableBytes { (try? reader.read(into: $0)) ?? 0 }
+        if count == 0 { break }
         output.append(contentsOf: chunk[..<count])
       }
-      close(pipeFDs[0])
+      reader.close()
     }
-    var status: Int32 = 0
-    var usage = rusage()
-    while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+    let ended = child.wait()
     let wall = Double(SystemClock().now() - began) / 1e9
-    let cpu =
-      Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
-      + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
-    let signal = status & 0x7F
     return Outcome(
-      status: signal == 0 ? (status >> 8) & 0xFF : 128 + signal,
-      stdout: String(decoding: output, as: UTF8.self), wallSeconds: wall, cpuSeconds: cpu,
-      peakResident: Int(usage.ru_maxrss) * 1024)
+      status: ended.status ?? 128 + (ended.signal ?? 0),
+      stdout: String(decoding: output, as: UTF8.self), wallSeconds: wall,
+      cpuSeconds: ended.cpuSeconds, peakResident: ended.peakResidentBytes)
   }
 
   /// The path of `program`: itself when it names a path, else the first match on PATH.

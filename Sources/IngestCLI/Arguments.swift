@@ -96,14 +96,12 @@ package struct Arguments {
 
   /// The bytes of `/proc/self/cmdline`, or none where there is no such file (not Linux).
   private static func processCommandLineBytes() -> [UInt8] {
-    let fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return [] }
-    defer { close(fd) }
+    guard let file = try? FileDescriptor.open("/proc/self/cmdline", O_RDONLY) else { return [] }
+    defer { file.close() }
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 4096)
     while true {
-      let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-      if count < 0 && errno == EINTR { continue }
+      let count = chunk.withUnsafeMutableBytes { (try? file.read(into: $0)) ?? 0 }
       guard count > 0 else { break }
       bytes += chunk[..<count]
     }

@@ -38,10 +38,9 @@ public final class BackgroundFileWriter {
   /// Bytes handed to `write` so far.
   public private(set) var bytesWritten: Int64 = 0
 
-  // Under `mutex`: the buffers handed over (`queued` of them from `next`), the end request and
+  // Under `lock`: the buffers handed over (`queued` of them from `next`), the end request and
   // the thread's first error.
-  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-  private let condition: UnsafeMutablePointer<pthread_cond_t>
+  private let lock = ConditionLock()
   private var next = 0
   private var queued = 0
   private var stopping = false
@@ -67,10 +66,6 @@ public final class BackgroundFileWriter {
       .allocate(byteCount: bufferCapacity, alignment: 4096)
     }
     lengths = [Int](repeating: 0, count: bufferCount)
-    mutex = .allocate(capacity: 1)
-    condition = .allocate(capacity: 1)
-    pthread_mutex_init(mutex, nil)
-    pthread_cond_init(condition, nil)
     // Unretained: `close` (also from `deinit`) joins the thread before the writer goes.
     thread = SystemThread.start { [unowned(unsafe) self] in self.run() }
     if thread == nil {
@@ -82,10 +77,6 @@ public final class BackgroundFileWriter {
   deinit {
     if !closed { try? close() }
     for buffer in buffers { buffer.deallocate() }
-    pthread_cond_destroy(condition)
-    pthread_mutex_destroy(mutex)
-    mutex.deallocate()
-    condition.deallocate()
   }
 
   /// Bytes the file took (write(2) accepted them); less than `bytesWritten` while some wait in
@@ -127,10 +118,10 @@ public final class BackgroundFileWriter {
     guard !closed else { return }
     defer {
       closed = true
-      pthread_mutex_lock(mutex)
-      stopping = true
-      pthread_cond_broadcast(condition)
-      pthread_mutex_unlock(mutex)
+      lock.withLock {
+        stopping = true
+        lock.broadcast()
+      }
       if let thread { pthread_join(thread, nil) }
       thread = nil
       descriptor.close()
@@ -149,37 +140,37 @@ public final class BackgroundFileWriter {
       if let failure { throw failure }
       return
     }
-    pthread_mutex_lock(mutex)
-    defer { pthread_mutex_unlock(mutex) }
+    lock.lock()
+    defer { lock.unlock() }
     if filled > 0 {
       lengths[current] = filled
       queued += 1
-      pthread_cond_broadcast(condition)
+      lock.broadcast()
       current = (current + 1) % buffers.count
       filled = 0
     }
     let most = waitForAll ? 0 : buffers.count - 1
-    while queued > most { pthread_cond_wait(condition, mutex) }
+    while queued > most { lock.wait() }
     if let failure { throw failure }
   }
 
   /// The thread: writes each buffer handed over, in order, until `close`.
   private func run() {
-    pthread_mutex_lock(mutex)
+    lock.lock()
     while true {
-      while queued == 0 && !stopping { pthread_cond_wait(condition, mutex) }
+      while queued == 0 && !stopping { lock.wait() }
       if queued == 0 { break }
       let bytes = UnsafeRawBufferPointer(rebasing: buffers[next][..<lengths[next]])
       let failed = failure != nil
-      pthread_mutex_unlock(mutex)
+      lock.unlock()
       // After a failure the rest is dropped: the file would have a hole.
       if !failed { writeOut(bytes) }
-      pthread_mutex_lock(mutex)
+      lock.lock()
       next = (next + 1) % buffers.count
       queued -= 1
-      pthread_cond_broadcast(condition)
+      lock.broadcast()
     }
-    pthread_mutex_unlock(mutex)
+    lock.unlock()
   }
 
   /// Writes `bytes` whole, counting what the file took; keeps the first error.
@@ -189,9 +180,11 @@ public final class BackgroundFileWriter {
       let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
       let count: Int
       do { count = try descriptor.write(rest) } catch {
-        pthread_mutex_lock(mutex)
-        if failure == nil { failure = FileError(operation: "write", path: path, errno: error.code) }
-        pthread_mutex_unlock(mutex)
+        lock.withLock {
+          if failure == nil {
+            failure = FileError(operation: "write", path: path, errno: error.code)
+          }
+        }
         return
       }
       offset += count

@@ -32,6 +32,18 @@ public struct FileDescriptor: Hashable, Sendable {
     }
   }
 
+  /// Runs `call`, which returns an error number instead of setting `errno` (`clock_nanosleep`,
+  /// the pthread calls), again while it returns EINTR.
+  /// - Returns: nil on success, else the error number the call returned.
+  @inlinable
+  public static func retryingOnInterrupt(returningError call: () -> Int32) -> Errno? {
+    while true {
+      let code = call()
+      if code == 0 { return nil }
+      if code != EINTR { return Errno(code) }
+    }
+  }
+
   /// Opens `path` (`O_CLOEXEC` is always added; a `SystemPath` string opens its own bytes).
   public static func open(_ path: String, _ flags: Int32, permissions: mode_t = 0o644) throws(Errno)
     -> FileDescriptor

@@ -12,7 +12,9 @@ public protocol PacingClock: PipelineClock {
   func sleep(until deadline: Int64)
 }
 
-/// CLOCK_MONOTONIC in nanoseconds.
+/// CLOCK_MONOTONIC in nanoseconds: the package's one monotonic clock. Pacing, sink timeouts and
+/// deadlines, condition waits (`ConditionLock`) and the benchmarks all read this one, so their
+/// figures compare.
 public struct SystemClock: PacingClock {
   public init() {}
 
@@ -23,8 +25,29 @@ public struct SystemClock: PacingClock {
   }
 
   public func sleep(until deadline: Int64) {
-    var spec = timespec(
-      tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-    while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &spec, nil) == EINTR {}
+    #if os(Linux)
+      // An absolute deadline: a sleep resumed after a signal does not drift.
+      var spec = timespec(
+        tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+      _ = FileDescriptor.retryingOnInterrupt(returningError: {
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &spec, nil)
+      })
+    #else
+      // Darwin has no clock_nanosleep: a relative sleep, recomputed after each interruption.
+      _ = FileDescriptor.retryingOnInterrupt(
+        {
+          let left = deadline - now()
+          guard left > 0 else { return Int32(0) }
+          var spec = timespec(
+            tv_sec: Int(left / 1_000_000_000), tv_nsec: Int(left % 1_000_000_000))
+          return nanosleep(&spec, nil)
+        }, failed: { $0 != 0 })
+    #endif
+  }
+
+  /// Sleeps for `nanoseconds` (nothing when not positive).
+  public func sleep(nanoseconds: Int64) {
+    guard nanoseconds > 0 else { return }
+    sleep(until: now() + nanoseconds)
   }
 }

@@ -12,22 +12,31 @@ public enum SystemThread {
   /// The closure, and what it captures, is kept until the thread ends. The caller joins the
   /// handle before it lets go of what the thread uses.
   public static func start(_ body: @escaping () -> Void) -> pthread_t? {
-    final class Body {
-      let run: () -> Void
-      init(_ run: @escaping () -> Void) { self.run = run }
-    }
-    let box = Unmanaged.passRetained(Body(body))
-    var handle = pthread_t()
-    let result = pthread_create(
-      &handle, nil,
-      { argument in
-        Unmanaged<Body>.fromOpaque(argument!).takeRetainedValue().run()
-        return nil
-      }, box.toOpaque())
+    let box = Unmanaged.passRetained(ThreadBody(body))
+    // Darwin's pthread_t is a pointer that pthread_create fills in; glibc's is an integer.
+    #if canImport(Darwin)
+      var handle: pthread_t?
+    #else
+      var handle = pthread_t()
+    #endif
+    let result = pthread_create(&handle, nil, { ThreadBody.run($0) }, box.toOpaque())
     guard result == 0 else {
       box.release()
       return nil
     }
     return handle
+  }
+}
+
+/// The closure a new thread runs, passed through pthread_create's one pointer argument.
+private final class ThreadBody {
+  let body: () -> Void
+  init(_ body: @escaping () -> Void) { self.body = body }
+
+  /// The thread's entry: takes back the reference `start` passed and runs the closure.
+  /// (The argument is optional on glibc and not on Darwin; this signature takes both.)
+  static func run(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    Unmanaged<ThreadBody>.fromOpaque(argument!).takeRetainedValue().body()
+    return nil
   }
 }

@@ -1,5 +1,5 @@
 import CFFmpeg
-import Glibc
+import IngestPOSIX
 
 /// The deadline libavformat's interrupt callback polls while a call blocks in the sender thread.
 ///
@@ -8,16 +8,16 @@ import Glibc
 /// on the thread blocked in the call, the one that armed the deadline, so a plain stored value
 /// is all it needs.
 final class RTMPInterrupt {
-  /// CLOCK_MONOTONIC nanoseconds after which the current call is abandoned.
+  /// `SystemClock` nanoseconds after which the current call is abandoned.
   private var deadline = Int64.max
 
   /// Starts the budget of the next libavformat call.
   func arm(for nanoseconds: Int64) {
-    deadline = Self.monotonicNow() &+ nanoseconds
+    deadline = SystemClock().now() &+ nanoseconds
   }
 
   /// Whether the current call ran out of time.
-  var deadlinePassed: Bool { Self.monotonicNow() >= deadline }
+  var deadlinePassed: Bool { SystemClock().now() >= deadline }
 
   /// The value for `AVFormatContext.interrupt_callback`; valid while `self` is alive.
   var callback: AVIOInterruptCB {
@@ -28,11 +28,5 @@ final class RTMPInterrupt {
         return state.deadlinePassed ? 1 : 0
       },
       opaque: Unmanaged.passUnretained(self).toOpaque())
-  }
-
-  static func monotonicNow() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
   }
 }

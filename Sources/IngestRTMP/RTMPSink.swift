@@ -2,6 +2,7 @@ import CFFmpeg
 import Glibc
 import IngestCore
 import IngestFFmpeg
+import IngestPOSIX
 
 /// Publishes access units to an RTMP or RTMPS server through libavformat's flv muxer.
 ///
@@ -142,7 +143,7 @@ public final class RTMPSink: OutputSink {
       throw error
     }
     socketProbe = RTMPSocketProbe.find(peerPort: target.port)
-    linkMeter.reset(now: RTMPInterrupt.monotonicNow())
+    linkMeter.reset(now: SystemClock().now())
   }
 
   /// The link from the socket's figures: what the server acknowledged, what waits in the
@@ -151,7 +152,7 @@ public final class RTMPSink: OutputSink {
     guard context != nil, let socketProbe, let waiting = socketProbe.unacknowledgedBytes else {
       return nil
     }
-    let clock = RTMPInterrupt.monotonicNow()
+    let clock = SystemClock().now()
     linkMeter.observe(unacknowledged: waiting, now: clock)
     var estimate = linkMeter.estimate(
       now: clock, unacknowledged: waiting, roundTripMilliseconds: socketProbe.roundTripMilliseconds)
@@ -164,7 +165,7 @@ public final class RTMPSink: OutputSink {
   /// the I/O timeout while data waited, as a write blocked that long would.
   private func socketIsFull(now: Int64) throws(SinkError) -> Bool {
     guard let socketProbe, let waiting = socketProbe.unacknowledgedBytes else { return false }
-    let clock = RTMPInterrupt.monotonicNow()
+    let clock = SystemClock().now()
     linkMeter.observe(unacknowledged: waiting, now: clock)
     if waiting > 0 && linkMeter.sinceProgress(now: clock) >= nanoseconds(options.ioTimeout) {
       broken = true
@@ -291,7 +292,7 @@ public final class RTMPSink: OutputSink {
     // av_write_frame, not av_interleaved_write_frame: the send ring already orders units by dts,
     // and the interleaver would hold every packet until each stream has one queued, which grows
     // without bound while a track is silent (app audio stops when the app makes no sound).
-    let started = RTMPInterrupt.monotonicNow()
+    let started = SystemClock().now()
     let writtenBefore = context.pointee.pb.pointee.bytes_written
     interrupt.arm(for: nanoseconds(options.ioTimeout))
     let result = RTMPLog.capturing(into: logCapture) { cffmpeg_av_write_frame(context, packet) }
@@ -504,7 +505,7 @@ public final class RTMPSink: OutputSink {
   }
 
   private func measure(blockedSince started: Int64, dts: Int64) {
-    blockedNanoseconds += RTMPInterrupt.monotonicNow() - started
+    blockedNanoseconds += SystemClock().now() - started
     guard let windowStart = windowStartDTS else { return }
     let mediaNanoseconds = (dts - windowStart) * 1_000_000_000 / 90_000
     guard mediaNanoseconds >= 1_000_000_000 else { return }

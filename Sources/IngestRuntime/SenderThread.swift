@@ -4,6 +4,8 @@ import Synchronization
 
 #if canImport(Glibc)
   import Glibc
+#elseif canImport(Darwin)
+  import Darwin
 #endif
 
 /// Runs a `Sender` on its own thread, so network I/O (connects, sends with timeouts, reconnect
@@ -21,19 +23,20 @@ import Synchronization
 /// time they are made. Both see the sink through a `ConnectingSinkGate`, which keeps the two
 /// threads' ticks apart and the sink out of them while it connects.
 ///
-/// `@unchecked`: the pthread mutex and conditions are C values the compiler cannot check;
-/// every flag they guard is read and written with `mutex` held.
+/// `@unchecked`: the flags below are guarded by `lock`, which the compiler cannot check; every
+/// one is read and written with it held.
 public final class SenderThread: @unchecked Sendable {
   private let sender: Sender
   private let clock: SystemClock
   private let control: ControlLoop?
   private let reporter: StatusReporter?
-  private var mutex = pthread_mutex_t()
-  private var condition = pthread_cond_t()
+  /// Condition `sending` wakes the sender thread; the ticker has its own, `ticking`, so that
+  /// `wake()` always reaches the sender thread.
+  private let lock = ConditionLock(conditions: 2)
+  private static let sending = 0
+  private static let ticking = 1
   private var thread: pthread_t?
   private var ticker: pthread_t?
-  /// The ticker's own condition, so that `wake()` always reaches the sender thread.
-  private var tickerCondition = pthread_cond_t()
   private var tickerStopped = false
   private let gate: ConnectingSinkGate
   private var pending = false
@@ -58,19 +61,6 @@ public final class SenderThread: @unchecked Sendable {
     control?.attach(gate)
     reporter?.attach(gate)
     sender.onConnectAttempt = { inProgress in gate.setConnecting(inProgress) }
-    pthread_mutex_init(&mutex, nil)
-    var attributes = pthread_condattr_t()
-    pthread_condattr_init(&attributes)
-    pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-    pthread_cond_init(&condition, &attributes)
-    pthread_cond_init(&tickerCondition, &attributes)
-    pthread_condattr_destroy(&attributes)
-  }
-
-  deinit {
-    pthread_cond_destroy(&condition)
-    pthread_cond_destroy(&tickerCondition)
-    pthread_mutex_destroy(&mutex)
   }
 
   /// The fatal sink error that stopped the thread, if any.
@@ -87,10 +77,10 @@ public final class SenderThread: @unchecked Sendable {
 
   /// New data is in the ring.
   public func wake() {
-    pthread_mutex_lock(&mutex)
-    pending = true
-    pthread_cond_signal(&condition)
-    pthread_mutex_unlock(&mutex)
+    lock.withLock {
+      pending = true
+      lock.signal(Self.sending)
+    }
   }
 
   /// Lets the thread send what the ring holds (up to `timeout` nanoseconds), then stops it.
@@ -103,11 +93,11 @@ public final class SenderThread: @unchecked Sendable {
   /// Tells the thread to send what the ring holds (up to `timeout` nanoseconds) and end; `join`
   /// waits for it. Several outputs drain at the same time this way.
   public func beginStopping(drainingFor timeout: Int64) {
-    pthread_mutex_lock(&mutex)
-    stopping = true
-    drainDeadline = clock.now() + timeout
-    pthread_cond_signal(&condition)
-    pthread_mutex_unlock(&mutex)
+    lock.withLock {
+      stopping = true
+      drainDeadline = clock.now() + timeout
+      lock.signal(Self.sending)
+    }
   }
 
   /// Waits for the thread to end after `beginStopping`, and stops the status ticker.
@@ -115,10 +105,10 @@ public final class SenderThread: @unchecked Sendable {
   public func join() -> SinkError? {
     if let thread { pthread_join(thread, nil) }
     thread = nil
-    pthread_mutex_lock(&mutex)
-    tickerStopped = true
-    pthread_cond_signal(&tickerCondition)
-    pthread_mutex_unlock(&mutex)
+    lock.withLock {
+      tickerStopped = true
+      lock.signal(Self.ticking)
+    }
     if let ticker { pthread_join(ticker, nil) }
     ticker = nil
     return failure
@@ -140,20 +130,18 @@ public final class SenderThread: @unchecked Sendable {
       case .idle:
         break
       }
-      pthread_mutex_lock(&mutex)
+      lock.lock()
       // An output that never answered during the whole run is not waited for at its end.
       if stopping && (result == .idle || now >= drainDeadline || !sender.hasConnected) {
-        pthread_mutex_unlock(&mutex)
+        lock.unlock()
         return
       }
       if !pending {
         if stopping { wakeAt = min(wakeAt, drainDeadline) }
-        var deadline = timespec(
-          tv_sec: Int(wakeAt / 1_000_000_000), tv_nsec: Int(wakeAt % 1_000_000_000))
-        _ = pthread_cond_timedwait(&condition, &mutex, &deadline)
+        lock.wait(Self.sending, until: wakeAt)
       }
       pending = false
-      pthread_mutex_unlock(&mutex)
+      lock.unlock()
     }
   }
 
@@ -165,19 +153,16 @@ public final class SenderThread: @unchecked Sendable {
 
   /// The ticker thread: every 100 ms, a status tick if the sender thread is connecting.
   private func tickWhileConnecting() {
-    pthread_mutex_lock(&mutex)
+    lock.lock()
     while !tickerStopped {
-      let wakeAt = clock.now() + 100_000_000
-      var deadline = timespec(
-        tv_sec: Int(wakeAt / 1_000_000_000), tv_nsec: Int(wakeAt % 1_000_000_000))
-      _ = pthread_cond_timedwait(&tickerCondition, &mutex, &deadline)
+      lock.wait(Self.ticking, until: clock.now() + 100_000_000)
       if tickerStopped { break }
-      pthread_mutex_unlock(&mutex)
+      lock.unlock()
       gate.tickLock.withLock {
         if gate.isConnecting { tick(now: clock.now()) }
       }
-      pthread_mutex_lock(&mutex)
+      lock.lock()
     }
-    pthread_mutex_unlock(&mutex)
+    lock.unlock()
   }
 }

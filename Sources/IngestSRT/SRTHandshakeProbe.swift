@@ -1,4 +1,10 @@
-import Glibc
+import IngestPOSIX
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 /// Measures the round trip to an SRT listener before connecting, with the first step of SRT's
 /// handshake: an induction request, which a listener answers statelessly (a SYN cookie), so
@@ -26,11 +32,11 @@ enum SRTHandshakeProbe {
     defer { freeaddrinfo(list) }
     let descriptor = socket(first.pointee.ai_family, Int32(SOCK_DGRAM.rawValue), 0)
     guard descriptor >= 0 else { return nil }
-    defer { Glibc.close(descriptor) }
-    guard Glibc.connect(descriptor, address, first.pointee.ai_addrlen) == 0 else { return nil }
+    defer { FileDescriptor(rawValue: descriptor).close() }
+    guard connect(descriptor, address, first.pointee.ai_addrlen) == 0 else { return nil }
     // All at once, and the first answer counts: one round trip of delay before connecting,
     // and a lost request or a slow answer does not decide the figure.
-    let started = monotonicNanoseconds()
+    let started = SystemClock().now()
     var sentAny = false
     for attempt in 0..<max(attempts, 1) {
       let request = inductionRequest(socketID: UInt32(truncatingIfNeeded: 0x1000 + attempt))
@@ -40,7 +46,7 @@ enum SRTHandshakeProbe {
     guard sentAny, awaitAnswer(descriptor, timeoutMilliseconds: timeoutMilliseconds) else {
       return nil
     }
-    return Double(monotonicNanoseconds() - started) / 1e6
+    return Double(SystemClock().now() - started) / 1e6
   }
 
   /// The induction request, in network byte order.
@@ -71,25 +77,26 @@ enum SRTHandshakeProbe {
 
   /// Waits for a handshake answer (a control packet of type 0) on `descriptor`.
   private static func awaitAnswer(_ descriptor: Int32, timeoutMilliseconds: Int) -> Bool {
-    let deadline = monotonicNanoseconds() + Int64(timeoutMilliseconds) * 1_000_000
+    let deadline = SystemClock().now() + Int64(timeoutMilliseconds) * 1_000_000
     var buffer = [UInt8](repeating: 0, count: 1500)
     while true {
-      let left = (deadline - monotonicNanoseconds()) / 1_000_000
+      let left = (deadline - SystemClock().now()) / 1_000_000
       guard left > 0 else { return false }
       var poll = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-      let ready = Glibc.poll(&poll, 1, Int32(left))
-      if ready < 0 && errno == EINTR { continue }
-      guard ready > 0 else { return false }
+      let ready = FileDescriptor.retryingOnInterrupt(
+        { systemPoll(&poll, 1, Int32(left)) }, failed: { $0 < 0 })
+      guard case .success(let readable) = ready, readable > 0 else { return false }
       let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
       // A refused port answers with an ICMP error, which a connected UDP socket reports.
       guard count >= 0 else { return false }
       if count >= 64 && buffer[0] == 0x80 && buffer[1] == 0 { return true }
     }
   }
+}
 
-  private static func monotonicNanoseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-  }
+// poll(2) under another name: the function above has a variable called `poll`.
+private func systemPoll(_ fds: UnsafeMutablePointer<pollfd>, _ count: nfds_t, _ timeout: Int32)
+  -> Int32
+{
+  poll(fds, count, timeout)
 }

@@ -1,6 +1,12 @@
 import CSRT
-import Glibc
 import IngestCore
+import IngestPOSIX
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 /// Sends the pipeline's MPEG-TS over SRT as a caller, a listener (waiting for its receiver to
 /// connect) or a rendezvous peer: live transmission type, every message exactly 7 × 188 = 1316
@@ -121,7 +127,7 @@ public final class SRTSink: OutputSink {
     var estimate = linkMeter.estimate(
       stats, now: now, latencyMilliseconds: agreedLatencyMilliseconds,
       queueMilliseconds: queueLimit.inFlightMilliseconds + queuedMilliseconds(stats))
-    let clock = Self.monotonicNanoseconds()
+    let clock = Self.clock.now()
     watchdog.observe(
       acknowledgements: Int64(stats.pktRecvACKTotal), unacknowledged: Int(stats.pktSndBuf),
       now: clock)
@@ -143,7 +149,7 @@ public final class SRTSink: OutputSink {
     object.add("late_units", dropLedger.lateUnits)
     object.add("played_late", dropLedger.playedLate)
     object.add(
-      "stalled_ms", Int(watchdog.sinceProgress(now: Self.monotonicNanoseconds()) / 1_000_000))
+      "stalled_ms", Int(watchdog.sinceProgress(now: Self.clock.now()) / 1_000_000))
     return object
   }
 
@@ -174,7 +180,7 @@ public final class SRTSink: OutputSink {
         asked = SRTLatencyCheck.automaticLatency(roundTripMilliseconds: probed)
       }
       socket = try SRTSocket(endpoint: endpoint)
-      let started = Self.monotonicNanoseconds()
+      let started = Self.clock.now()
       do throws(SinkError) {
         try configure(socket, latencyMilliseconds: asked)
         if options.mode == .rendezvous {
@@ -192,7 +198,7 @@ public final class SRTSink: OutputSink {
       // A caller's handshake is two round trips (induction, conclusion). But libsrt repeats an
       // unanswered induction every 250 ms: a longer handshake may include waiting for the
       // listener to come up, so the check waits for libsrt's own first measurement (`write`).
-      let handshake = Double(Self.monotonicNanoseconds() - started) / 1e6
+      let handshake = Double(Self.clock.now() - started) / 1e6
       if roundTrip == nil, options.mode == .caller {
         if handshake < 250 { roundTrip = (handshake / 2, "handshake") } else { deferCheck = true }
       }
@@ -201,7 +207,7 @@ public final class SRTSink: OutputSink {
     queueLimit.reset()
     dropLedger.reset()
     self.socket = socket
-    watchdog = SRTProgressWatchdog(now: Self.monotonicNanoseconds())
+    watchdog = SRTProgressWatchdog(now: Self.clock.now())
     let askedOrDefault = asked ?? options.effectiveLatencyMilliseconds
     agreedLatencyMilliseconds = Int(socket.getInt32(SRTO_PEERLATENCY) ?? Int32(askedOrDefault))
     if deferCheck {
@@ -298,7 +304,7 @@ public final class SRTSink: OutputSink {
     // Bytes libsrt may take in this call; unlimited without figures, or after a stall.
     var byteAllowance = Int.max
     if let stats = socket.statistics() {
-      let clock = Self.monotonicNanoseconds()
+      let clock = Self.clock.now()
       observeDrops(stats, now: clock)
       // libsrt's round trip is a measurement once the receiver has acknowledged for a while:
       // its first acknowledgements still carry the 100 ms libsrt starts from.
@@ -357,7 +363,7 @@ public final class SRTSink: OutputSink {
           - buffered
       }
     }
-    let started = Self.monotonicNanoseconds()
+    let started = Self.clock.now()
     let progress: SRTMessageChunker.Progress
     do throws(SinkError) {
       progress = try chunker.push(unit, bytes: bytes) { message throws(SinkError) in
@@ -375,7 +381,7 @@ public final class SRTSink: OutputSink {
       dropLedger.unitWritten(kind: unit.kind, bytes: bytes.count, now: lastSendNanoseconds)
       return .written
     case .blocked:
-      let blocked = Self.monotonicNanoseconds() - started
+      let blocked = Self.clock.now() - started
       return .wouldBlock(retryAt: now + blocked + retryDelayNanoseconds)
     }
   }
@@ -384,10 +390,10 @@ public final class SRTSink: OutputSink {
     -> Bool
   {
     if readsBeforeSend, let stats = socket.statistics() {
-      observeDrops(stats, now: Self.monotonicNanoseconds())
+      observeDrops(stats, now: Self.clock.now())
     }
     guard try socket.send(message) else { return false }
-    lastSendNanoseconds = Self.monotonicNanoseconds()
+    lastSendNanoseconds = Self.clock.now()
     dropLedger.messageSent(now: lastSendNanoseconds)
     return true
   }
@@ -401,7 +407,7 @@ public final class SRTSink: OutputSink {
   /// `SRTDropLedger`).
   public var unstoredUnits: [Int]? {
     if let socket, let stats = socket.statistics() {
-      observeDrops(stats, now: Self.monotonicNanoseconds())
+      observeDrops(stats, now: Self.clock.now())
     }
     return dropLedger.lostUnits
   }
@@ -416,7 +422,7 @@ public final class SRTSink: OutputSink {
   public func close() {
     if let socket {
       if let last = Self.statistics(of: socket) { finalStatistics = last }
-      if let stats = socket.statistics() { observeDrops(stats, now: Self.monotonicNanoseconds()) }
+      if let stats = socket.statistics() { observeDrops(stats, now: Self.clock.now()) }
       socket.close()
       // libsrt's listener answers no new caller after its accepted connection broke, so the
       // next one is waited for on a fresh listening socket.
@@ -443,14 +449,14 @@ public final class SRTSink: OutputSink {
       throw .write(endpoint: endpoint, reason: "not connected", retryable: true)
     }
     let limit = Int64(max(3_000, 4 * options.effectiveLatencyMilliseconds)) * 1_000_000
-    let deadline = Self.monotonicNanoseconds() + limit
+    let deadline = Self.clock.now() + limit
     do throws(SinkError) {
       while try chunker.flush(send: { message throws(SinkError) in
         try send(message, on: socket)
       })
         == .blocked
       {
-        guard Self.monotonicNanoseconds() < deadline else {
+        guard Self.clock.now() < deadline else {
           throw SinkError.timeout(
             endpoint: endpoint, operation: "finish",
             reason: "the last message could not be sent before the deadline")
@@ -462,8 +468,8 @@ public final class SRTSink: OutputSink {
             endpoint: endpoint, reason: "connection lost before the last data was acknowledged",
             retryable: true)
         }
-        guard Self.monotonicNanoseconds() < deadline else { break }
-        Self.pause(nanoseconds: 5_000_000)
+        guard Self.clock.now() < deadline else { break }
+        Self.clock.sleep(nanoseconds: 5_000_000)
       }
       // The receiver releases each packet one latency after it was sent; the round trip and a
       // margin cover clock drift between the two ends.
@@ -471,9 +477,9 @@ public final class SRTSink: OutputSink {
       let playedOut =
         lastSendNanoseconds + Int64(agreedLatencyMilliseconds) * 1_000_000 + roundTrip
         + 20_000_000
-      let now = Self.monotonicNanoseconds()
+      let now = Self.clock.now()
       if playedOut > now && socket.isConnected {
-        Self.pause(nanoseconds: min(playedOut, deadline) - now)
+        Self.clock.sleep(nanoseconds: min(playedOut, deadline) - now)
       }
     } catch {
       close()
@@ -482,17 +488,6 @@ public final class SRTSink: OutputSink {
     close()
   }
 
-  private static func pause(nanoseconds: Int64) {
-    guard nanoseconds > 0 else { return }
-    var interval = timespec(
-      tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
-    var remaining = timespec()
-    while nanosleep(&interval, &remaining) == -1 && errno == EINTR { interval = remaining }
-  }
-
-  private static func monotonicNanoseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-  }
+  /// The time of the progress watchdog, the drop ledger and the drain deadlines.
+  private static let clock = SystemClock()
 }

@@ -211,21 +211,10 @@ enum BenchCommand: Command {
 
   /// Writes `text` to a new file at `path`.
   private static func write(_ text: String, to path: String) -> Bool {
-    let fd = SystemPath.withCString(path) {
-      open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard let file = try? FileDescriptor.open(path, O_WRONLY | O_CREAT | O_TRUNC) else {
+      return false
     }
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
-    var text = text
-    return text.withUTF8 { bytes in
-      var offset = 0
-      while offset < bytes.count {
-        let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { return false }
-        offset += n
-      }
-      return true
-    }
+    defer { file.close() }
+    return (try? file.writeAll(text)) != nil
   }
 }

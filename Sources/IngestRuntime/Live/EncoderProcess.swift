@@ -33,7 +33,8 @@ public final class EncoderProcess: @unchecked Sendable {
     }
   }
 
-  public let pid: pid_t
+  private let process: Subprocess
+  public var pid: pid_t { process.pid }
   /// The dump stream the child writes.
   public let output: FileByteSource
   private let requests: FileDescriptor
@@ -78,25 +79,19 @@ public final class EncoderProcess: @unchecked Sendable {
     guard pipe(&stderr) == 0 else { throw Errno(errno) }
     // Only the copies dup2'ed onto the child's 0, 1 and 2 may reach it.
     for fd in input + stdout + stderr { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, input[0], 0)
-    posix_spawn_file_actions_adddup2(&actions, stdout[1], 1)
-    posix_spawn_file_actions_adddup2(&actions, stderr[1], 2)
-    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
     // The outputs' secrets stay in this process: the encoder needs none, and its
     // /proc/PID/environ would show them.
-    let environment = Self.environmentWithoutSecrets()
-    var child = pid_t()
-    let spawned = posix_spawn(&child, executable, &actions, nil, argv, environment)
-    for fd in [input[0], stdout[1], stderr[1]] { close(fd) }
-    guard spawned == 0 else {
-      for fd in [input[1], stdout[0], stderr[0]] { close(fd) }
-      throw Errno(spawned)
+    do {
+      process = try Subprocess.spawn(
+        executable, arguments: arguments, environment: Self.environmentWithoutSecrets(),
+        standardInput: .descriptor(FileDescriptor(rawValue: input[0])),
+        standardOutput: .descriptor(FileDescriptor(rawValue: stdout[1])),
+        standardError: .descriptor(FileDescriptor(rawValue: stderr[1])))
+    } catch {
+      for fd in input + stdout + stderr { close(fd) }
+      throw error
     }
-    pid = child
+    for fd in [input[0], stdout[1], stderr[1]] { close(fd) }
     // A child that stops reading requests must never block the sender thread.
     _ = fcntl(input[1], F_SETFL, fcntl(input[1], F_GETFL) | O_NONBLOCK)
     requests = FileDescriptor(rawValue: input[1])
@@ -122,19 +117,15 @@ public final class EncoderProcess: @unchecked Sendable {
   public var lastLines: [String] { lines.withLock { $0 } }
 
   /// Asks the child to stop (SIGTERM); it ends its stream cleanly.
-  public func terminate() { kill(pid, SIGTERM) }
+  public func terminate() { process.kill(SIGTERM) }
 
   /// Waits for the child to end and for its standard error to be read to the end.
   public func wait() -> Exit {
-    var status: Int32 = 0
-    var usage = rusage()
-    while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+    let ended = process.wait()
     if let reader { pthread_join(reader, nil) }
     reader = nil
-    let code = status & 0x7F
     return Exit(
-      status: code == 0 ? (status >> 8) & 0xFF : nil, signal: code == 0 ? nil : code,
-      peakResidentBytes: Int(usage.ru_maxrss) * 1024)
+      status: ended.status, signal: ended.signal, peakResidentBytes: ended.peakResidentBytes)
   }
 
   private func startReader() {

@@ -32,8 +32,9 @@ import Testing
       try String(text.dropLast(4)).write(to: journal, atomically: false, encoding: .utf8)
     }
 
-    /// Starts `ingest upload --follow --json` and returns once it has sent the playlist, so that
-    /// it holds the directory and waits for the recording's end.
+    /// Starts `ingest upload --follow --json` and returns once it has sent the playlist and
+    /// journaled it (the server's log shows the PUT before the uploader writes its `done` line),
+    /// so that it holds the directory, waits for the recording's end and writes nothing more.
     func startFollowing() throws -> ChildProcess {
       let upload = try UploadHarness.startUpload(
         [recording.path, "--to", server.url, "--follow", "--json"], logs: work, name: "follow")
@@ -42,6 +43,7 @@ import Testing
           throw LoopbackServers.Failure("the uploader exited: \(upload.stderr)")
         }
         return server.successfulPuts(of: "/rec/index.m3u8") >= 1
+          && LoopbackServers.text(of: uploadJournal).contains("\ndone index.m3u8 ")
       }
       return upload
     }

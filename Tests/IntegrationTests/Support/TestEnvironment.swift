@@ -9,7 +9,7 @@ enum TestEnvironment {
     if let ci = ProcessInfo.processInfo.environment["CI"], !ci.isEmpty {
       Issue.record("cannot run with CI set: \(reason)", sourceLocation: sourceLocation)
     } else {
-      TestEnvironment.unavailable("\(reason)")
+      FileHandle.standardError.write(Data("skipped (\(sourceLocation)): \(reason)\n".utf8))
     }
   }
 }

@@ -5,7 +5,7 @@ import PackageDescription
 //
 //   IngestCore  <- IngestPOSIX <- IngestFFmpeg
 //               <- IngestSinks (file, null, output URLs)
-//               <- IngestSRT, IngestRTMP, IngestHLS (one module per output family)
+//               <- IngestSRT, IngestRTMP, IngestHLS, IngestMP4 (one module per output family)
 //               <- IngestCapture (media file -> samples)
 //               <- IngestRuntime (builds a run: pipeline, sender threads, pacing, status, summary)
 //               <- IngestBench (the benchmark harness, linked by the CLI only)
@@ -57,6 +57,7 @@ let package = Package(
     .target(
       name: "IngestRTMP", dependencies: ["IngestCore", "IngestPOSIX", "IngestFFmpeg", "CFFmpeg"]),
     .target(name: "IngestHLS", dependencies: ["IngestCore", "IngestPOSIX"]),
+    .target(name: "IngestMP4", dependencies: ["IngestCore", "IngestPOSIX"]),
     .target(
       name: "IngestCapture",
       dependencies: ["IngestCore", "IngestPOSIX", "IngestFFmpeg", "CFFmpeg"]),
@@ -64,13 +65,15 @@ let package = Package(
       name: "IngestRuntime",
       dependencies: [
         "IngestCore", "IngestPOSIX", "IngestSinks", "IngestSRT", "IngestRTMP", "IngestHLS",
+        "IngestMP4",
       ]),
     .systemLibrary(
       name: "CCurl",
       pkgConfig: "libcurl",
       providers: [.apt(["libcurl4-openssl-dev"])]
     ),
-    .target(name: "IngestUpload", dependencies: ["IngestCore", "IngestPOSIX", "IngestHLS", "CCurl"]),
+    .target(
+      name: "IngestUpload", dependencies: ["IngestCore", "IngestPOSIX", "IngestHLS", "CCurl"]),
     .target(
       name: "IngestBench",
       dependencies: ["IngestCore", "IngestPOSIX", "IngestSinks", "IngestSRT", "IngestRuntime"]),
@@ -79,8 +82,8 @@ let package = Package(
     .executableTarget(
       name: "ingest",
       dependencies: [
-        "IngestCore", "IngestPOSIX", "IngestSinks", "IngestHLS", "IngestCapture", "IngestRuntime",
-        "IngestBench", "IngestCLI",
+        "IngestCore", "IngestPOSIX", "IngestSinks", "IngestHLS", "IngestMP4", "IngestCapture",
+        "IngestRuntime", "IngestBench", "IngestCLI",
       ]),
     // The uploader links libcurl, so it is a program of its own that `ingest upload` runs: the
     // pipeline's process never maps libcurl and its libraries.
@@ -107,7 +110,8 @@ let package = Package(
     .testTarget(name: "IngestUploadTests", dependencies: ["IngestUpload", "IngestTestSupport"]),
     .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI"]),
     .testTarget(
-      name: "IngestEncoderTests", dependencies: ["IngestEncoder", "IngestCore", "IngestTestSupport"]),
+      name: "IngestEncoderTests",
+      dependencies: ["IngestEncoder", "IngestCore", "IngestTestSupport"]),
     // docs/embedding.md's portable part, run on the live encoder's samples: public API only.
     .testTarget(
       name: "EmbeddingTests",
@@ -116,7 +120,7 @@ let package = Package(
       name: "IntegrationTests",
       dependencies: [
         "IngestCore", "IngestPOSIX", "IngestSinks", "IngestSRT", "IngestRTMP", "IngestHLS",
-        "IngestCapture", "IngestRuntime", "IngestBench", "IngestTestSupport",
+        "IngestMP4", "IngestCapture", "IngestRuntime", "IngestBench", "IngestTestSupport",
       ]),
   ]
 )

@@ -36,7 +36,11 @@ ingest_packages=(
   "gst:tsdemux:gstreamer1.0-plugins-bad"
   "gst:h265parse:gstreamer1.0-plugins-bad"
   "gst:avdec_h265:gstreamer1.0-libav"
+  "gst:qtdemux:gstreamer1.0-plugins-good"
+  "cmd:mediainfo:mediainfo"
 )
+# gpac (MP4Box), the MP4 tests' fifth reader, is not packaged for Debian 12: the tests run it
+# where it is installed.
 
 ensure_packages() {
   local missing=() entry kind name package

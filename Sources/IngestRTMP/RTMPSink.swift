@@ -389,7 +389,7 @@ public final class RTMPSink: OutputSink {
       video.nalLengthSize = 4
       // The muxer insists on a size; an SPS this parser cannot read still decodes, so it gets a
       // nominal one that only the onMetaData tag carries.
-      let size = RTMPVideoSize(sps: video.sps[0]) ?? RTMPVideoSize(width: 16, height: 16)
+      let size = H264PictureSize(sps: video.sps[0]) ?? H264PictureSize(width: 16, height: 16)
       videoStream = try addStream(to: context, extradata: video.avcC) { parameters in
         parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
         parameters.pointee.codec_id = AV_CODEC_ID_H264

@@ -1,5 +1,6 @@
 import IngestCore
 import IngestHLS
+import IngestMP4
 import IngestPOSIX
 import IngestRTMP
 import IngestSRT
@@ -144,6 +145,8 @@ public struct RunBuilder {
       configuration.targetDuration = options.segmentSeconds
       configuration.window = options.hlsWindow
       return HLSSink(configuration: configuration)
+    case .mp4(let path, let quickTime):
+      return MP4FileSink(path: path, tracks: tracks, brand: quickTime ? .quickTime : .iso)
     }
   }
 

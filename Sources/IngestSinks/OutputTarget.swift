@@ -9,6 +9,7 @@ import IngestCore
 /// srt://HOST:PORT?...        SRT caller          (latency, passphrase, pbkeylen, streamid, maxbw)
 /// rtmp://HOST/APP/KEY        RTMP publish        (rtmps:// for TLS)
 /// hls:DIR, DIR/NAME.m3u8     HLS segments and a live playlist in a directory
+/// rec.mp4, rec.mov           a fragmented MP4 (QuickTime brand for .mov), one fragment per GOP
 /// ```
 public enum OutputTarget: Equatable, Sendable {
   case file(path: String, shaper: LinkShaper)
@@ -16,6 +17,8 @@ public enum OutputTarget: Equatable, Sendable {
   case srt(url: String)
   case rtmp(url: String)
   case hls(directory: String, playlist: String)
+  /// A fragmented MP4 file; `quickTime` for a `.mov`.
+  case mp4(path: String, quickTime: Bool)
 
   /// The path a stream to standard output (`--to -`) is written to: a file output whose
   /// descriptor is the process's own standard output, whatever that is (a pipe, a file).
@@ -28,7 +31,7 @@ public enum OutputTarget: Equatable, Sendable {
   public var isNetwork: Bool {
     switch self {
     case .srt, .rtmp: true
-    case .file, .null, .hls: false
+    case .file, .null, .hls, .mp4: false
     }
   }
 
@@ -55,6 +58,15 @@ public enum OutputTarget: Equatable, Sendable {
       let directory = slash.map { String(text[..<$0]) } ?? "."
       let name = slash.map { String(text[text.index(after: $0)...]) } ?? text
       self = .hls(directory: directory.isEmpty ? "/" : directory, playlist: name)
+      return
+    }
+    if lower.hasSuffix(".mp4") || lower.hasSuffix(".mov") {
+      let path = lower.hasPrefix("file:") ? String(text.dropFirst(5)) : text
+      // A name before the extension: `.mp4` alone is no file name.
+      guard path.split(separator: "/").last.map({ $0.count > 4 }) ?? false else {
+        throw .missingPath(Self.quotable(text[...]))
+      }
+      self = .mp4(path: path, quickTime: lower.hasSuffix(".mov"))
       return
     }
     if lower.hasPrefix("null:") {
@@ -183,7 +195,7 @@ public enum OutputURLError: Error, Equatable, Sendable, CustomStringConvertible 
   public var description: String {
     switch self {
     case .unknownScheme(let text):
-      "'\(text)' is not an output: use a .ts path, file:PATH, - (standard output), null:, srt://, rtmp://, rtmps://, hls:DIR or a .m3u8 path"
+      "'\(text)' is not an output: use a .ts, .mp4 or .mov path, file:PATH, - (standard output), null:, srt://, rtmp://, rtmps://, hls:DIR or a .m3u8 path"
     case .missingPath(let text): "'\(text)' names no path"
     case .badOption(let text): "bad option '\(text)' (expected rate=800k or stall=10s@5s)"
     case .unknownOption(let name): "unknown option '\(name)' (known: rate, stall)"

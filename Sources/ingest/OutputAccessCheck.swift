@@ -18,7 +18,7 @@ enum OutputAccessCheck {
     for target in targets {
       switch target {
       case .file(let path, _) where OutputTarget.isStandardOutput(path): continue
-      case .file(let path, _): try checkFile(path)
+      case .file(let path, _), .mp4(let path, _): try checkFile(path)
       case .hls(let directory, _): try checkDirectory(directory)
       case .null, .srt, .rtmp: continue
       }

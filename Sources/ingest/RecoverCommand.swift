@@ -1,19 +1,26 @@
 import IngestCLI
 import IngestCore
 import IngestHLS
+import IngestMP4
 
-/// `ingest recover`: turns the directory of an interrupted HLS recording into a finished one.
+/// `ingest recover`: turns the directory of an interrupted HLS recording, or an interrupted
+/// `.mp4`/`.mov` recording, into a finished one.
 enum RecoverCommand: Command {
   static let name = "recover"
-  static let summary = "finish an interrupted HLS recording from its journal"
+  static let summary = "finish an interrupted HLS or .mp4 recording"
   static let help = """
     usage: ingest recover DIR [--json]
+           ingest recover REC.mp4|REC.mov [--json]
 
     Rebuilds DIR/index.m3u8 (or the playlist named in the journal) from DIR/journal after a
     crash or kill: every segment the journal records as complete is listed; the segment that was
     being written (segNNNNN.ts.part) is cut back to its last whole access unit and kept if it still
     holds a whole keyframe, otherwise removed; the playlist gets EXT-X-ENDLIST. A finished
     recording is left as it is. See docs/hls.md.
+
+    A fragmented .mp4 or .mov recording killed while it was written is cut back to the end of
+    its last whole fragment, so that it plays to there; a whole file is left as it is. See
+    docs/mp4.md.
 
     options:
       --json                    print what recovery found as JSON on standard output
@@ -24,8 +31,12 @@ enum RecoverCommand: Command {
 
   static func run(_ argv: [String]) throws -> Int32 {
     let args = try Arguments(argv, valued: [], flags: ["--json"])
-    guard args.positionals.count == 1 else { throw UsageError("expected one DIR") }
+    guard args.positionals.count == 1 else { throw UsageError("expected one DIR or .mp4 file") }
     let directory = args.positionals[0]
+    let lower = directory.lowercased()
+    if lower.hasSuffix(".mp4") || lower.hasSuffix(".mov") {
+      return recoverMP4(directory, json: args.has("--json"))
+    }
     let report: HLSRecoveryReport
     do { report = try HLSRecovery.recover(directory: directory) } catch {
       Console.error("ingest recover: \(error)")
@@ -57,6 +68,27 @@ enum RecoverCommand: Command {
       object.add("renamed", report.renamed.count)
       object.add("lost", report.lost.count)
       object.add("journal_issues", report.journalIssues.count)
+      Console.out(object.rendered + "\n")
+    } else {
+      Console.error("ingest recover: " + report.description)
+    }
+    return 0
+  }
+
+  /// Cuts a killed `.mp4` recording to its last whole fragment.
+  static func recoverMP4(_ path: String, json: Bool) -> Int32 {
+    let report: MP4Recovery.Report
+    do { report = try MP4Recovery.recover(path: path) } catch {
+      Console.error("ingest recover: \(error)")
+      return 1
+    }
+    if json {
+      var object = JSONObject()
+      object.add("file", report.path)
+      object.add("file_bytes", report.fileBytes)
+      object.add("kept_bytes", report.keptBytes)
+      object.add("fragments", report.fragments)
+      object.add("was_finished", !report.wasCut)
       Console.out(object.rendered + "\n")
     } else {
       Console.error("ingest recover: " + report.description)

@@ -11,7 +11,7 @@ import IngestSinks
 /// `ingest replay`: plays a dump through the pipeline into an output, as a live capture would.
 enum ReplayCommand: Command {
   static let name = "replay"
-  static let summary = "replay a sample dump into a .ts file, SRT, RTMP(S), HLS or null"
+  static let summary = "replay a sample dump into a .ts or .mp4 file, SRT, RTMP(S), HLS or null"
   static let help = """
     usage: ingest replay DUMP --to OUTPUT [options]
 
@@ -47,7 +47,11 @@ enum ReplayCommand: Command {
                                 rtmp://HOST/APP?key_file=PATH or INGEST_RTMP_KEY
                                 (docs/secrets.md)
       hls:DIR, DIR/NAME.m3u8    HLS segments and a live playlist in DIR
-      A file or null output takes ?rate=800k (a token bucket at that bit rate) and
+      PATH.mp4, PATH.mov        a fragmented MP4 (QuickTime brand for .mov), one fragment
+                                per GOP, every track kept; a run killed mid-way is made whole
+                                by `ingest recover PATH.mp4`; a format change mid-run (the
+                                device rotated) ends it with an error (docs/mp4.md)
+      A .ts file or null output takes ?rate=800k (a token bucket at that bit rate) and
       ?stall=10s@5s (a 10 s outage starting 5 s in) to simulate a network, e.g.
       'congested.ts?rate=500k'.
 

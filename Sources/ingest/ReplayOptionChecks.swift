@@ -43,7 +43,7 @@ enum ReplayOptionChecks {
     for target in targets {
       let place: String
       switch target {
-      case .file(let path, _): place = path
+      case .file(let path, _), .mp4(let path, _): place = path
       case .hls(let directory, _): place = directory
       case .null, .srt, .rtmp: continue
       }

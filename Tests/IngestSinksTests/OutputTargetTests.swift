@@ -13,6 +13,8 @@ import Testing
     ("rtmp://h/app/key", .rtmp(url: "rtmp://h/app/key")),
     ("rtmps://h/app/key", .rtmp(url: "rtmps://h/app/key")),
     ("hls:out/hls", .hls(directory: "out/hls", playlist: "index.m3u8")),
+    ("rec/out.mp4", .mp4(path: "rec/out.mp4", quickTime: false)),
+    ("file:Take 1.MOV", .mp4(path: "Take 1.MOV", quickTime: true)),
     ("out/live.m3u8", .hls(directory: "out", playlist: "live.m3u8")),
     ("live.m3u8", .hls(directory: ".", playlist: "live.m3u8")),
     ("/live.m3u8", .hls(directory: "/", playlist: "live.m3u8")),
@@ -36,7 +38,8 @@ import Testing
 
   @Test(arguments: [
     ("hls:", OutputURLError.missingPath("hls:")),
-    ("out.mp4", .unknownScheme("out.mp4")),
+    ("out.mkv", .unknownScheme("out.mkv")),
+    ("rec/.mp4", .missingPath("rec/.mp4")),
     ("srtt://host:1?passphrase=secret-secret", .unknownScheme("srtt://...")),
     ("null:x", .unexpected("x")),
     ("a.ts?rate=0", .badOption("rate=0")),

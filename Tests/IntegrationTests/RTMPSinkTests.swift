@@ -163,8 +163,8 @@ import Testing
     let json = try JSONSerialization.jsonObject(with: probe.stdoutData) as? [String: Any]
     let stream = (json?["streams"] as? [[String: Any]])?.first
     let format = try H264Format(avcC: RTMPClip.hexDump(stream?["extradata"] as? String ?? ""))
-    #expect(RTMPVideoSize(sps: format.sps[0]) == RTMPVideoSize(width: width, height: height))
-    #expect(RTMPVideoSize(sps: Array(format.sps[0].prefix(6))) == nil)
+    #expect(H264PictureSize(sps: format.sps[0]) == H264PictureSize(width: width, height: height))
+    #expect(H264PictureSize(sps: Array(format.sps[0].prefix(6))) == nil)
   }
 
   @Test func opensWithoutAnyPublishableTrackIsFatal() throws {

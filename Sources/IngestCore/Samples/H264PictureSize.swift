@@ -1,21 +1,22 @@
-import IngestCore
-
 /// The picture size an H.264 SPS announces (ITU-T H.264 7.3.2.1.1), after cropping.
 ///
-/// The flv muxer refuses a video stream without dimensions and writes them into `onMetaData`;
-/// decoders take the size from the SPS itself, so only the metadata depends on this.
-struct RTMPVideoSize: Equatable {
-  var width: Int
-  var height: Int
+/// Containers state the size beside the stream: the flv muxer's `onMetaData`, an MP4 track
+/// header and sample entry. Decoders take the size from the SPS itself, so only those
+/// descriptions depend on this.
+public struct H264PictureSize: Hashable, Sendable {
+  /// Width in luma samples, after cropping.
+  public var width: Int
+  /// Height in luma samples, after cropping.
+  public var height: Int
 
-  init(width: Int, height: Int) {
+  public init(width: Int, height: Int) {
     self.width = width
     self.height = height
   }
 
   /// Parses an SPS NAL unit (header byte included, emulation prevention bytes still in place).
   /// Returns nil when the SPS is truncated or a field is out of range.
-  init?(sps: [UInt8]) {
+  public init?(sps: [UInt8]) {
     var bits = BitReader(removingEmulationPrevention: sps.dropFirst())
     guard let profile = bits.read(8), bits.read(16) != nil, bits.ue() != nil else { return nil }
     var chromaFormat = 1

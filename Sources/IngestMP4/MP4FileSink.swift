@@ -1,0 +1,245 @@
+import IngestCore
+import IngestPOSIX
+
+/// Records the run as a fragmented MP4 (`.mp4`) or QuickTime movie (`.mov`): the head
+/// (`MP4InitSegment`) when the file is opened, then one `moof` + `mdat` fragment per GOP.
+///
+/// ```
+/// ftyp moov | moof mdat | moof mdat | ...      each fragment: one GOP, every track's samples
+///             ^ written and flushed to the file when the next keyframe arrives
+/// ```
+///
+/// Every fragment reaches the file (write(2)) as soon as it is complete, so a run killed with
+/// SIGKILL loses at most the fragment being collected, and `ingest recover` cuts the torn one
+/// away (`MP4Recovery`); a run stopped by a signal or the end of its input writes the last
+/// fragment in `finish`, and the file is complete.
+///
+/// The ring holds access units (AVCC video, raw AAC). The three streams stay three tracks. The
+/// file starts at the first video keyframe: units before it (and audio from before it) are
+/// discarded as `.awaitingKeyframe`. Times are made relative to that keyframe's decode time,
+/// one base for every track, so the tracks stay in sync; a clock reset that would take a
+/// track's time back moves the base instead, since a track's decode times never go back.
+///
+/// A format change mid-run (the device rotated: a new avcC; a new AAC configuration) is refused
+/// with a non-retryable error: one file holds one sample description per track. The fragment
+/// collected before it is written, so the file is complete up to the change.
+///
+/// Without video, a fragment holds about `audioFragmentSeconds` of audio. A fragment is also cut
+/// when a track's buffer fills (a GOP longer than the buffer holds); a video frame larger than
+/// the whole buffer is discarded as `.invalid`, and the frames after it until the next keyframe
+/// too, since they may reference it.
+public final class MP4FileSink: OutputSink {
+  public let payloadFormat = PayloadFormat.accessUnits
+  /// The file written.
+  public let path: String
+  /// ISO (`.mp4`) or QuickTime (`.mov`) brands.
+  public let brand: MP4InitSegment.Brand
+  /// Seconds of audio in one fragment when there is no video to cut at.
+  public static let audioFragmentSeconds: Int64 = 2
+
+  /// Bytes of video one fragment holds: a 2 s GOP at 12 Mb/s.
+  public static let videoMediaCapacity = 3 << 20
+  /// Bytes of one audio track one fragment holds: 10 s of 256 kb/s AAC.
+  public static let audioMediaCapacity = 320 << 10
+  /// Samples of one track one fragment holds: 10 s of 48 kHz AAC, 8 s of 60 fps video.
+  public static let sampleCapacity = 480
+  /// The file writer's buffer: fragments larger than it go to write(2) directly.
+  static let writerBufferBytes = 64 << 10
+
+  private let tracks: [MP4Track]
+  private var fragmenter: MP4Fragmenter
+  private var writer: FileWriter?
+  /// Index in `tracks` by `SampleKind.rawValue`; -1 for a stream the file does not carry.
+  private var trackIndex = [Int](repeating: -1, count: SampleKind.allCases.count)
+  private let videoIndex: Int?
+  /// 90 kHz decode time of the first unit written, which becomes time 0; nil before it.
+  private var base: Int64?
+  /// Added to every time after a clock reset, so that no track's time goes back.
+  private var shift: Int64 = 0
+  /// Per track: the latest 90 kHz decode time written (relative, shifted).
+  private var lastDecodeTime = [Int64](repeating: Int64.min, count: SampleKind.allCases.count)
+  /// The 90 kHz decode time of the first unit of the fragment being collected.
+  private var fragmentStart: Int64?
+  /// Dropping video until the next keyframe (before the first, after an oversized frame).
+  private var awaitingKeyframe = true
+  /// Units in the fragment being collected, by track (`SampleKind.rawValue`).
+  private var collected = [Int](repeating: 0, count: SampleKind.allCases.count)
+  /// Units taken that never reached the file, by track.
+  private var lost = [Int](repeating: 0, count: SampleKind.allCases.count)
+  /// Bytes earlier writers stored.
+  private var stored: Int64 = 0
+
+  /// - Parameters:
+  ///   - path: the file to create (truncated if present).
+  ///   - tracks: the run's tracks, which size the fragment buffers.
+  ///   - brand: `.quickTime` for a `.mov`.
+  public init(path: String, tracks: TrackFormats, brand: MP4InitSegment.Brand = .iso) {
+    self.path = path
+    self.brand = brand
+    self.tracks = MP4Track.tracks(for: tracks)
+    fragmenter = MP4Fragmenter(
+      tracks: self.tracks,
+      mediaCapacity: { $0.kind == .video ? Self.videoMediaCapacity : Self.audioMediaCapacity },
+      sampleCapacity: Self.sampleCapacity)
+    videoIndex = self.tracks.firstIndex { $0.kind == .video }
+    for (index, track) in self.tracks.enumerated() { trackIndex[Int(track.kind.rawValue)] = index }
+  }
+
+  /// The fragment buffers and the file writer's buffer.
+  public var bufferBytes: Int { fragmenter.bufferBytes + Self.writerBufferBytes }
+  public var congestion: Double { 0 }
+  public var redactedDescription: String { path }
+  /// What reached the file, the head included.
+  public var acceptedBytes: Int64? { stored + (writer?.bytesStored ?? 0) }
+  /// Units taken that are not in the file: those of a fragment whose write failed, and those of
+  /// the fragment being collected (until it is written).
+  public var unstoredUnits: [Int]? { zip(lost, collected).map { $0 + $1 } }
+
+  public func open(tracks formats: TrackFormats) throws(SinkError) {
+    close()
+    guard !tracks.isEmpty else {
+      throw .unsupported(endpoint: path, reason: "no track to record")
+    }
+    let head = MP4InitSegment.bytes(tracks: tracks, brand: brand)
+    do throws(FileError) {
+      let writer = try FileWriter(path: path, bufferCapacity: Self.writerBufferBytes)
+      self.writer = writer
+      try head.withUnsafeBytes { bytes in Result { () throws(FileError) in try writer.write(bytes) }
+      }
+      .get()
+      try writer.flush()
+    } catch {
+      throw SinkError(file: error)
+    }
+    base = nil
+    shift = 0
+    awaitingKeyframe = true
+    fragmentStart = nil
+    for index in lastDecodeTime.indices { lastDecodeTime[index] = Int64.min }
+  }
+
+  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
+    throws(SinkError) -> SinkWriteResult
+  {
+    guard writer != nil else {
+      throw .write(endpoint: path, reason: "not open", retryable: false)
+    }
+    let kind = Int(unit.kind.rawValue)
+    let index = trackIndex[kind]
+    guard index >= 0 else { return .discarded(.notCarried) }
+    if let format = unit.format, format != tracks[index].format {
+      throw .unsupported(
+        endpoint: path,
+        reason:
+          "the \(unit.kind) format changed mid-run (\(Self.describe(format))); one .mp4 holds one "
+          + "format per track, so the recording ends here: record to hls:DIR or a .ts file to "
+          + "keep format changes")
+    }
+    let isVideo = index == videoIndex
+    if awaitingKeyframe {
+      guard videoIndex == nil || (isVideo && unit.isKeyframe) else {
+        return .discarded(.awaitingKeyframe)
+      }
+    }
+    if base == nil { base = unit.dts }
+    var decodeTime = unit.dts - base! + shift
+    if unit.isDiscontinuity, let latest = lastDecodeTime.max(), decodeTime < latest {
+      // A clock reset: continue from the latest time written, one frame on.
+      shift += latest - decodeTime + (isVideo ? 3000 : 1920)
+      decodeTime = unit.dts - base! + shift
+    }
+    // Audio from before the first keyframe, or a unit whose time slipped back.
+    guard decodeTime >= 0 else { return .discarded(.awaitingKeyframe) }
+    decodeTime = max(decodeTime, lastDecodeTime[kind])
+    let track = tracks[index]
+    let offset = UInt32(clamping: max(0, track.ticks(from: unit.pts) - track.ticks(from: unit.dts)))
+
+    let cutHere =
+      isVideo
+      ? unit.isKeyframe
+      : videoIndex == nil
+        && fragmentStart.map {
+          decodeTime - $0 >= Self.audioFragmentSeconds * 90_000
+        } ?? false
+    if cutHere { try writeFragment(endingAt: decodeTime, track: index) }
+    if !fragmenter.append(
+      track: index, bytes: bytes, decodeTime: track.ticks(from: decodeTime),
+      compositionOffset: offset, isSync: unit.isKeyframe)
+    {
+      try writeFragment(endingAt: decodeTime, track: index)
+      guard
+        fragmenter.append(
+          track: index, bytes: bytes, decodeTime: track.ticks(from: decodeTime),
+          compositionOffset: offset, isSync: unit.isKeyframe)
+      else {
+        if isVideo { awaitingKeyframe = true }
+        return .discarded(.invalid)
+      }
+    }
+    if isVideo || videoIndex == nil { awaitingKeyframe = false }
+    if fragmentStart == nil { fragmentStart = decodeTime }
+    lastDecodeTime[kind] = decodeTime
+    collected[kind] += 1
+    return .written
+  }
+
+  /// Writes the fragment collected and flushes it to the file. The track at `index` (if any)
+  /// ends its last sample at `end` (90 kHz); the others keep their last frame's duration.
+  private func writeFragment(endingAt end: Int64?, track index: Int?) throws(SinkError) {
+    guard let writer, !fragmenter.isEmpty else { return }
+    let tracks = self.tracks
+    do {
+      try fragmenter.writeFragment(
+        endTime: { position in
+          guard position == index, let end else { return nil }
+          return tracks[position].ticks(from: end)
+        }
+      ) { (bytes) throws(FileError) in try writer.write(bytes) }
+      try writer.flush()
+    } catch {
+      for kind in collected.indices {
+        lost[kind] += collected[kind]
+        collected[kind] = 0
+      }
+      throw SinkError(file: error)
+    }
+    for kind in collected.indices { collected[kind] = 0 }
+    fragmentStart = nil
+  }
+
+  /// Writes what was collected and closes the file: after a refused format change or a
+  /// failure, the file still ends with a whole fragment.
+  public func close() {
+    try? writeFragment(endingAt: nil, track: nil)
+    retireWriter()
+  }
+
+  public func finish() throws(SinkError) {
+    defer { retireWriter() }
+    try writeFragment(endingAt: nil, track: nil)
+    do { try writer?.close() } catch { throw SinkError(file: error) }
+  }
+
+  /// Closes the writer and ends its accounts: what the fragment being collected held is lost.
+  private func retireWriter() {
+    guard let writer else { return }
+    try? writer.close()
+    stored += writer.bytesStored
+    self.writer = nil
+    for kind in collected.indices {
+      lost[kind] += collected[kind]
+      collected[kind] = 0
+    }
+    fragmenter.discardFragment()
+  }
+
+  private static func describe(_ format: FormatDescription) -> String {
+    switch format {
+    case .h264(let h264):
+      let size = h264.sps.first.flatMap { H264PictureSize(sps: $0) }
+      return "H.264" + (size.map { " \($0.width)x\($0.height)" } ?? "")
+    case .hevc(let hevc): return "HEVC \(hevc.sequence.width)x\(hevc.sequence.height)"
+    case .aac(let aac): return "AAC \(aac.sampleRate) Hz, \(aac.channels) channels"
+    }
+  }
+}

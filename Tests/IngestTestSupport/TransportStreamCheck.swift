@@ -125,7 +125,11 @@ package struct TransportStreamCheck {
   package let units: [Unit]
 
   package init(path: String) throws {
-    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    self.init(bytes: try Data(contentsOf: URL(fileURLWithPath: path)))
+  }
+
+  /// Reads a stream held in memory (what a test sent through the TS writer).
+  package init(bytes data: some ContiguousBytes) {
     var packets: [Packet] = []
     var units: [Unit] = []
     var open: [UInt16: Unit] = [:]

@@ -4,8 +4,15 @@
 ///
 /// - PAT and PMT go out first, in front of every video keyframe, after `forcePSI()` or a
 ///   `discontinuity`, and whenever 90 ms of DTS passed since the last ones.
-/// - PCR = max(last PCR + 1, DTS - 700 ms), like ffmpeg's mux delay, so it never repeats or
-///   goes back. Units on the PCR PID get it in the slot their first packet reserves, every time;
+/// - PCR = max(last PCR + 1, DTS - slack), so it never repeats or goes back. The slack is
+///   ffmpeg's 700 ms mux delay, or more once a unit arrived later than that: units leave in
+///   append order, without ffmpeg's interleaving by DTS, so a unit can leave behind others
+///   decoded up to a second later (a mic delivering a coarse clock's second in one burst, or a
+///   track whose clock runs ahead of the others). The most a unit arrived behind the newest DTS
+///   sent (at most `maximumLateness`), plus one PCR interval for the PCR that follows the unit,
+///   becomes the slack, so that later units arrive before their decode time. The PCR then stays
+///   where it is (one tick on per PCR) until the DTS catches up; it never goes back.
+///   Units on the PCR PID get it in the slot their first packet reserves, every time;
 ///   a unit on another PID is preceded by a PCR-only packet on the PCR PID once 20 ms of PCR time
 ///   passed, so the clock keeps flowing while the screen (and so the video) is still.
 /// - PCRs are at most 40 ms apart: a gap of up to `maximumBridgedGap` (drops, a slow link) is
@@ -32,6 +39,11 @@ public struct TSOutputStream: Sendable {
   public static let maximumPrefixSize = (3 + maximumBridgePackets) * TSPacket.size
   /// The mux delay subtracted from DTS to get the PCR (700 ms).
   public static let pcrDelay: Int64 = 63_000
+  /// The most a unit may arrive behind the newest DTS and still be learned in full (2 s): a
+  /// clock or a delivery a whole second coarse, on tracks the timeline keeps within its 1 s
+  /// jump threshold of each other. It bounds how far the PCR trails the DTS, and so what a
+  /// receiver buffers.
+  public static let maximumLateness: Int64 = 180_000
   /// PCR time after which a unit on a non-PCR PID is preceded by a PCR-only packet (20 ms).
   public static let pcrInterval: Int64 = 1_800
   /// DTS time after which PAT and PMT are repeated (90 ms, so they go out at least every 100 ms).
@@ -52,6 +64,11 @@ public struct TSOutputStream: Sendable {
   private var lastPSIDTS: Int64?
   /// The last PCR written, before reduction modulo 2^33.
   private var lastPCR: Int64?
+  /// The newest DTS sent since the time base began.
+  private var newestDTS: Int64?
+  /// The most a unit arrived behind `newestDTS`, capped at `maximumLateness`; kept across time
+  /// base discontinuities, as it is a property of how the source delivers.
+  private var lateness: Int64 = 0
 
   public init(program: TSProgram) {
     self.program = program
@@ -97,10 +114,19 @@ public struct TSOutputStream: Sendable {
     if discontinuity {
       psiForced = true
       // A clock reset on the PCR PID is a time base discontinuity: the PCR may go back.
-      if onPCRPID { lastPCR = nil }
+      if onPCRPID {
+        lastPCR = nil
+        newestDTS = nil
+      }
     }
-    let pcr = max(lastPCR.map { $0 + 1 } ?? .min, dts - Self.pcrDelay)
+    // A reset clock says nothing about delivery, so only other units teach lateness.
+    if let newest = newestDTS, !discontinuity {
+      lateness = max(lateness, min(newest - dts, Self.maximumLateness))
+    }
+    let slack = max(Self.pcrDelay, lateness + Self.maximumPCRInterval)
+    let pcr = max(lastPCR.map { $0 + 1 } ?? .min, dts - slack)
     let jumped = lastPCR.map { pcr - $0 > Self.maximumBridgedGap } ?? false
+    newestDTS = max(newestDTS ?? dts, dts)
     if jumped {
       for index in pendingDiscontinuity.indices { pendingDiscontinuity[index] = true }
       psiForced = true

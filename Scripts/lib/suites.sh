@@ -70,6 +70,6 @@ run_integration_suites() {
     fi
   done
   echo "integration suites: $((${#ordered[@]} - failed)) passed, $failed failed"
-  echo "integration: $passed_tests passed, $failed_tests failed"
+  echo "integration: $passed_tests passed, $failed_tests failed" | tee "$logs/summary.txt"
   ((failed == 0))
 }

@@ -42,9 +42,35 @@ import Testing
       [
         "-c", #"exec "$0" "$@" > "$DUMP""#, CommandRunner.encoder, "testsrc", "--codec", "hevc",
         "--size", "640x360", "--bframes", "3", "--gop", "30", "--duration", "4", "--no-mic",
-      ].map { $0.replacingOccurrences(of: "$DUMP", with: dump) }, timeout: 60)
+      ].map { $0.replacingOccurrences(of: "$DUMP", with: dump) }, timeout: 180)
     #expect(result.status == 0, "\(result.stderr)")
     return try DumpItems.read(dump)
+  }
+
+  /// Replays `intact` to `intact.ts` and `items` (the same with one sample made corrupt) to
+  /// `corrupt.ts` in `directory`, and checks the second run's summary: one invalid record, and
+  /// `awaiting` video frames dropped while waiting for a keyframe.
+  static func replayIntactAndCorrupt(
+    _ intact: String, _ items: [DumpItems.Item], awaiting: Int, in directory: URL,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) throws -> (reference: String, output: String) {
+    let dump = directory.appending(path: "corrupt.dump").path
+    try DumpItems.write(items, to: dump)
+    let reference = directory.appending(path: "intact.ts").path
+    let output = directory.appending(path: "corrupt.ts").path
+    let replayed = try CommandRunner.ingest(["replay", intact, "--to", reference, "--speed", "max"])
+    #expect(replayed.status == 0, "\(replayed.stderr)", sourceLocation: sourceLocation)
+    let result = try CommandRunner.ingest([
+      "replay", dump, "--to", output, "--speed", "max", "--json", "--quiet",
+    ])
+    #expect(result.status == 0, "\(result.stderr)", sourceLocation: sourceLocation)
+    #expect(
+      result.stdout.contains("\"invalid_records\":1"), "\(result.stdout)",
+      sourceLocation: sourceLocation)
+    #expect(
+      result.stdout.contains("\"video\":{\"awaitingKeyframe\":\(awaiting)}"),
+      "\(result.stdout)", sourceLocation: sourceLocation)
+    return (reference, output)
   }
 
   @Test func aCorruptSampleMidGOPDropsTheNextCRAsRASLPicturesAndTheDecodeIsClean() throws {
@@ -67,20 +93,8 @@ import Testing
     // The rest of the GOP references the lost picture; the next CRA's RASL pictures reference
     // that rest.
     let awaiting = cras[1] - corrupt - 1 + rasl
-    let intact = directory.appending(path: "open-gop.dump").path
-    let dump = directory.appending(path: "corrupt.dump").path
-    try DumpItems.write(items, to: dump)
-    let reference = directory.appending(path: "intact.ts").path
-    let output = directory.appending(path: "corrupt.ts").path
-    let replayed = try CommandRunner.ingest(["replay", intact, "--to", reference, "--speed", "max"])
-    #expect(replayed.status == 0, "\(replayed.stderr)")
-    let result = try CommandRunner.ingest([
-      "replay", dump, "--to", output, "--speed", "max", "--json", "--quiet",
-    ])
-    #expect(result.status == 0, "\(result.stderr)")
-    #expect(result.stdout.contains("\"invalid_records\":1"), "\(result.stdout)")
-    #expect(
-      result.stdout.contains("\"video\":{\"awaitingKeyframe\":\(awaiting)}"), "\(result.stdout)")
+    let (reference, output) = try Self.replayIntactAndCorrupt(
+      directory.appending(path: "open-gop.dump").path, items, awaiting: awaiting, in: directory)
     #expect(try HEVCReplayTests.videoStream(output) == "hevc 640x360")
     let ffmpeg = try CommandRunner.decodeErrors(output)
     let gstreamer = try GStreamerDecode.decode(output, codec: "hevc")

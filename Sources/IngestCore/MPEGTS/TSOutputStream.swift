@@ -12,6 +12,13 @@
 ///   sent (at most `maximumLateness`), plus one PCR interval for the PCR that follows the unit,
 ///   becomes the slack, so that later units arrive before their decode time. The PCR then stays
 ///   where it is (one tick on per PCR) until the DTS catches up; it never goes back.
+/// - A track's first unit can arrive later than any unit before it did (a mic that delivers a
+///   second of frames in one burst), and nothing before it says how late. So until every track
+///   of the program has sent a unit, the PCR stays where the first unit put it, while the slack
+///   grows with the DTS, up to `maximumLateness` and one PCR interval. Once they all have (a
+///   normal stream: within a few frames), the slack shrinks back to what was learned, by at most
+///   as much as the DTS advances: the PCR runs at most twice as fast as the DTS meanwhile, and
+///   neither jumps nor goes back.
 ///   Units on the PCR PID get it in the slot their first packet reserves, every time;
 ///   a unit on another PID is preceded by a PCR-only packet on the PCR PID once 20 ms of PCR time
 ///   passed, so the clock keeps flowing while the screen (and so the video) is still.
@@ -69,10 +76,21 @@ public struct TSOutputStream: Sendable {
   /// The most a unit arrived behind `newestDTS`, capped at `maximumLateness`; kept across time
   /// base discontinuities, as it is a property of how the source delivers.
   private var lateness: Int64 = 0
+  /// How far the PCR trails the DTS now: what `lateness` asks for, or more while the first units
+  /// of every track are awaited and until the PCR caught up after that.
+  private var slack: Int64 = pcrDelay
+  /// The program's tracks that have not sent a unit yet, one bit per `SampleKind` raw value.
+  private var awaitedTracks: UInt8 = 0
+  /// The PCR waits for `awaitedTracks`: from the first unit until each track sent one, or until
+  /// the slack reached its cap.
+  private var awaitingTracks = true
 
   public init(program: TSProgram) {
     self.program = program
     pcrKind = program.pcrKind
+    for kind in SampleKind.allCases where program.contains(kind) {
+      awaitedTracks |= 1 << kind.rawValue
+    }
     psiPackets =
       PSI.packet(section: PSI.patSection(), pid: TSPacket.patPID)
       + PSI.packet(section: PSI.pmtSection(program), pid: TSPacket.pmtPID)
@@ -117,13 +135,26 @@ public struct TSOutputStream: Sendable {
       if onPCRPID {
         lastPCR = nil
         newestDTS = nil
+        slack = Self.pcrDelay
       }
     }
     // A reset clock says nothing about delivery, so only other units teach lateness.
     if let newest = newestDTS, !discontinuity {
       lateness = max(lateness, min(newest - dts, Self.maximumLateness))
     }
-    let slack = max(Self.pcrDelay, lateness + Self.maximumPCRInterval)
+    let learned = max(Self.pcrDelay, lateness + Self.maximumPCRInterval)
+    let advance = newestDTS.map { max(dts - $0, 0) } ?? 0
+    awaitedTracks &= ~(1 << kind.rawValue)
+    if awaitingTracks && awaitedTracks != 0 {
+      // The PCR stays while the DTS advances: a track yet to come may deliver that late.
+      slack = min(slack + advance, Self.maximumLateness + Self.maximumPCRInterval)
+      awaitingTracks = slack < Self.maximumLateness + Self.maximumPCRInterval
+    } else {
+      // Back to what was learned, catching up at most as fast as the DTS advances.
+      awaitingTracks = false
+      slack -= advance
+    }
+    slack = max(slack, learned)
     let pcr = max(lastPCR.map { $0 + 1 } ?? .min, dts - slack)
     let jumped = lastPCR.map { pcr - $0 > Self.maximumBridgedGap } ?? false
     newestDTS = max(newestDTS ?? dts, dts)

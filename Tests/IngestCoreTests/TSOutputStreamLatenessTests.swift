@@ -108,6 +108,18 @@ import Testing
     #expect(pcrs.last! >= Self.base + Self.seconds * 90_000 - 90_000 - 3_600 - 3_000)
   }
 
+  /// A mic whose clock runs 0.9 s ahead of the others and that delivers each second in one
+  /// burst: when the first burst ends the wait for every track, the PCR catches up only as the
+  /// video and app audio advance, so their units after the burst, which its DTS outran, are not
+  /// overtaken, and the writer learns their lateness in time.
+  @Test func aBurstAheadOfTheOtherTracksDoesNotLetThePCROvertakeThem() throws {
+    let lead: Int64 = 81_000
+    let check = try Self.send(
+      Self.capture { (($0 / 90_000 + 1) * 90_000, Self.base + lead + $0) })
+    #expect(Self.late(check).isEmpty)
+    Self.expectSteadyClock(check)
+  }
+
   /// A declared track that never sends (a mic turned off): the PCR waits for it only until it
   /// trails the DTS by the cap, then catches up with the 700 ms mux delay, at most as fast as the
   /// DTS advances: no PCR jumps, goes back or carries a discontinuity, and no unit is late.

@@ -17,8 +17,10 @@
 ///   of the program has sent a unit, the PCR stays where the first unit put it, while the slack
 ///   grows with the DTS, up to `maximumLateness` and one PCR interval. Once they all have (a
 ///   normal stream: within a few frames), the slack shrinks back to what was learned, by at most
-///   as much as the DTS advances: the PCR runs at most twice as fast as the DTS meanwhile, and
-///   neither jumps nor goes back.
+///   as much as the slowest track still sending advances (one whose newest DTS is within
+///   `maximumLateness` of the newest): a burst of one track that runs ahead of the others does
+///   not let the PCR overtake their units still to come. The PCR neither jumps nor goes back
+///   meanwhile: it gains at most a PCR interval per unit.
 ///   Units on the PCR PID get it in the slot their first packet reserves, every time;
 ///   a unit on another PID is preceded by a PCR-only packet on the PCR PID once 20 ms of PCR time
 ///   passed, so the clock keeps flowing while the screen (and so the video) is still.
@@ -73,6 +75,8 @@ public struct TSOutputStream: Sendable {
   private var lastPCR: Int64?
   /// The newest DTS sent since the time base began.
   private var newestDTS: Int64?
+  /// The newest DTS sent of each track since the time base began, `.min` before its first unit.
+  private var newestTrackDTS: [Int64] = [.min, .min, .min]
   /// The most a unit arrived behind `newestDTS`, capped at `maximumLateness`; kept across time
   /// base discontinuities, as it is a property of how the source delivers.
   private var lateness: Int64 = 0
@@ -135,6 +139,7 @@ public struct TSOutputStream: Sendable {
       if onPCRPID {
         lastPCR = nil
         newestDTS = nil
+        for index in newestTrackDTS.indices { newestTrackDTS[index] = .min }
         slack = Self.pcrDelay
       }
     }
@@ -144,15 +149,20 @@ public struct TSOutputStream: Sendable {
     }
     let learned = max(Self.pcrDelay, lateness + Self.maximumPCRInterval)
     let advance = newestDTS.map { max(dts - $0, 0) } ?? 0
+    let slowest = slowestSendingDTS(newest: newestDTS)
+    newestTrackDTS[Int(kind.rawValue)] = max(newestTrackDTS[Int(kind.rawValue)], dts)
     awaitedTracks &= ~(1 << kind.rawValue)
     if awaitingTracks && awaitedTracks != 0 {
       // The PCR stays while the DTS advances: a track yet to come may deliver that late.
       slack = min(slack + advance, Self.maximumLateness + Self.maximumPCRInterval)
       awaitingTracks = slack < Self.maximumLateness + Self.maximumPCRInterval
     } else {
-      // Back to what was learned, catching up at most as fast as the DTS advances.
       awaitingTracks = false
-      slack -= advance
+      if let slowest, let slowestNow = slowestSendingDTS(newest: max(newestDTS ?? dts, dts)) {
+        // Back to what was learned, as the slowest track sending advances; by at most a PCR
+        // interval per unit, so a track that stops sending lets the PCR on without a jump.
+        slack -= min(max(slowestNow - slowest, 0), Self.maximumPCRInterval)
+      }
     }
     slack = max(slack, learned)
     let pcr = max(lastPCR.map { $0 + 1 } ?? .min, dts - slack)
@@ -217,6 +227,17 @@ public struct TSOutputStream: Sendable {
       offset += TSPacket.size
     }
     return written
+  }
+
+  /// The oldest of the tracks' newest DTS, among the tracks still sending: those whose newest
+  /// DTS is within `maximumLateness` of `newest`. Nil before any unit.
+  private func slowestSendingDTS(newest: Int64?) -> Int64? {
+    guard let newest else { return nil }
+    var slowest = newest
+    for dts in newestTrackDTS where dts != .min && newest - dts <= Self.maximumLateness {
+      slowest = min(slowest, dts)
+    }
+    return slowest
   }
 
   /// Writes a PCR-only packet on the PCR PID and returns its size. It carries no payload, so its

@@ -12,6 +12,9 @@
 ///   sent (at most `maximumLateness`), plus one PCR interval for the PCR that follows the unit,
 ///   becomes the slack, so that later units arrive before their decode time. The PCR then stays
 ///   where it is (one tick on per PCR) until the DTS catches up; it never goes back.
+///   Units on the PCR PID get it in the slot their first packet reserves, every time;
+///   a unit on another PID is preceded by a PCR-only packet on the PCR PID once 20 ms of PCR time
+///   passed, so the clock keeps flowing while the screen (and so the video) is still.
 /// - A track's first unit can arrive later than any unit before it did (a mic that delivers a
 ///   second of frames in one burst), and nothing before it says how late. So until every track
 ///   of the program has sent a unit, the PCR stays where the first unit put it, while the slack
@@ -19,11 +22,8 @@
 ///   normal stream: within a few frames), the slack shrinks back to what was learned, by at most
 ///   as much as the slowest track still sending advances (one whose newest DTS is within
 ///   `maximumLateness` of the newest): a burst of one track that runs ahead of the others does
-///   not let the PCR overtake their units still to come. The PCR neither jumps nor goes back
-///   meanwhile: it gains at most a PCR interval per unit.
-///   Units on the PCR PID get it in the slot their first packet reserves, every time;
-///   a unit on another PID is preceded by a PCR-only packet on the PCR PID once 20 ms of PCR time
-///   passed, so the clock keeps flowing while the screen (and so the video) is still.
+///   not let the PCR overtake their units still to come. The slack shrinks by at most a PCR
+///   interval per unit, so the PCR neither jumps nor goes back meanwhile.
 /// - PCRs are at most 40 ms apart: a gap of up to `maximumBridgedGap` (drops, a slow link) is
 ///   bridged with PCR-only packets evenly spaced in front of the unit. A larger jump of the
 ///   clock (an outage, a stall) is a time base discontinuity: the PCR carries the

@@ -69,6 +69,12 @@ struct TSSender {
   static let full = TSPacketizerTests.full
   static let audioOnly = TSProgram(
     audioApp: TSPacketizerTests.stereo, audioMic: TSPacketizerTests.stereo)
+  /// The tracks a test sends, so that the PCR does not wait for a declared track's first unit.
+  static let videoAndApp = TSProgram(
+    video: TSPacketizerTests.h264, audioApp: TSPacketizerTests.stereo)
+  static let videoAndMic = TSProgram(
+    video: TSPacketizerTests.h264, audioMic: TSPacketizerTests.stereo)
+  static let videoOnly = TSProgram(video: TSPacketizerTests.h264)
 
   static func isPSI(_ packets: [TSReader.Packet]) -> Bool {
     packets.count >= 2 && packets[0].pid == 0 && packets[1].pid == 0x1000
@@ -116,7 +122,7 @@ struct TSSender {
   }
 
   @Test func pcrOnlyPacketsWhileVideoPauses() throws {
-    var sender = TSSender(Self.full)
+    var sender = TSSender(Self.videoAndApp)
     let (_, first) = try sender.sendNew(.video, dts: 126_000, isKeyframe: true)
     let lastVideoCounter = first.last!.counter
     var dts: Int64 = 126_000
@@ -238,13 +244,15 @@ struct TSSender {
   }
 
   @Test func prefixIsBoundedAndStateIsSmall() throws {
-    var sender = TSSender(Self.full)
+    var sender = TSSender(Self.videoAndMic)
     // Before any video payload a PCR-only packet repeats counter 15 (the one before 0), and
     // stays adaptation-only.
     let (first, _) = try sender.sendNew(.audioMic, dts: 126_000)
     #expect(first.map(\.pid) == [0, 0x1000, 0x100])
     #expect(first[2].control == 2)
     #expect(first[2].counter == 15)
+    // Every track has sent a unit: the PCR follows the DTS.
+    try sender.sendNew(.video, dts: 126_000, isKeyframe: true)
     // PSI and the longest bridged gap together: the largest prefix.
     sender.stream.forcePSI()
     let (prefix, _) = try sender.sendNew(
@@ -257,7 +265,7 @@ struct TSSender {
   }
 
   @Test func pcrNeverRepeatsAfterAPCROnlyPacket() throws {
-    var sender = TSSender(Self.full)
+    var sender = TSSender(Self.videoAndApp)
     try sender.sendNew(.video, dts: 126_000, isKeyframe: true)
     // App audio ahead of the video brings a PCR-only packet; the next video unit, decoded
     // earlier, must not carry the same PCR again.
@@ -269,7 +277,7 @@ struct TSSender {
   }
 
   @Test func gapsLeftByDropsAreBridgedEvery40ms() throws {
-    var sender = TSSender(Self.full)
+    var sender = TSSender(Self.videoOnly)
     try sender.sendNew(.video, dts: 126_000, isKeyframe: true)
     // The ring dropped 150 ms of video and audio: the next unit comes with bridging PCRs.
     let (prefix, unit) = try sender.sendNew(.video, dts: 126_000 + 13_500)

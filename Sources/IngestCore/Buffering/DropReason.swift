@@ -28,6 +28,10 @@ public enum DropReason: Int, CaseIterable, Sendable, CustomStringConvertible {
   /// Refused: the sample is larger than the largest the pipeline takes
   /// (`Pipeline.maximumSampleBytes`: the format's limit or what the ring holds at the budget).
   case tooLarge
+  /// Refused: audio on a coarse clock (several frames on one timestamp) that came before any
+  /// track with a fine clock, so its place on the timeline is not known yet
+  /// (`TimelineError.awaitingSharedClock`).
+  case awaitingClock
 
   /// The name used in status events and summaries.
   public var description: String {
@@ -45,11 +49,14 @@ public enum DropReason: Int, CaseIterable, Sendable, CustomStringConvertible {
     case .invalid: "invalid"
     case .notCarried: "notCarried"
     case .tooLarge: "tooLarge"
+    case .awaitingClock: "awaitingClock"
     }
   }
 
   /// Refusals happen before the ring took the sample; drops after.
-  public var isRefusal: Bool { self == .ringFull || self == .invalid || self == .tooLarge }
+  public var isRefusal: Bool {
+    self == .ringFull || self == .invalid || self == .tooLarge || self == .awaitingClock
+  }
 }
 
 /// Counts of dropped access units by track and reason. A fixed-size value: no allocation to update.

@@ -15,6 +15,15 @@
 ///   Units on the PCR PID get it in the slot their first packet reserves, every time;
 ///   a unit on another PID is preceded by a PCR-only packet on the PCR PID once 20 ms of PCR time
 ///   passed, so the clock keeps flowing while the screen (and so the video) is still.
+/// - A track's first unit can arrive later than any unit before it did (a mic that delivers a
+///   second of frames in one burst), and nothing before it says how late. So until every track
+///   of the program has sent a unit, the PCR stays where the first unit put it, while the slack
+///   grows with the DTS, up to `maximumLateness` and one PCR interval. Once they all have (a
+///   normal stream: within a few frames), the slack shrinks back to what was learned, by at most
+///   as much as the slowest track still sending advances (one whose newest DTS is within
+///   `maximumLateness` of the newest): a burst of one track that runs ahead of the others does
+///   not let the PCR overtake their units still to come. The slack shrinks by at most a PCR
+///   interval per unit, so the PCR neither jumps nor goes back meanwhile.
 /// - PCRs are at most 40 ms apart: a gap of up to `maximumBridgedGap` (drops, a slow link) is
 ///   bridged with PCR-only packets evenly spaced in front of the unit. A larger jump of the
 ///   clock (an outage, a stall) is a time base discontinuity: the PCR carries the
@@ -66,13 +75,26 @@ public struct TSOutputStream: Sendable {
   private var lastPCR: Int64?
   /// The newest DTS sent since the time base began.
   private var newestDTS: Int64?
+  /// The newest DTS sent of each track since the time base began, `.min` before its first unit.
+  private var newestTrackDTS: [Int64] = [.min, .min, .min]
   /// The most a unit arrived behind `newestDTS`, capped at `maximumLateness`; kept across time
   /// base discontinuities, as it is a property of how the source delivers.
   private var lateness: Int64 = 0
+  /// How far the PCR trails the DTS now: what `lateness` asks for, or more while the first units
+  /// of every track are awaited and until the PCR caught up after that.
+  private var slack: Int64 = pcrDelay
+  /// The program's tracks that have not sent a unit yet, one bit per `SampleKind` raw value.
+  private var awaitedTracks: UInt8 = 0
+  /// The PCR waits for `awaitedTracks`: from the first unit until each track sent one, or until
+  /// the slack reached its cap.
+  private var awaitingTracks = true
 
   public init(program: TSProgram) {
     self.program = program
     pcrKind = program.pcrKind
+    for kind in SampleKind.allCases where program.contains(kind) {
+      awaitedTracks |= 1 << kind.rawValue
+    }
     psiPackets =
       PSI.packet(section: PSI.patSection(), pid: TSPacket.patPID)
       + PSI.packet(section: PSI.pmtSection(program), pid: TSPacket.pmtPID)
@@ -117,13 +139,32 @@ public struct TSOutputStream: Sendable {
       if onPCRPID {
         lastPCR = nil
         newestDTS = nil
+        for index in newestTrackDTS.indices { newestTrackDTS[index] = .min }
+        slack = Self.pcrDelay
       }
     }
     // A reset clock says nothing about delivery, so only other units teach lateness.
     if let newest = newestDTS, !discontinuity {
       lateness = max(lateness, min(newest - dts, Self.maximumLateness))
     }
-    let slack = max(Self.pcrDelay, lateness + Self.maximumPCRInterval)
+    let learned = max(Self.pcrDelay, lateness + Self.maximumPCRInterval)
+    let advance = newestDTS.map { max(dts - $0, 0) } ?? 0
+    let slowest = slowestSendingDTS(newest: newestDTS)
+    newestTrackDTS[Int(kind.rawValue)] = max(newestTrackDTS[Int(kind.rawValue)], dts)
+    awaitedTracks &= ~(1 << kind.rawValue)
+    if awaitingTracks && awaitedTracks != 0 {
+      // The PCR stays while the DTS advances: a track yet to come may deliver that late.
+      slack = min(slack + advance, Self.maximumLateness + Self.maximumPCRInterval)
+      awaitingTracks = slack < Self.maximumLateness + Self.maximumPCRInterval
+    } else {
+      awaitingTracks = false
+      if let slowest, let slowestNow = slowestSendingDTS(newest: max(newestDTS ?? dts, dts)) {
+        // Back to what was learned, as the slowest track sending advances; by at most a PCR
+        // interval per unit, so a track that stops sending lets the PCR on without a jump.
+        slack -= min(max(slowestNow - slowest, 0), Self.maximumPCRInterval)
+      }
+    }
+    slack = max(slack, learned)
     let pcr = max(lastPCR.map { $0 + 1 } ?? .min, dts - slack)
     let jumped = lastPCR.map { pcr - $0 > Self.maximumBridgedGap } ?? false
     newestDTS = max(newestDTS ?? dts, dts)
@@ -186,6 +227,17 @@ public struct TSOutputStream: Sendable {
       offset += TSPacket.size
     }
     return written
+  }
+
+  /// The oldest of the tracks' newest DTS, among the tracks still sending: those whose newest
+  /// DTS is within `maximumLateness` of `newest`. Nil before any unit.
+  private func slowestSendingDTS(newest: Int64?) -> Int64? {
+    guard let newest else { return nil }
+    var slowest = newest
+    for dts in newestTrackDTS where dts != .min && newest - dts <= Self.maximumLateness {
+      slowest = min(slowest, dts)
+    }
+    return slowest
   }
 
   /// Writes a PCR-only packet on the PCR PID and returns its size. It carries no payload, so its

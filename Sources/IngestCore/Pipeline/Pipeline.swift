@@ -142,6 +142,8 @@ public final class Pipeline: Sendable {
       let stamp: Timeline.Stamp
       do throws(TimelineError) {
         stamp = try capture.timeline.stamp(kind: kind, pts: pts, dts: dts)
+      } catch .awaitingSharedClock {
+        return refuse(kind, .awaitingClock)
       } catch {
         return refuse(kind, .invalid, awaitKeyframe: lost)
       }

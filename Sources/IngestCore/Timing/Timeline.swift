@@ -23,6 +23,18 @@
 ///   moves another track: repeated ticks are spread one frame apart, and an audio clock whose
 ///   steps are gaps twice in a row (or from its first step) is taken as wrong and advanced one
 ///   frame per sample.
+/// - A coarse audio clock (one unit of its timescale longer than a frame: a mic stamped in whole
+///   seconds, about 43 frames on each value) says where a frame is only to within that unit, and
+///   not in which direction it was rounded. Its frames are placed one frame duration apart, from
+///   the sample count and rate, starting no later than the host time: the newest decode time of
+///   the tracks with a fine clock. They follow the coarse clock only where it is behind that (a
+///   clock rounded down, a mic delivering each second in one burst), and move on, leaving a gap,
+///   once both are more than a frame ahead of them (the clock ticked, the mic resumed). So a
+///   clock rounded up runs neither ahead of the video nor the TS writer's PCR ahead of the other
+///   tracks. Such a track does not set the shared base, nor does it move the shared "now": its samples
+///   before any fine clock started are refused (`TimelineError.awaitingSharedClock`), for at most
+///   `jumpThreshold` of its frames, after which it starts on its own clock (a stream with no
+///   other track).
 /// - Results are unwrapped 64-bit tick counts; writers reduce them modulo 2^33.
 ///
 /// All arithmetic is integer: each timestamp is converted from its own rational value (never by
@@ -74,6 +86,14 @@ public struct Timeline: Sendable {
     /// correction placed it elsewhere.
     var lastClock: Int64 = .min
     var adjustment: Int64 = 0
+    /// A coarse clock's last change of value and the frames since, so that its own idea of a
+    /// frame's time is that value plus an exact number of frame durations.
+    var tickClock: Int64 = 0
+    var framesSinceTick: Int64 = 0
+    /// Samples of a coarse clock refused while no track with a fine clock had started.
+    var waitedFrames: Int64 = 0
+    /// The last sample was on a coarse clock.
+    var coarse = false
     var started: Bool { lastDTS != .min }
   }
 
@@ -83,7 +103,8 @@ public struct Timeline: Sendable {
   public let configuration: Configuration
   private var base: Int128?
   private var tracks = [Track](repeating: Track(), count: SampleKind.allCases.count)
-  /// The latest decode time of any track: the shared "now" a reset clock is re-anchored to.
+  /// The latest decode time of any track with a fine clock: the shared "now" a reset clock is
+  /// re-anchored to, and the host time a coarse clock's frames start from.
   private var now: Int64 = .min
   /// The last audio clock that jumped forward by more than the threshold and was pulled back to
   /// the shared "now": by how much, and where it was placed. When the video then jumps forward
@@ -107,6 +128,73 @@ public struct Timeline: Sendable {
   private func resumesOnTheSharedClock(_ stampDTS: Int64, _ track: Track) -> Bool {
     guard now != .min, now > track.lastDTS, track.frameStep > 0 else { return false }
     return (stampDTS &- now).magnitude <= UInt64(max(configuration.jumpThreshold, 0))
+  }
+
+  /// Ticks of `count` frames of an audio track: exact from its format's samples per frame and
+  /// sample rate (no rounding accumulates), else its learned or assumed frame step.
+  private func frames(_ count: Int64, of track: Track) -> Int64 {
+    if let nominal = track.nominalFrame {
+      return count &* nominal.samples &* TimeConversion.ticksPerSecond / nominal.rate
+    }
+    let step = track.frameStep > 0 ? track.frameStep : configuration.defaultAudioFrameStep
+    return count &* max(step, 1)
+  }
+
+  /// Whether one unit of `time`'s timescale is longer than an audio frame of the track, so that
+  /// several frames share one value (a mic stamped in whole seconds).
+  private func isCoarse(_ time: MediaTime, _ track: Track) -> Bool {
+    let timescale = Int64(time.timescale)
+    if let nominal = track.nominalFrame {
+      return nominal.samples * timescale < nominal.rate
+    }
+    return frames(1, of: track) * timescale < TimeConversion.ticksPerSecond
+  }
+
+  /// Places a sample of a coarse audio clock whose value on the shared timeline is `clock`: one
+  /// frame after the track's previous sample, or further on where both its own clock and the
+  /// host time are more than a frame ahead of that. Returns the decode time and whether the
+  /// track joined at the shared "now" from a clock of its own.
+  private func placeCoarse(_ clock: Int64, _ track: inout Track) -> (dts: Int64, joined: Bool) {
+    guard track.started else {
+      var start = clock
+      var joined = false
+      if now != .min && (clock &- now).magnitude > UInt64(max(configuration.jumpThreshold, 0)) {
+        // Its clock is another than the other tracks': it joins at the shared "now".
+        track.adjustment = track.adjustment &+ (now &- clock)
+        start = now
+        joined = true
+      }
+      track.tickClock = start
+      track.framesSinceTick = 0
+      let placed = now == .min ? start : min(start, now)
+      track.correctionAnchor = placed
+      track.correctedFrames = 0
+      return (placed, joined)
+    }
+    if !track.coarse {
+      // The clock turned coarse: count on from the track's last frame.
+      track.correctionAnchor = track.lastDTS
+      track.correctedFrames = 0
+      track.lastClock = .min
+    }
+    if clock != track.lastClock {
+      track.tickClock = clock
+      track.framesSinceTick = 0
+    } else {
+      track.framesSinceTick += 1
+    }
+    let own = track.tickClock &+ frames(track.framesSinceTick, of: track)
+    // Where the frame may be at the latest: no later than its own clock says (it may have been
+    // rounded down) and than the host time (it may have been rounded up).
+    let latest = now == .min ? own : min(own, now)
+    let next = track.correctionAnchor &+ frames(track.correctedFrames + 1, of: track)
+    if latest &- next > frames(1, of: track) {
+      track.correctionAnchor = latest
+      track.correctedFrames = 0
+      return (latest, false)
+    }
+    track.correctedFrames += 1
+    return (next, false)
   }
 
   /// Tells the timeline an audio track's frame duration (1024 samples for AAC), so a glitch or an
@@ -136,11 +224,27 @@ public struct Timeline: Sendable {
 
     let threshold = max(configuration.jumpThreshold, 0)
     var track = tracks[Int(kind.rawValue)]
+    let coarse = kind.isAudio && isCoarse(decode, track)
+    if coarse && !track.started && now == .min && frames(track.waitedFrames, of: track) < threshold
+    {
+      // Nothing says yet where its value lies within its unit: placed now, the frame could be up
+      // to a unit ahead of the tracks still to come, and no later frame could go back.
+      track.waitedFrames += 1
+      tracks[Int(kind.rawValue)] = track
+      throw .awaitingSharedClock(kind)
+    }
     var stampDTS = rawDTS &+ track.adjustment
     var discontinuity = false
     var corrected = false
     var clock: Int64? = nil
-    if track.started && kind.isAudio {
+    if coarse {
+      let placed = placeCoarse(stampDTS, &track)
+      discontinuity = placed.joined
+      corrected = placed.dts != stampDTS
+      clock = placed.joined ? rawDTS &+ track.adjustment : stampDTS
+      stampDTS = placed.dts
+    } else if track.started && kind.isAudio {
+      if track.coarse { track.correctionAnchor = .min }
       let step = stampDTS &- track.lastDTS
       // Glitches are judged against the clock's own last reading, so a run of them (a clock
       // that ticks once a second) is spread one frame apart instead of turning into a reset.
@@ -232,8 +336,9 @@ public struct Timeline: Sendable {
     self.base = base
     track.lastDTS = stampDTS
     track.lastClock = clock ?? stampDTS
+    track.coarse = coarse
     tracks[Int(kind.rawValue)] = track
-    now = max(now, stampDTS)
+    if !coarse { now = max(now, stampDTS) }
     return Stamp(pts: stampPTS, dts: stampDTS, isDiscontinuity: discontinuity)
   }
 }

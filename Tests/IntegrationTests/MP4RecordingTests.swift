@@ -221,6 +221,59 @@ import Testing
     #expect(again.stdout.contains("\"was_finished\":true"), "\(again.stdout)")
   }
 
+  /// Ten kills, each once the file reached another size between its first whole fragment and
+  /// its fourth (the fifth is written only when the run ends), so some land between fragments
+  /// and some in the middle of a fragment's writes: each recovered file decodes cleanly and
+  /// holds only whole fragments.
+  @Test func killedAtTenPointsEachRecoveryDecodesCleanly() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    // The whole recording's fragment ends, from a run that is not killed.
+    let (reference, whole) = try Self.record("screen.dump")
+    defer { try? FileManager.default.removeItem(at: reference) }
+    let ends = try Self.fragmentEnds(whole)
+    try #require(ends.count == 5, "\(ends)")
+    let first = ends[0]
+    let last = ends[3]
+    for point in 0..<10 {
+      let output = directory.appending(path: "rec\(point).mp4")
+      let threshold = first + (last - first) * point / 9
+      let run = try SignalledIngest(
+        [
+          "replay", CommandRunner.fixture("screen.dump"), "--to", output.path, "--speed", "4",
+          "--quiet",
+        ], in: directory)
+      try LoopbackServers.waitUntil("\(threshold) bytes in \(output.lastPathComponent)") {
+        LoopbackServers.size(of: output) >= threshold
+      }
+      run.send(SIGKILL)
+      #expect(run.wait() != 0, "point \(point): the run ended before the kill")
+      let recover = try CommandRunner.ingest(["recover", output.path, "--json"])
+      #expect(recover.status == 0, "point \(point): \(recover.stderr)")
+      let kept = LoopbackServers.size(of: output)
+      #expect(ends.contains(kept), "point \(point): \(kept) bytes is no fragment's end")
+      #expect(try CommandRunner.decodeErrors(output.path) == "", "point \(point)")
+    }
+  }
+
+  /// Where each top-level `mdat` ends: the file's size after each whole fragment.
+  static func fragmentEnds(_ path: String) throws -> [Int] {
+    let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    var ends: [Int] = []
+    var offset = 0
+    while offset + 8 <= bytes.count {
+      let size =
+        Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8
+        | Int(bytes[offset + 3])
+      guard size >= 8 else { break }
+      offset += size
+      if bytes[offset - size + 4..<offset - size + 8].elementsEqual("mdat".utf8) {
+        ends.append(offset)
+      }
+    }
+    return ends
+  }
+
   @Test func quickTimeMovieReadsCleanly() throws {
     let (directory, output) = try Self.record("screen.dump", name: "rec.mov")
     defer { try? FileManager.default.removeItem(at: directory) }

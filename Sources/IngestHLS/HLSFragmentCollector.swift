@@ -111,7 +111,7 @@ struct HLSFragmentCollector {
     guard !fragmenter.isEmpty else { return }
     let index = kind.map { trackIndex[Int($0.rawValue)] }
     let tracks = fragmenter.tracks
-    defer { for position in collected.indices { collected[position] = 0 } }
+    // On a failure the counts stay, for `discardFragment` to report them lost.
     try fragmenter.writeFragment(
       endTime: { position in
         guard position == index, let end else { return nil }
@@ -119,6 +119,7 @@ struct HLSFragmentCollector {
       }
     ) { (bytes) throws(FileError) in try writer.write(bytes) }
     try writer.flush()
+    for position in collected.indices { collected[position] = 0 }
   }
 
   /// Forgets the fragment being collected; returns its units by track (lost with it).

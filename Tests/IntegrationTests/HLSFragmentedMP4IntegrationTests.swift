@@ -5,7 +5,7 @@ import IngestTestSupport
 import Testing
 
 /// HLS in fMP4 (`hls:DIR?container=fmp4`, the default for HEVC): the fixtures recorded and read
-/// back by ffprobe, ffmpeg, GStreamer's qtdemux and mediainfo, every segment decoded alone after
+/// back by ffprobe, ffmpeg, GStreamer (hlsdemux and qtdemux) and mediainfo, every segment decoded alone after
 /// its initialization section, a recording killed with SIGKILL and recovered, and the upload
 /// order (the initialization section before the segments that need it).
 @Suite struct HLSFragmentedMP4IntegrationTests {
@@ -74,7 +74,11 @@ import Testing
     #expect(abs(duration - 10) < 0.2, "\(duration)")
     #expect(try CommandRunner.decodeErrors(playlist) == "")
 
-    // GStreamer and mediainfo read the initialization section and every segment in a row.
+    // GStreamer through the playlist (hlsdemux), and with mediainfo the initialization section
+    // and every segment in a row.
+    let hls = try MP4RecordingTests.qtdemux(playlist, codec: codec, audioTracks: 2, playlist: true)
+    #expect(hls.problems == [])
+    #expect(hls.frames == frames)
     let whole = try Self.concatenate(
       recording, map: "init00000.mp4", segments: journal.segments.map(\.name), into: "whole.mp4")
     let gstreamer = try MP4RecordingTests.qtdemux(whole, codec: codec, audioTracks: 2)

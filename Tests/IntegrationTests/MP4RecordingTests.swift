@@ -47,17 +47,20 @@ import Testing
   /// GStreamer's qtdemux decoding the video and every audio track at `GST_DEBUG=2`: the WARN
   /// and ERROR lines, and the pictures that reached the video sink. A queue in front of
   /// qtdemux makes it read in push mode, as from a network: in pull mode GStreamer 1.22's
-  /// filesrc warns "pad not activated yet" for any file.
-  static func qtdemux(_ path: String, codec: String, audioTracks: Int) throws -> (
-    frames: Int, problems: [String]
-  ) {
+  /// filesrc warns "pad not activated yet" for any file. With `playlist`, `path` is an fMP4 HLS
+  /// playlist that hlsdemux reads, handing qtdemux the initialization section and segments.
+  static func qtdemux(_ path: String, codec: String, audioTracks: Int, playlist: Bool = false)
+    throws -> (frames: Int, problems: [String])
+  {
     let (parser, decoder) =
       codec == "hevc" ? ("h265parse", "avdec_h265") : ("h264parse", "avdec_h264")
     let queue = ["queue", "max-size-buffers=0", "max-size-bytes=0", "max-size-time=0"]
     var arguments = [
       "GST_DEBUG=2", "GST_DEBUG_NO_COLOR=1", "gst-launch-1.0", "-v", "filesrc",
-      "location=\(path)", "!", "queue", "!", "qtdemux", "name=d", "d.video_0", "!",
+      "location=\(path)", "!", "queue", "!",
     ]
+    if playlist { arguments += ["hlsdemux", "!", "queue", "!"] }
+    arguments += ["qtdemux", "name=d", "d.video_0", "!"]
     arguments += queue + ["!", parser, "!", decoder, "!", "fakesink", "name=v", "silent=false"]
     for track in 0..<audioTracks {
       arguments +=

@@ -55,9 +55,6 @@ struct HLSFragmentCollector {
   /// Whether the recording carries `kind`.
   func carries(_ kind: SampleKind) -> Bool { trackIndex[Int(kind.rawValue)] >= 0 }
 
-  /// Whether the fragment being collected holds no sample.
-  var isEmpty: Bool { fragmenter.isEmpty }
-
   /// Notes that `kind` changed format from its next unit on; the units until the next segment
   /// still belong to the old initialization section.
   mutating func wait(for format: FormatDescription, kind: SampleKind) {
@@ -128,10 +125,5 @@ struct HLSFragmentCollector {
     for position in collected.indices { collected[position] = 0 }
     fragmenter.discardFragment()
     return lost
-  }
-
-  /// Whether a unit of `byteCount` bytes fits its track's buffer at all.
-  func canEverHold(_ kind: SampleKind, byteCount: Int) -> Bool {
-    fragmenter.canEverHold(track: trackIndex[Int(kind.rawValue)], byteCount: byteCount)
   }
 }

@@ -21,19 +21,13 @@ public struct MP4FileScan: Equatable, Sendable {
   public var isTorn: Bool { wholeBytes < fileBytes }
 
   /// Scans a file of `fileBytes` bytes.
-  /// - Parameters:
-  ///   - hasHead: whether the file starts with `ftyp` and `moov` (a `.mp4`); false for a media
-  ///     segment whose head is a separate initialization section (an HLS `.m4s`), which is
-  ///     fragments only.
-  ///   - read: fills the buffer from the given file offset and returns the bytes read (fewer
-  ///     at the end of the file).
+  /// - Parameter read: fills the buffer from the given file offset and returns the bytes read
+  ///   (fewer at the end of the file).
   /// - Throws: `MP4Error.notFragmentedMP4` when the file does not start with whole `ftyp` and
-  ///   `moov` boxes (with `hasHead`), `MP4Error.boxSize` for a malformed header, or what `read`
-  ///   throws.
+  ///   `moov` boxes, `MP4Error.boxSize` for a malformed header, or what `read` throws.
   /// - Complexity: one read of at most 16 bytes per top-level box; no allocation.
   public static func scan(
-    fileBytes: Int64, hasHead: Bool = true,
-    read: (Int64, UnsafeMutableRawBufferPointer) throws -> Int
+    fileBytes: Int64, read: (Int64, UnsafeMutableRawBufferPointer) throws -> Int
   ) throws -> MP4FileScan {
     var offset: Int64 = 0
     var whole: Int64 = 0
@@ -48,9 +42,7 @@ public struct MP4FileScan: Equatable, Sendable {
       }
       guard let header, let size = header.size, offset + size <= fileBytes else { break }
       let expected: UInt32? =
-        !hasHead
-        ? nil
-        : index == 0 ? MP4BoxHeader.code("ftyp") : index == 1 ? MP4BoxHeader.code("moov") : nil
+        index == 0 ? MP4BoxHeader.code("ftyp") : index == 1 ? MP4BoxHeader.code("moov") : nil
       if let expected, header.type != expected {
         throw MP4Error.notFragmentedMP4(offset: offset, found: header.typeName)
       }
@@ -66,7 +58,7 @@ public struct MP4FileScan: Equatable, Sendable {
       default: break
       }
     }
-    if hasHead && index < 2 {
+    if index < 2 {
       throw MP4Error.notFragmentedMP4(offset: offset, found: index == 0 ? "end of file" : "no moov")
     }
     return MP4FileScan(wholeBytes: whole, fragments: fragments, fileBytes: fileBytes)

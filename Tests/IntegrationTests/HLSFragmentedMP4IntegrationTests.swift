@@ -93,6 +93,12 @@ import Testing
     } else {
       TestEnvironment.unavailable("mediainfo is not installed (Scripts/lib/deps.sh installs it)")
     }
+    // gpac (MP4Box) is not packaged for Debian 12, so it is checked where it is installed.
+    if CommandRunner.has("MP4Box") {
+      let info = try CommandRunner.run("MP4Box", ["-info", whole])
+      #expect(info.status == 0, "\(info.stderr)")
+      #expect(!info.stderr.lowercased().contains("error"), "\(info.stderr)")
+    }
 
     // Each segment decodes on its own after the initialization section: it starts at a
     // keyframe and references nothing before it.
@@ -104,6 +110,29 @@ import Testing
       decoded += try Self.videoFrames(alone) ?? 0
     }
     #expect(decoded == frames)
+  }
+
+  /// The segments keep the tracks' offsets exactly as the `.mp4` recording of the same dump
+  /// does (one decode-time base for both, `MP4DecodeClock`): audio and video in sync to the
+  /// millisecond, not just within an AAC frame.
+  @Test func audioAndVideoKeepTheOffsetsOfTheMP4Recording() throws {
+    let (work, recording) = try Self.record("screen.dump", query: "?container=fmp4")
+    defer { try? FileManager.default.removeItem(at: work) }
+    let segments = Self.journal(recording).segments.map(\.name)
+    let whole = try Self.concatenate(
+      recording, map: "init00000.mp4", segments: segments, into: "whole.mp4")
+    let mp4 = work.appending(path: "rec.mp4").path
+    let reference = try CommandRunner.ingest([
+      "replay", CommandRunner.fixture("screen.dump"), "--to", mp4, "--speed", "max", "--quiet",
+    ])
+    #expect(reference.status == 0)
+    let hls = try MP4RecordingTests.times(whole).streams
+    let file = try MP4RecordingTests.times(mp4).streams
+    try #require(hls.count == 3 && file.count == 3)
+    for track in 0..<3 {
+      #expect(abs(hls[track].0 - file[track].0) < 0.001, "track \(track): \(hls) \(file)")
+      #expect(abs(hls[track].1 - file[track].1) < 0.001, "track \(track): \(hls) \(file)")
+    }
   }
 
   /// An HEVC recording without a container= query is fMP4, and container=ts still gives TS.

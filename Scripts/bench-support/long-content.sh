@@ -3,6 +3,7 @@
 # tracks, generated here (never committed), captured into a dump, then, side by side in one run:
 #
 #   ingest replay BIG.dump --to a.ts --speed max
+#   ingest replay BIG.dump --to a.mp4 --speed max         (the fragmented-MP4 recording)
 #   ffmpeg -i BIG.mp4 -map 0 -c copy -f mpegts b.ts
 #   cp BIG.dump copy.bin                                  (the I/O floor)
 #
@@ -39,6 +40,7 @@ if [[ ! -s BIG.dump || BIG.dump -ot BIG.mp4 ]]; then
 fi
 
 ingest_cmd=("$BIN" replay BIG.dump --to a.ts --speed max --quiet)
+mp4_cmd=("$BIN" replay BIG.dump --to a.mp4 --speed max --quiet)
 ffmpeg_cmd=(ffmpeg -nostdin -v error -y -i BIG.mp4 -map 0 -c copy -f mpegts b.ts)
 cp_cmd=(cp BIG.dump copy.bin)
 
@@ -46,7 +48,7 @@ cp_cmd=(cp BIG.dump copy.bin)
 timed() {
   local out="$1"
   shift
-  rm -f a.ts b.ts copy.bin
+  rm -f a.ts a.mp4 b.ts copy.bin
   # The previous command's output is still being written back to the disk: wait for that, so
   # each command is timed without the kernel's flusher threads competing for the two cores.
   sync
@@ -68,21 +70,24 @@ median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 
 reads() {
   command -v strace >/dev/null 2>&1 || { echo "-"; return; }
-  rm -f a.ts b.ts copy.bin
+  rm -f a.ts a.mp4 b.ts copy.bin
   strace -f -c -e trace=read -o strace.txt "$@" >/dev/null 2>&1
   awk '$NF == "read" { print $4 }' strace.txt
 }
 
-rm -f ingest.runs ffmpeg.runs cp.runs
+rm -f ingest.runs mp4.runs ffmpeg.runs cp.runs
 timed /dev/null "${ingest_cmd[@]}"
+timed /dev/null "${mp4_cmd[@]}"
 timed /dev/null "${ffmpeg_cmd[@]}"
 timed /dev/null "${cp_cmd[@]}"
 for _ in $(seq "$RUNS"); do
   timed ingest.runs "${ingest_cmd[@]}"
+  timed mp4.runs "${mp4_cmd[@]}"
   timed ffmpeg.runs "${ffmpeg_cmd[@]}"
   timed cp.runs "${cp_cmd[@]}"
 done
 ingest_reads="$(reads "${ingest_cmd[@]}")"
+mp4_reads="$(reads "${mp4_cmd[@]}")"
 ffmpeg_reads="$(reads "${ffmpeg_cmd[@]}")"
 cp_reads="$(reads "${cp_cmd[@]}")"
 
@@ -98,6 +103,7 @@ iw="$(col ingest.runs 1)"
 fw="$(col ffmpeg.runs 1)"
 cw="$(col cp.runs 1)"
 irss="$(col ingest.runs 3)"
+mrss="$(col mp4.runs 3)"
 
 echo "### Long content (whole process, medians)"
 echo
@@ -110,13 +116,15 @@ echo
 echo "| command | wall (s) | CPU (s) | peak RSS (MB) | read calls |"
 echo "|---|---|---|---|---|"
 row '`ingest replay BIG.dump --to a.ts --speed max`' ingest.runs "$ingest_reads"
+row '`ingest replay BIG.dump --to a.mp4 --speed max`' mp4.runs "$mp4_reads"
 row '`ffmpeg -i BIG.mp4 -map 0 -c copy -f mpegts b.ts`' ffmpeg.runs "$ffmpeg_reads"
 row '`cp BIG.dump copy.bin` (the I/O floor)' cp.runs "$cp_reads"
 echo
-awk -v i="$iw" -v f="$fw" -v c="$cw" -v r="$irss" 'BEGIN {
+awk -v i="$iw" -v f="$fw" -v c="$cw" -v r="$irss" -v m="$mrss" 'BEGIN {
   printf "| target | figure | met |\n|---|---|---|\n"
   printf "| ingest wall <= 0.5x ffmpeg | %.2fx | %s |\n", i / f, (i <= 0.5 * f) ? "yes" : "no"
   printf "| ingest wall <= 2x cp | %.2fx | %s |\n", i / c, (i <= 2 * c) ? "yes" : "no"
   printf "| ingest peak RSS <= 20 MB | %.1f MB | %s |\n", r / 1024, (r <= 20 * 1024) ? "yes" : "no"
+  printf "| .mp4 peak RSS within 2 MB of .ts | %+.1f MB | %s |\n", (m - r) / 1024, (m - r <= 2 * 1024) ? "yes" : "no"
 }'
-rm -f a.ts b.ts copy.bin time.txt stderr.txt strace.txt
+rm -f a.ts a.mp4 b.ts copy.bin time.txt stderr.txt strace.txt

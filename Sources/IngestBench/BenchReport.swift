@@ -1,4 +1,5 @@
 import IngestCore
+
 /// Every figure of a benchmark run, as markdown tables (the report people read) and as JSON.
 public struct BenchReport: Sendable {
   /// Pipeline scenarios, in the order run.
@@ -167,6 +168,17 @@ public struct BenchReport: Sendable {
       lines.append("|---|---|---|---|---|---|")
       lines.append(
         "| \(mux.passes) | \(mux.units) | \(Self.fixed(mux.inputMegabytesPerSecond, 0)) | \(Self.fixed(mux.outputMegabytesPerSecond, 0)) | \(mux.allocationsPerUnit.map { Self.fixed($0, 4) } ?? "-") | \(mux.peakResident.map(Self.mb) ?? "-") |"
+      )
+      lines.append("")
+      lines.append("### Writers side by side (one core, same units)")
+      lines.append("")
+      lines.append("| writer | units | input MB/s | output MB/s | allocs per unit |")
+      lines.append("|---|---|---|---|---|")
+      lines.append(
+        "| MPEG-TS (`TSPacketizer`) | \(mux.units) | \(Self.fixed(mux.inputMegabytesPerSecond, 0)) | \(Self.fixed(mux.outputMegabytesPerSecond, 0)) | \(mux.allocationsPerUnit.map { Self.fixed($0, 4) } ?? "-") |"
+      )
+      lines.append(
+        "| fragmented MP4 (`MP4Fragmenter`) | \(mux.mp4Units) | \(Self.fixed(mux.mp4InputMegabytesPerSecond, 0)) | \(Self.fixed(mux.mp4OutputMegabytesPerSecond, 0)) | \(mux.mp4AllocationsPerUnit.map { Self.fixed($0, 4) } ?? "-") |"
       )
     }
     lines.append("")

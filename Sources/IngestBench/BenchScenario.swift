@@ -34,7 +34,7 @@ public enum BenchScenario: String, CaseIterable, Sendable {
     case .burst: "every video frame an IDR 2 s of every 6 s; link at 1.5x the mean bit rate"
     case .soak: "dump looped at maximum speed on the real clock, unlimited sink"
     case .srt: "realtime replay into an SRT listener (libsrt, sender thread)"
-    case .mux: "TSPacketizer alone over the dump's samples in memory"
+    case .mux: "TSPacketizer, then MP4Fragmenter, alone over the dump's samples in memory"
     }
   }
 }

@@ -1,3 +1,4 @@
+import IngestCore
 import IngestPOSIX
 
 /// Why an HLS recording could not be written or recovered.
@@ -11,6 +12,9 @@ public enum HLSError: Error, Equatable, Sendable, CustomStringConvertible {
   case notARecording(directory: String)
   /// Another process (a live run or a recovery) is writing `directory`.
   case locked(directory: String)
+  /// `directory` holds a recording whose segments are `found`, and the run asked for
+  /// `requested`: one playlist cannot list both.
+  case containerMismatch(directory: String, found: HLSContainer, requested: HLSContainer)
 
   public var description: String {
     switch self {
@@ -24,6 +28,10 @@ public enum HLSError: Error, Equatable, Sendable, CustomStringConvertible {
     case .locked(let directory):
       "\(directory): another ingest process is writing this HLS directory (it holds the lock);"
         + " wait for it to end or choose another directory"
+    case .containerMismatch(let directory, let found, let requested):
+      "\(directory): the recording there has \(found.segmentExtension) segments, and this run"
+        + " asked for \(requested.segmentExtension) ones (container=\(requested.rawValue)); one"
+        + " playlist cannot list both: add container=\(found.rawValue) or choose another directory"
     }
   }
 }

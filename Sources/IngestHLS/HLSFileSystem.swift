@@ -98,12 +98,23 @@ enum HLSFileSystem {
   /// reader sees the old or the new text, never a mix. When the copy cannot be made (a full
   /// disk), the old file is left untouched and the temporary one removed.
   static func replace(_ path: String, with text: String) throws(FileError) {
+    try replace(path, with: Array(text.utf8))
+  }
+
+  /// Replaces `path` atomically with `bytes` (an fMP4 initialization section), as above.
+  static func replace(_ path: String, with bytes: [UInt8]) throws(FileError) {
     let temporary = path + ".tmp"
     do throws(FileError) {
       let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
       guard fd >= 0 else { throw FileError(operation: "create", path: temporary, errno: errno) }
       defer { _ = systemClose(fd) }
-      try writeAll(fd, text, path: temporary)
+      do {
+        try bytes.withUnsafeBytes { buffer in
+          Result { () throws(Errno) in try FileDescriptor(rawValue: fd).writeAll(buffer) }
+        }.get()
+      } catch {
+        throw FileError(operation: "write", path: temporary, errno: error.code)
+      }
       guard fsync(fd) == 0 else {
         throw FileError(operation: "sync", path: temporary, errno: errno)
       }

@@ -10,6 +10,15 @@
 /// end                                                     the recording was finished or recovered
 /// ```
 ///
+/// An fMP4 recording adds its initialization sections, each recorded once its file is synced
+/// and in place, and names the one each segment needs after the date:
+///
+/// ```
+/// map init00042.mp4 1187                                  an initialization section: bytes
+/// open seg00042.m4s 1 2026-03-01T12:34:56.789Z init00042.mp4
+/// segment seg00042.m4s 2.002000 123456 1 2026-03-01T12:34:56.789Z init00042.mp4
+/// ```
+///
 /// A recording is unfinished when lines follow the last `end` (or there is none). A torn or
 /// malformed line is skipped and reported, never fatal.
 public struct HLSJournal: Equatable, Sendable {
@@ -23,6 +32,8 @@ public struct HLSJournal: Equatable, Sendable {
     public var name: String
     public var discontinuity: Bool
     public var programDateTime: Int64
+    /// The initialization section it needs (fMP4), nil for a TS segment.
+    public var map: String?
   }
 
   /// A line that was skipped.
@@ -35,6 +46,8 @@ public struct HLSJournal: Equatable, Sendable {
 
   /// Complete segments in the order they were recorded.
   public internal(set) var segments: [HLSSegment] = []
+  /// Initialization sections in the order they were recorded (fMP4 recordings).
+  public internal(set) var maps: [HLSMap] = []
   /// The segment being written when the journal ends, if any.
   public internal(set) var openSegment: OpenSegment?
   /// Whether the last event is `end`.
@@ -81,6 +94,9 @@ public struct HLSJournal: Equatable, Sendable {
 
   public init() {}
 
+  /// The initialization section recorded as `name`, the latest if it was recorded twice.
+  public func map(named name: String) -> HLSMap? { maps.last { $0.name == name } }
+
   /// Parses a whole journal text (tests and small journals; `HLSJournalReader` streams a file).
   public static func parse(_ text: String) -> HLSJournal {
     var journal = HLSJournal()
@@ -119,27 +135,41 @@ public struct HLSJournal: Equatable, Sendable {
       targetDuration = target
       self.window = window
       isFinished = false
+    case "map":
+      guard fields.count == 3, HLSSegment.index(ofMapName: String(fields[1])) != nil,
+        let bytes = Int64(fields[2]), bytes > 0
+      else { return bad("malformed map line") }
+      maps.append(HLSMap(name: String(fields[1]), bytes: bytes))
+      isFinished = false
     case "open":
-      guard fields.count == 4, HLSSegment.index(ofFileName: String(fields[1])) != nil,
-        let discontinuity = Self.flag(fields[2]), let date = HLSDateTime.parse(fields[3])
+      guard fields.count == 4 || fields.count == 5,
+        HLSSegment.index(ofFileName: String(fields[1])) != nil,
+        let discontinuity = Self.flag(fields[2]), let date = HLSDateTime.parse(fields[3]),
+        let map = Self.mapField(fields, at: 4)
       else { return bad("malformed open line") }
       openSegment = OpenSegment(
-        name: String(fields[1]), discontinuity: discontinuity, programDateTime: date)
+        name: String(fields[1]), discontinuity: discontinuity, programDateTime: date, map: map)
       isFinished = false
     case "segment":
-      guard fields.count == 6, HLSSegment.index(ofFileName: String(fields[1])) != nil,
+      guard fields.count == 6 || fields.count == 7,
+        HLSSegment.index(ofFileName: String(fields[1])) != nil,
         let duration = HLSSegment.ticks(seconds: fields[2]), let bytes = Int64(fields[3]),
         bytes > 0,
-        let discontinuity = Self.flag(fields[4]), let date = HLSDateTime.parse(fields[5])
+        let discontinuity = Self.flag(fields[4]), let date = HLSDateTime.parse(fields[5]),
+        let map = Self.mapField(fields, at: 6)
       else { return bad("malformed segment line") }
       let name = String(fields[1])
       guard !segments.contains(where: { $0.name == name }) else {
         return bad("segment \(name) recorded twice")
       }
+      // A segment that names a map needs its file: one recorded before it.
+      if let map, self.map(named: map) == nil {
+        return bad("segment \(name) needs \(map), which no map line records")
+      }
       segments.append(
         HLSSegment(
           name: name, duration: duration, bytes: bytes, discontinuity: discontinuity,
-          programDateTime: date))
+          programDateTime: date, map: map))
       if openSegment?.name == name { openSegment = nil }
       isFinished = false
     case "end":
@@ -149,6 +179,14 @@ public struct HLSJournal: Equatable, Sendable {
     default:
       bad("unknown line '\(Self.printable(word.prefix(16)))'")
     }
+  }
+
+  /// The optional map name at `index`: `.some(nil)` when the line has no such field,
+  /// nil when the field is no map name.
+  private static func mapField(_ fields: [Substring], at index: Int) -> String?? {
+    guard index < fields.count else { return .some(nil) }
+    guard HLSSegment.index(ofMapName: String(fields[index])) != nil else { return nil }
+    return .some(String(fields[index]))
   }
 
   private static func flag(_ text: Substring) -> Bool? {
@@ -171,13 +209,21 @@ public struct HLSJournal: Equatable, Sendable {
     "run \(playlist) \(targetDuration) \(window)\n"
   }
 
-  static func openLine(name: String, discontinuity: Bool, programDateTime: Int64) -> String {
-    "open \(name) \(discontinuity ? 1 : 0) \(HLSDateTime.format(programDateTime))\n"
+  static func mapLine(_ map: HLSMap) -> String { "map \(map.name) \(map.bytes)\n" }
+
+  static func openLine(
+    name: String, discontinuity: Bool, programDateTime: Int64, map: String? = nil
+  )
+    -> String
+  {
+    "open \(name) \(discontinuity ? 1 : 0) \(HLSDateTime.format(programDateTime))"
+      + (map.map { " " + $0 } ?? "") + "\n"
   }
 
   static func segmentLine(_ segment: HLSSegment) -> String {
     "segment \(segment.name) \(HLSSegment.seconds(segment.duration, decimals: 6)) \(segment.bytes) "
-      + "\(segment.discontinuity ? 1 : 0) \(HLSDateTime.format(segment.programDateTime))\n"
+      + "\(segment.discontinuity ? 1 : 0) \(HLSDateTime.format(segment.programDateTime))"
+      + (segment.map.map { " " + $0 } ?? "") + "\n"
   }
 
   static let endLine = "end\n"

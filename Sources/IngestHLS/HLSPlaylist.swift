@@ -1,4 +1,6 @@
-/// A media playlist (RFC 8216, version 3) over a growing list of segments, with a sliding window.
+/// A media playlist (RFC 8216) over a growing list of segments, with a sliding window: version
+/// 3 for TS segments, version 7 for fMP4 segments, whose initialization section `EXT-X-MAP`
+/// names before the first segment listed and again wherever it changes.
 ///
 /// The sequence number of a segment is its position in the recording (0 for the first), so
 /// `EXT-X-MEDIA-SEQUENCE` grows by exactly the number of segments that slid out of the window, and
@@ -55,7 +57,10 @@ public struct HLSPlaylist: Equatable, Sendable {
 
   /// The playlist text.
   public var rendered: String {
-    var text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:\(targetDuration)\n"
+    // EXT-X-MAP without I-frame playlists needs version 6; 7 is what Apple's authoring
+    // specification asks of fMP4 playlists.
+    let version = segments.contains { $0.map != nil } ? 7 : 3
+    var text = "#EXTM3U\n#EXT-X-VERSION:\(version)\n#EXT-X-TARGETDURATION:\(targetDuration)\n"
     text += "#EXT-X-MEDIA-SEQUENCE:\(mediaSequence)\n"
     if discontinuitySequence > 0 {
       text += "#EXT-X-DISCONTINUITY-SEQUENCE:\(discontinuitySequence)\n"
@@ -65,8 +70,13 @@ public struct HLSPlaylist: Equatable, Sendable {
     case .vod: text += "#EXT-X-PLAYLIST-TYPE:VOD\n"
     case .live: break
     }
+    var map: String?
     for segment in segments {
       if segment.discontinuity { text += "#EXT-X-DISCONTINUITY\n" }
+      if let name = segment.map, name != map {
+        text += "#EXT-X-MAP:URI=\"" + name + "\"\n"
+        map = name
+      }
       text += "#EXT-X-PROGRAM-DATE-TIME:" + HLSDateTime.format(segment.programDateTime) + "\n"
       text += "#EXTINF:" + HLSSegment.seconds(segment.duration, decimals: 3) + ",\n"
       text += segment.name + "\n"

@@ -1,3 +1,4 @@
+import IngestCore
 import IngestPOSIX
 
 /// What recovering a recording directory found and did.
@@ -60,7 +61,9 @@ public struct HLSRecoveryReport: Equatable, Sendable, CustomStringConvertible {
 ///   recorded size and renamed. Otherwise it is reported lost and not listed.
 /// - A `.part` the journal does not record as complete is cut to its whole access units and kept
 ///   as a final segment if that still starts with PAT and holds a whole keyframe (audio frame
-///   without video); otherwise it is removed.
+///   without video); otherwise it is removed. An fMP4 `.part` (`.m4s.part`) is cut to its whole
+///   fragments and kept under the initialization section its `open` line names, if that file is
+///   whole and the first fragment starts with a keyframe.
 /// - Leftover `*.tmp` files (the space reserve, a half-written playlist copy) are removed first.
 /// - A `journal` or `.part` that is a symbolic link is refused before anything is changed, so
 ///   that nothing outside the directory is cut or appended to.
@@ -161,8 +164,12 @@ public enum HLSRecovery {
     if journal.endsWithTornLine { try journalFile.append(HLSJournal.tornLineEnd) }
     for partName in partNames where !handledParts.contains(partName) {
       let partPath = HLSFileSystem.join(directory, partName)
-      let scan = try HLSSegmentScanner.scan(path: partPath)
       let name = String(partName.dropLast(5))
+      let opened = journal.openSegment?.name == name ? journal.openSegment : nil
+      let map =
+        HLSContainer.of(segmentName: name) == .fragmentedMP4
+        ? Self.map(for: opened, journal: journal, directory: directory) : nil
+      let scan = try Self.scanPart(partPath, map: map, directory: directory)
       guard scan.isPlayable, HLSSegment.index(ofFileName: partName) != nil,
         !segments.contains(where: { $0.name == name })
       else {
@@ -171,13 +178,12 @@ public enum HLSRecovery {
         continue
       }
       try HLSFileSystem.truncate(partPath, to: scan.completeBytes)
-      let opened = journal.openSegment?.name == name ? journal.openSegment : nil
       let date =
         opened?.programDateTime
         ?? segments.last.map { $0.programDateTime + $0.duration / 90 } ?? now
       let segment = HLSSegment(
         name: name, duration: scan.duration, bytes: scan.completeBytes,
-        discontinuity: opened?.discontinuity ?? false, programDateTime: date)
+        discontinuity: opened?.discontinuity ?? false, programDateTime: date, map: map)
       try journalFile.append(HLSJournal.segmentLine(segment))
       try HLSFileSystem.rename(partPath, to: HLSFileSystem.join(directory, name))
       segments.append(segment)
@@ -201,5 +207,34 @@ public enum HLSRecovery {
     if !journal.isFinished { try journalFile.append(HLSJournal.endLine) }
     try HLSFileSystem.syncDirectory(directory)
     return report
+  }
+
+  /// The initialization section an fMP4 partial segment was written for: the one its `open`
+  /// line names, else the newest the journal records; nil when that file is missing or not
+  /// whole (the partial cannot be read without it).
+  private static func map(
+    for opened: HLSJournal.OpenSegment?, journal: HLSJournal,
+    directory: String
+  ) -> String? {
+    guard let name = opened?.map ?? journal.maps.last?.name,
+      let recorded = journal.map(named: name),
+      HLSFileSystem.size(of: HLSFileSystem.join(directory, name)) == recorded.bytes
+    else { return nil }
+    return name
+  }
+
+  /// What a partial segment holds that is whole: its access units (TS), or its fragments
+  /// (fMP4, read with its initialization section `map`; none without one).
+  private static func scanPart(_ path: String, map: String?, directory: String) throws(FileError)
+    -> (isPlayable: Bool, fileBytes: Int64, completeBytes: Int64, duration: Int64)
+  {
+    guard HLSContainer.of(segmentName: String(path.dropLast(5))) == .fragmentedMP4 else {
+      let scan = try HLSSegmentScanner.scan(path: path)
+      return (scan.isPlayable, scan.fileBytes, scan.completeBytes, scan.duration)
+    }
+    guard let map else { return (false, HLSFileSystem.size(of: path) ?? 0, 0, 0) }
+    let scan = try HLSFragmentedSegmentScanner.scan(
+      path: path, mapPath: HLSFileSystem.join(directory, map))
+    return (scan.isPlayable, scan.fileBytes, scan.completeBytes, scan.duration)
   }
 }

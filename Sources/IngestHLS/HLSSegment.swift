@@ -1,3 +1,5 @@
+import IngestCore
+
 /// One complete media segment of an HLS recording: what the journal records and the playlist lists.
 public struct HLSSegment: Equatable, Sendable {
   /// The file name inside the recording directory, e.g. `seg00042.ts`.
@@ -10,32 +12,57 @@ public struct HLSSegment: Equatable, Sendable {
   public var discontinuity: Bool
   /// Wall-clock time of the segment's first sample, milliseconds since 1970-01-01 UTC.
   public var programDateTime: Int64
+  /// The initialization section an fMP4 segment needs (`EXT-X-MAP`), e.g. `init00042.mp4`; nil
+  /// for a TS segment.
+  public var map: String?
 
   public init(
-    name: String, duration: Int64, bytes: Int64, discontinuity: Bool, programDateTime: Int64
+    name: String, duration: Int64, bytes: Int64, discontinuity: Bool, programDateTime: Int64,
+    map: String? = nil
   ) {
     self.name = name
     self.duration = duration
     self.bytes = bytes
     self.discontinuity = discontinuity
     self.programDateTime = programDateTime
+    self.map = map
   }
 
-  /// The file name of segment number `index`: `seg00042.ts` (more digits past 99999).
-  public static func fileName(index: Int) -> String {
+  /// The file name of segment number `index`: `seg00042.ts` or `seg00042.m4s` (more digits
+  /// past 99999).
+  public static func fileName(index: Int, container: HLSContainer = .transportStream) -> String {
+    "seg" + paddedNumber(index) + container.segmentExtension
+  }
+
+  /// The file name of the initialization section first used by segment number `index`:
+  /// `init00042.mp4`. Named after that segment, so a map written by a later run (or after a
+  /// format change) never replaces one that earlier segments refer to.
+  public static func mapFileName(index: Int) -> String { "init" + paddedNumber(index) + ".mp4" }
+
+  private static func paddedNumber(_ index: Int) -> String {
     let digits = String(index)
-    return "seg" + String(repeating: "0", count: max(0, 5 - digits.count)) + digits + ".ts"
+    return String(repeating: "0", count: max(0, 5 - digits.count)) + digits
   }
 
-  /// The number in a segment file name (`seg00042.ts` or `seg00042.ts.part`), or nil for any other
-  /// name.
+  /// The number in a segment file name (`seg00042.ts`, `seg00042.m4s`, or either with `.part`),
+  /// or nil for any other name.
   public static func index(ofFileName name: String) -> Int? {
     var rest = Substring(name)
-    guard rest.hasPrefix("seg") else { return nil }
-    rest = rest.dropFirst(3)
     if rest.hasSuffix(".part") { rest = rest.dropLast(5) }
-    guard rest.hasSuffix(".ts") else { return nil }
-    rest = rest.dropLast(3)
+    guard let container = HLSContainer.of(segmentName: String(rest)) else { return nil }
+    return number(in: rest.dropLast(container.segmentExtension.count), prefix: "seg")
+  }
+
+  /// The number in an initialization section's name (`init00042.mp4`), or nil for any other
+  /// name.
+  public static func index(ofMapName name: String) -> Int? {
+    guard name.hasSuffix(".mp4") else { return nil }
+    return number(in: Substring(name).dropLast(4), prefix: "init")
+  }
+
+  private static func number(in text: Substring, prefix: String) -> Int? {
+    guard text.hasPrefix(prefix) else { return nil }
+    let rest = text.dropFirst(prefix.count)
     guard !rest.isEmpty, rest.count <= 9, rest.allSatisfy({ $0.isASCII && $0.isNumber }) else {
       return nil
     }

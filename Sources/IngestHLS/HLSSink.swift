@@ -1,9 +1,9 @@
 import IngestCore
 import IngestPOSIX
 
-/// Writes the transport stream as HLS: segments cut at keyframes, a live media playlist, and a
-/// journal that lets an interrupted recording be recovered (see docs/hls.md). One writer per
-/// directory: `open` takes the directory's lock and refuses while another process holds it.
+/// Writes the stream as HLS: segments cut at keyframes, a live media playlist, and a journal
+/// that lets an interrupted recording be recovered (see docs/hls.md). One writer per directory:
+/// `open` takes the directory's lock and refuses while another process holds it.
 ///
 /// ```
 /// DIR/
@@ -14,9 +14,16 @@ import IngestPOSIX
 ///   space.tmp           disk space held back for recovery after a full disk (HLSSpaceReserve)
 /// ```
 ///
-/// A segment starts at a video keyframe whose prefix holds PAT and PMT (its first packet carries
-/// the PCR), once the running segment reached the target duration, or at the first keyframe after
-/// a clock reset. Without video it starts at a unit of the PCR track whose prefix holds PAT/PMT.
+/// The segments are MPEG-TS (`Configuration.container`, the transport stream from the ring) or
+/// fMP4: `segNNNNN.m4s` files of `moof` + `mdat` fragments after an initialization section
+/// `initNNNNN.mp4` (`EXT-X-MAP`), made from the ring's access units (`HLSFragmentCollector`).
+///
+/// A TS segment starts at a video keyframe whose prefix holds PAT and PMT (its first packet
+/// carries the PCR), once the running segment reached the target duration, or at the first
+/// keyframe after a clock reset. Without video it starts at a unit of the PCR track whose prefix
+/// holds PAT/PMT. An fMP4 segment starts at the same units (the ring's keyframes: IDR pictures
+/// for H.264, IRAP for HEVC), and also at the first keyframe after a format change, under a new
+/// initialization section and with a discontinuity.
 public final class HLSSink: OutputSink {
   /// Settings of an HLS output.
   public struct Configuration: Sendable {
@@ -30,6 +37,8 @@ public final class HLSSink: OutputSink {
     public var window = 6
     /// Bytes of the one write buffer segments stream through.
     public var bufferCapacity = 256 << 10
+    /// MPEG-TS or fMP4 segments; `HLSContainer.preferred(for:)` picks by codec.
+    public var container = HLSContainer.transportStream
 
     public init(directory: String) { self.directory = directory }
   }
@@ -43,9 +52,11 @@ public final class HLSSink: OutputSink {
     var timingUnits = 1
     var discontinuity: Bool
     var programDateTime: Int64
+    var map: String?
   }
 
-  public let payloadFormat = PayloadFormat.transportStream
+  /// The transport stream for TS segments, access units for fMP4 ones.
+  public var payloadFormat: PayloadFormat { configuration.container.payloadFormat }
   public let configuration: Configuration
   /// Called on the sender's thread after each segment is complete and listed.
   public var onSegment: ((HLSSegment) -> Void)?
@@ -78,15 +89,33 @@ public final class HLSSink: OutputSink {
   public private(set) var warnings: [String] = []
   /// Units lost with a segment that could not be completed (a full disk), by track.
   private var lost = Array(repeating: 0, count: SampleKind.allCases.count)
+  /// fMP4: the fragments being collected, made at `open`; nil for TS.
+  private var fragments: HLSFragmentCollector?
+  /// fMP4: the tracks the fragment buffers are planned for.
+  private let plannedKinds: [SampleKind]
+  /// fMP4: the initialization section the open segment (and the next, unless a format changes)
+  /// refers to; nil before the run's first.
+  private var map: HLSMap?
+  /// fMP4: video waits for a keyframe (after a unit too large for the fragment buffer).
+  private var awaitingKeyframe = false
 
-  public init(configuration: Configuration) {
+  /// - Parameters:
+  ///   - configuration: where and how to record.
+  ///   - tracks: the run's tracks, which size the fMP4 fragment buffers (all three when nil).
+  public init(configuration: Configuration, tracks: TrackFormats? = nil) {
     self.configuration = configuration
+    plannedKinds = tracks?.kinds ?? SampleKind.allCases
     playlist = HLSPlaylist(
       window: configuration.window, targetDuration: configuration.targetDuration)
   }
 
   public var bufferBytes: Int {
-    configuration.bufferCapacity + pendingCapacity * MemoryLayout<(Int, Int64)>.stride
+    switch configuration.container {
+    case .transportStream:
+      configuration.bufferCapacity + pendingCapacity * MemoryLayout<(Int, Int64)>.stride
+    case .fragmentedMP4:
+      configuration.bufferCapacity + HLSFragmentCollector.bufferBytes(kinds: plannedKinds)
+    }
   }
 
   private var pendingCapacity: Int { 2 * (configuration.bufferCapacity / 188 + 1) }
@@ -97,6 +126,11 @@ public final class HLSSink: OutputSink {
   /// The units whose bytes did not all reach a segment file, by track.
   public var unstoredUnits: [Int]? {
     var counts = lost
+    if let fragments {
+      // Every fragment is flushed once written: what is not in a file is being collected.
+      for kind in counts.indices { counts[kind] += fragments.collected[kind] }
+      return counts
+    }
     let reached = acceptedBytes ?? 0
     for unit in pending[pendingHead...] where unit.end > reached { counts[unit.kind] += 1 }
     return counts
@@ -117,7 +151,16 @@ public final class HLSSink: OutputSink {
   public func open(tracks: TrackFormats) throws(SinkError) {
     close()
     timingKind = tracks.pcrKind ?? .video
-    pending.reserveCapacity(pendingCapacity)
+    if configuration.container == .fragmentedMP4 {
+      guard !tracks.kinds.isEmpty else {
+        throw .unsupported(endpoint: directory, reason: "no track to record")
+      }
+      fragments = HLSFragmentCollector(tracks: tracks)
+      map = nil
+      awaitingKeyframe = false
+    } else {
+      pending.reserveCapacity(pendingCapacity)
+    }
     do {
       try HLSFileSystem.makeDirectories(directory)
       directoryLock = try HLSDirectoryLock(directory: directory)
@@ -141,11 +184,20 @@ public final class HLSSink: OutputSink {
   private func resume() throws {
     let journalPath = HLSFileSystem.join(directory, HLSJournal.fileName)
     let earlier = try HLSFileSystem.readJournal(journalPath) ?? HLSJournal()
+    // One playlist cannot switch between TS and fMP4 segments: EXT-X-MAP would apply to both.
+    if let found = earlier.segments.last.flatMap({ HLSContainer.of(segmentName: $0.name) }),
+      found != configuration.container
+    {
+      throw HLSError.containerMismatch(
+        directory: directory, found: found, requested: configuration.container)
+    }
     playlist = HLSPlaylist(
       window: configuration.window, targetDuration: configuration.targetDuration)
     nextIndex = 0
     for name in try HLSFileSystem.entries(of: directory) {
-      if let index = HLSSegment.index(ofFileName: name) { nextIndex = max(nextIndex, index + 1) }
+      if let index = HLSSegment.index(ofFileName: name) ?? HLSSegment.index(ofMapName: name) {
+        nextIndex = max(nextIndex, index + 1)
+      }
     }
     for segment in earlier.segments
     where HLSFileSystem.size(of: HLSFileSystem.join(directory, segment.name)) == segment.bytes {
@@ -173,6 +225,11 @@ public final class HLSSink: OutputSink {
     throws(SinkError)
     -> SinkWriteResult
   {
+    if fragments != nil {
+      let result = try writeFragmented(unit, bytes: bytes)
+      if result == .written { noteWritten(unit) }
+      return result
+    }
     if unit.isDiscontinuity { discontinuityPending = true }
     let cutPoint = isCutPoint(unit, bytes: bytes)
     do {
@@ -192,6 +249,13 @@ public final class HLSSink: OutputSink {
     }
     taken += Int64(bytes.count)
     notePending(kind: Int(unit.kind.rawValue))
+    noteWritten(unit)
+    return .written
+  }
+
+  /// Keeps the open segment's timing (its last unit on the timing track) and warns once about
+  /// a segment that found no keyframe to end at.
+  private func noteWritten(_ unit: OutgoingUnit) {
     if let segment = current, unit.dts - segment.startDTS > 2 * cutAfter, warnings.isEmpty {
       // Without keyframes to cut at, segments outgrow the target duration the playlist states.
       // An H.264 encoder with open GOPs gives none: its recovery points are no keyframes here.
@@ -206,7 +270,6 @@ public final class HLSSink: OutputSink {
       segment.timingUnits += 1
       current = segment
     }
-    return .written
   }
 
   /// Enters the unit just written and forgets those that reached the file, without allocating:
@@ -233,7 +296,11 @@ public final class HLSSink: OutputSink {
   }
 
   private func startSegment(_ unit: OutgoingUnit, journalPrefix: String) throws(FileError) {
-    let name = HLSSegment.fileName(index: nextIndex)
+    var journalPrefix = journalPrefix
+    if fragments != nil, map == nil || fragments!.hasWaitingFormat {
+      journalPrefix += try writeMap()
+    }
+    let name = HLSSegment.fileName(index: nextIndex, container: configuration.container)
     // Dates follow the media durations so they never go back; the wall clock anchors the first
     // segment of a run, and a later one after a clock reset if it is ahead.
     var date: Int64
@@ -246,14 +313,15 @@ public final class HLSSink: OutputSink {
     try journal?.append(
       journalPrefix
         + HLSJournal.openLine(
-          name: name, discontinuity: discontinuityPending, programDateTime: date))
+          name: name, discontinuity: discontinuityPending, programDateTime: date,
+          map: map?.name))
     let writer = try FileWriter(
       path: HLSFileSystem.join(directory, name + ".part"),
       bufferCapacity: configuration.bufferCapacity)
     nextIndex += 1
     current = OpenSegment(
       name: name, writer: writer, startDTS: unit.dts, lastDTS: unit.dts,
-      discontinuity: discontinuityPending, programDateTime: date)
+      discontinuity: discontinuityPending, programDateTime: date, map: map?.name)
     discontinuityPending = false
   }
 
@@ -269,7 +337,7 @@ public final class HLSSink: OutputSink {
     pendingHead = 0
     let segment = HLSSegment(
       name: open.name, duration: max(duration, 1), bytes: open.writer.bytesWritten,
-      discontinuity: open.discontinuity, programDateTime: open.programDateTime)
+      discontinuity: open.discontinuity, programDateTime: open.programDateTime, map: open.map)
     let line = HLSJournal.segmentLine(segment)
     previous = segment
     if let next {
@@ -296,6 +364,10 @@ public final class HLSSink: OutputSink {
   /// Stops writing after a failure; the `.part` file, the journal and the space reserve stay for
   /// recovery.
   public func close() {
+    if fragments != nil {
+      // The fragment being collected never reached the file.
+      for (kind, count) in fragments!.discardFragment().enumerated() { lost[kind] += count }
+    }
     try? current?.writer.close()
     // What the open segment's buffer still held is lost with it; what reached its `.part` stays
     // for recovery.
@@ -317,6 +389,7 @@ public final class HLSSink: OutputSink {
     guard let journal else { return }
     do {
       if let open = current {
+        try fragments?.write(to: open.writer, endingAt: nil, kind: nil)
         let lone: Int64 = timingKind == .video ? 3000 : 1920
         let tail = open.timingUnits > 1 ? open.lastDelta : lone
         try finishSegment(duration: open.lastDTS - open.startDTS + tail, next: nil)
@@ -333,6 +406,81 @@ public final class HLSSink: OutputSink {
     reserve = nil
     directoryLock?.release()
     directoryLock = nil
+  }
+
+  // MARK: fMP4 segments
+
+  /// Takes one access unit into the fMP4 segments: cuts a segment at a keyframe (the same cut
+  /// points as TS segments), writes a fragment into the open segment at every other keyframe,
+  /// and collects the unit into the fragment. The collector is mutated in place: a copy would
+  /// copy its buffers.
+  private func writeFragmented(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer)
+    throws(SinkError) -> SinkWriteResult
+  {
+    guard fragments!.carries(unit.kind) else { return .discarded(.notCarried) }
+    if unit.isDiscontinuity { discontinuityPending = true }
+    if let format = unit.format {
+      // A new format needs a new initialization section, so a new segment: at the next cut
+      // point, with a discontinuity.
+      fragments!.wait(for: format, kind: unit.kind)
+      discontinuityPending = true
+    }
+    let isVideo = unit.kind == .video
+    let cutPoint = timingKind == .video ? isVideo && unit.isKeyframe : unit.kind.isAudio
+    if awaitingKeyframe && isVideo && !unit.isKeyframe { return .discarded(.awaitingKeyframe) }
+    guard current != nil || cutPoint else {
+      // Nothing before the first keyframe: a segment must start decodable.
+      return .discarded(.awaitingKeyframe)
+    }
+    let cuts =
+      cutPoint
+      && (current.map { unit.dts - $0.startDTS >= cutAfter || discontinuityPending } ?? true)
+    // A unit in a format whose initialization section is not written yet waits for the cut
+    // (an audio track that changed mid-segment loses its frames until the next keyframe).
+    if fragments!.isWaiting(unit.kind) && !cuts { return .discarded(.awaitingKeyframe) }
+    guard let decodeTime = fragments!.clock.decodeTime(of: unit) else {
+      return .discarded(.awaitingKeyframe)
+    }
+    do throws(FileError) {
+      if cuts {
+        if let open = current {
+          try fragments!.write(to: open.writer, endingAt: decodeTime, kind: unit.kind)
+          try finishSegment(duration: unit.dts - open.startDTS, next: unit)
+        } else {
+          try startSegment(unit, journalPrefix: "")
+        }
+      } else if isVideo && unit.isKeyframe, let open = current {
+        // One fragment per GOP: the segment's file holds all but the GOP being collected.
+        try fragments!.write(to: open.writer, endingAt: decodeTime, kind: unit.kind)
+      }
+      if !fragments!.append(unit, bytes: bytes, decodeTime: decodeTime) {
+        try fragments!.write(to: current!.writer, endingAt: decodeTime, kind: unit.kind)
+        guard fragments!.append(unit, bytes: bytes, decodeTime: decodeTime) else {
+          // Larger than the whole buffer: the frames after it may reference it.
+          if isVideo { awaitingKeyframe = true }
+          return .discarded(.invalid)
+        }
+      }
+    } catch {
+      for (kind, count) in fragments!.discardFragment().enumerated() { lost[kind] += count }
+      throw SinkError(file: error)
+    }
+    if isVideo { awaitingKeyframe = false }
+    return .written
+  }
+
+  /// Writes the initialization section for the next segment (`initNNNNN.mp4`: written aside,
+  /// synced, renamed into place and the directory synced, so that a journal line naming it
+  /// never names a file a crash could lose) and makes it the map of the segments from here on.
+  /// - Returns: the journal line that records it, to go before the next segment's `open`.
+  private func writeMap() throws(FileError) -> String {
+    let bytes = fragments!.initSection()
+    let name = HLSSegment.mapFileName(index: nextIndex)
+    try HLSFileSystem.replace(HLSFileSystem.join(directory, name), with: bytes)
+    try HLSFileSystem.syncDirectory(directory)
+    let written = HLSMap(name: name, bytes: Int64(bytes.count))
+    map = written
+    return HLSJournal.mapLine(written)
   }
 }
 

@@ -17,8 +17,8 @@ import IngestPOSIX
 /// The ring holds access units (AVCC video, raw AAC). The three streams stay three tracks. The
 /// file starts at the first video keyframe: units before it (and audio from before it) are
 /// discarded as `.awaitingKeyframe`. Times are made relative to that keyframe's decode time,
-/// one base for every track, so the tracks stay in sync; a clock reset that would take a
-/// track's time back moves the base instead, since a track's decode times never go back.
+/// one base for every track (`MP4DecodeClock`), so the tracks stay in sync; a clock reset that
+/// would take a track's time back moves the base instead.
 ///
 /// A format change mid-run (the device rotated: a new avcC; a new AAC configuration) is refused
 /// with a non-retryable error: one file holds one sample description per track. The fragment
@@ -52,12 +52,8 @@ public final class MP4FileSink: OutputSink {
   /// Index in `tracks` by `SampleKind.rawValue`; -1 for a stream the file does not carry.
   private var trackIndex = [Int](repeating: -1, count: SampleKind.allCases.count)
   private let videoIndex: Int?
-  /// 90 kHz decode time of the first unit written, which becomes time 0; nil before it.
-  private var base: Int64?
-  /// Added to every time after a clock reset, so that no track's time goes back.
-  private var shift: Int64 = 0
-  /// Per track: the latest 90 kHz decode time written (relative, shifted).
-  private var lastDecodeTime = [Int64](repeating: Int64.min, count: SampleKind.allCases.count)
+  /// Decode times from the first unit written, never going back on a track.
+  private var clock = MP4DecodeClock()
   /// The 90 kHz decode time of the first unit of the fragment being collected.
   private var fragmentStart: Int64?
   /// Dropping video until the next keyframe (before the first, after an oversized frame).
@@ -111,11 +107,9 @@ public final class MP4FileSink: OutputSink {
     } catch {
       throw SinkError(file: error)
     }
-    base = nil
-    shift = 0
+    clock.reset()
     awaitingKeyframe = true
     fragmentStart = nil
-    for index in lastDecodeTime.indices { lastDecodeTime[index] = Int64.min }
   }
 
   public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
@@ -141,16 +135,8 @@ public final class MP4FileSink: OutputSink {
         return .discarded(.awaitingKeyframe)
       }
     }
-    if base == nil { base = unit.dts }
-    var decodeTime = unit.dts - base! + shift
-    if unit.isDiscontinuity, let latest = lastDecodeTime.max(), decodeTime < latest {
-      // A clock reset: continue from the latest time written, one frame on.
-      shift += latest - decodeTime + (isVideo ? 3000 : 1920)
-      decodeTime = unit.dts - base! + shift
-    }
     // Audio from before the first keyframe, or a unit whose time slipped back.
-    guard decodeTime >= 0 else { return .discarded(.awaitingKeyframe) }
-    decodeTime = max(decodeTime, lastDecodeTime[kind])
+    guard let decodeTime = clock.decodeTime(of: unit) else { return .discarded(.awaitingKeyframe) }
     let track = tracks[index]
     let offset = UInt32(clamping: max(0, track.ticks(from: unit.pts) - track.ticks(from: unit.dts)))
 
@@ -178,7 +164,7 @@ public final class MP4FileSink: OutputSink {
     }
     if isVideo || videoIndex == nil { awaitingKeyframe = false }
     if fragmentStart == nil { fragmentStart = decodeTime }
-    lastDecodeTime[kind] = decodeTime
+    clock.advance(unit.kind, to: decodeTime)
     collected[kind] += 1
     return .written
   }

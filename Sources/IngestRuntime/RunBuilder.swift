@@ -139,12 +139,13 @@ public struct RunBuilder {
       let tls = RTMPSink.Options(
         verifyTLSPeer: options.rtmpsVerifyPeer, caFile: options.rtmpsCAFile)
       return RTMPSink(target: target, audio: audio, options: tls)
-    case .hls(let directory, let playlist):
+    case .hls(let directory, let playlist, let container):
       var configuration = HLSSink.Configuration(directory: directory)
       configuration.playlistName = playlist
       configuration.targetDuration = options.segmentSeconds
       configuration.window = options.hlsWindow
-      return HLSSink(configuration: configuration)
+      configuration.container = container ?? .preferred(for: tracks)
+      return HLSSink(configuration: configuration, tracks: tracks)
     case .mp4(let path, let quickTime):
       return MP4FileSink(path: path, tracks: tracks, brand: quickTime ? .quickTime : .iso)
     }

@@ -9,6 +9,7 @@ import IngestCore
 /// srt://HOST:PORT?...        SRT caller          (latency, passphrase, pbkeylen, streamid, maxbw)
 /// rtmp://HOST/APP/KEY        RTMP publish        (rtmps:// for TLS)
 /// hls:DIR, DIR/NAME.m3u8     HLS segments and a live playlist in a directory
+///                            (?container=ts|fmp4; fMP4 by default for HEVC, TS otherwise)
 /// rec.mp4, rec.mov           a fragmented MP4 (QuickTime brand for .mov), one fragment per GOP
 /// ```
 public enum OutputTarget: Equatable, Sendable {
@@ -16,7 +17,8 @@ public enum OutputTarget: Equatable, Sendable {
   case null(shaper: LinkShaper)
   case srt(url: String)
   case rtmp(url: String)
-  case hls(directory: String, playlist: String)
+  /// An HLS recording; `container` nil picks by codec (`HLSContainer.preferred(for:)`).
+  case hls(directory: String, playlist: String, container: HLSContainer? = nil)
   /// A fragmented MP4 file; `quickTime` for a `.mov`.
   case mp4(path: String, quickTime: Bool)
 
@@ -47,17 +49,19 @@ public enum OutputTarget: Equatable, Sendable {
       self = .rtmp(url: text)
       return
     }
-    if lower.hasPrefix("hls:") {
-      let directory = String(text.dropFirst(4))
-      guard !directory.isEmpty else { throw .missingPath("hls:") }
-      self = .hls(directory: directory, playlist: "index.m3u8")
-      return
-    }
-    if lower.hasSuffix(".m3u8") {
-      let slash = text.lastIndex(of: "/")
-      let directory = slash.map { String(text[..<$0]) } ?? "."
-      let name = slash.map { String(text[text.index(after: $0)...]) } ?? text
-      self = .hls(directory: directory.isEmpty ? "/" : directory, playlist: name)
+    if lower.hasPrefix("hls:") || Self.hlsPath(text).lowercased().hasSuffix(".m3u8") {
+      let (path, container) = try Self.hlsContainer(text)
+      if lower.hasPrefix("hls:") {
+        let directory = String(path.dropFirst(4))
+        guard !directory.isEmpty else { throw .missingPath("hls:") }
+        self = .hls(directory: directory, playlist: "index.m3u8", container: container)
+        return
+      }
+      let slash = path.lastIndex(of: "/")
+      let directory = slash.map { String(path[..<$0]) } ?? "."
+      let name = slash.map { String(path[path.index(after: $0)...]) } ?? String(path)
+      self = .hls(
+        directory: directory.isEmpty ? "/" : directory, playlist: name, container: container)
       return
     }
     if lower.hasSuffix(".mp4") || lower.hasSuffix(".mov") {
@@ -92,6 +96,27 @@ public enum OutputTarget: Equatable, Sendable {
       throw .unknownScheme(Self.quotable(text[...]))
     }
     self = .file(path: String(path), shaper: try Self.shaper(query: query))
+  }
+
+  /// An HLS output's text without a `?container=` query, for the `.m3u8` check.
+  static func hlsPath(_ text: String) -> Substring {
+    guard let mark = text.lastIndex(of: "?"),
+      text[text.index(after: mark)...].hasPrefix("container=")
+    else { return text[...] }
+    return text[..<mark]
+  }
+
+  /// Splits `hls:DIR?container=fmp4` into the path and the container asked for (nil: none).
+  static func hlsContainer(_ text: String) throws(OutputURLError) -> (
+    Substring, HLSContainer?
+  ) {
+    let path = hlsPath(text)
+    guard path.endIndex < text.endIndex else { return (path, nil) }
+    let value = text[text.index(after: path.endIndex)...].dropFirst("container=".count)
+    guard let container = HLSContainer(rawValue: String(value)) else {
+      throw .badContainer(quotable(value))
+    }
+    return (path, container)
   }
 
   /// Parses `rate=800k&stall=10s@5s`.
@@ -191,6 +216,7 @@ public enum OutputURLError: Error, Equatable, Sendable, CustomStringConvertible 
   case badOption(String)
   case unknownOption(String)
   case unexpected(String)
+  case badContainer(String)
 
   public var description: String {
     switch self {
@@ -200,6 +226,8 @@ public enum OutputURLError: Error, Equatable, Sendable, CustomStringConvertible 
     case .badOption(let text): "bad option '\(text)' (expected rate=800k or stall=10s@5s)"
     case .unknownOption(let name): "unknown option '\(name)' (known: rate, stall)"
     case .unexpected(let text): "unexpected '\(text)' after null:"
+    case .badContainer(let text):
+      "unknown HLS container '\(text)' (expected container=ts or container=fmp4)"
     }
   }
 }

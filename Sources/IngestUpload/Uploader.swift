@@ -137,59 +137,85 @@ public final class Uploader {
     if let signal = stopRequested() { throw .stopped(signal: signal) }
   }
 
-  /// Sends the segments not settled yet, in order.
+  /// Sends the segments not settled yet, in order; an fMP4 segment's initialization section
+  /// (`EXT-X-MAP`) goes before the first segment that needs it, so that a player reading the
+  /// server never meets a segment it cannot decode.
   /// - Returns: true when a segment the journal lists is not in place yet (its rename follows
   ///   the journal line), so that later ones wait and the order holds.
   private func uploadSegments(
     of recording: HLSJournal, client: HTTPClient, journal: UploadJournalFile
   ) throws(UploadError) -> Bool {
     for segment in recording.segments where !settled.contains(segment.name) {
-      try checkStop()
-      let name = segment.name
-      let path = UploadFiles.join(options.directory, name)
-      // Checked before any journal line or request: a link would send a file from elsewhere.
-      let localSize = try UploadFiles.ownStamp(of: path)?.size
-      let confirmedBefore = journal.journal.confirmed[name] == segment.bytes
-      if confirmedBefore || journal.journal.started.contains(name) {
-        let onServer = try serverHas(name, bytes: segment.bytes, client: client)
-        // A server that cannot answer HEAD is trusted for what it confirmed.
-        if onServer == true || (onServer == nil && confirmedBefore) {
-          if !confirmedBefore { try journal.confirmed(name, bytes: segment.bytes) }
-          settled.insert(name)
-          summary.segmentsAlreadyOnServer += 1
-          onEvent(.alreadyOnServer(name: name))
-          if options.deleteAfterUpload && localSize != nil { try delete(name) }
-          continue
-        }
-        if confirmedBefore && localSize != segment.bytes {
-          lost.append(name)
-          settled.insert(name)
-          continue
+      if let name = segment.map, !settled.contains(name) {
+        // The journal records a map before any segment that names it (`HLSJournal.parse`).
+        guard let map = recording.map(named: name) else { return true }
+        if try upload(name, bytes: map.bytes, of: recording, client: client, journal: journal) {
+          return true
         }
       }
-      guard localSize == segment.bytes else {
-        // Listed but not in place: still being renamed while recording, lost once it ended.
-        guard recording.isFinished else { return true }
-        settled.insert(name)
-        summary.segmentsMissing += 1
-        onEvent(.missing(name: name))
-        continue
+      if try upload(
+        segment.name, bytes: segment.bytes, of: recording, client: client, journal: journal)
+      {
+        return true
       }
-      try journal.started(name, bytes: segment.bytes)
-      let url = options.destination.url(for: name)
-      let response = try send(name) { () throws(UploadError) in
-        try client.put(file: path, bytes: segment.bytes, to: url)
-      }
-      try journal.confirmed(name, bytes: segment.bytes)
-      settled.insert(name)
-      summary.segmentsUploaded += 1
-      if confirmedBefore { summary.segmentsResent += 1 }
-      summary.bytes += segment.bytes
-      onEvent(
-        .uploaded(
-          name: name, bytes: segment.bytes, status: response.status, resent: confirmedBefore))
-      if options.deleteAfterUpload { try delete(name) }
     }
+    return false
+  }
+
+  /// Sends one file of the recording (a segment or an initialization section) unless the
+  /// server has it already.
+  /// - Returns: true when the file is not in place yet, so that the files after it wait.
+  private func upload(
+    _ name: String, bytes: Int64, of recording: HLSJournal, client: HTTPClient,
+    journal: UploadJournalFile
+  ) throws(UploadError) -> Bool {
+    try checkStop()
+    // An initialization section stays with --delete: a recovery of the recording reads it
+    // to cut the segment being written, and it is a few kilobytes.
+    let isSegment = HLSSegment.index(ofMapName: name) == nil
+    let path = UploadFiles.join(options.directory, name)
+    // Checked before any journal line or request: a link would send a file from elsewhere.
+    let localSize = try UploadFiles.ownStamp(of: path)?.size
+    let confirmedBefore = journal.journal.confirmed[name] == bytes
+    if confirmedBefore || journal.journal.started.contains(name) {
+      let onServer = try serverHas(name, bytes: bytes, client: client)
+      // A server that cannot answer HEAD is trusted for what it confirmed.
+      if onServer == true || (onServer == nil && confirmedBefore) {
+        if !confirmedBefore { try journal.confirmed(name, bytes: bytes) }
+        settled.insert(name)
+        summary.segmentsAlreadyOnServer += 1
+        onEvent(.alreadyOnServer(name: name))
+        if options.deleteAfterUpload && isSegment && localSize != nil { try delete(name) }
+        return false
+      }
+      if confirmedBefore && localSize != bytes {
+        lost.append(name)
+        settled.insert(name)
+        return false
+      }
+    }
+    guard localSize == bytes else {
+      // Listed but not in place: still being renamed while recording, lost once it ended.
+      guard recording.isFinished else { return true }
+      settled.insert(name)
+      summary.segmentsMissing += 1
+      onEvent(.missing(name: name))
+      return false
+    }
+    try journal.started(name, bytes: bytes)
+    let url = options.destination.url(for: name)
+    let response = try send(name) { () throws(UploadError) in
+      try client.put(file: path, bytes: bytes, to: url)
+    }
+    try journal.confirmed(name, bytes: bytes)
+    settled.insert(name)
+    summary.segmentsUploaded += 1
+    if confirmedBefore { summary.segmentsResent += 1 }
+    summary.bytes += bytes
+    onEvent(
+      .uploaded(
+        name: name, bytes: bytes, status: response.status, resent: confirmedBefore))
+    if options.deleteAfterUpload && isSegment { try delete(name) }
     return false
   }
 

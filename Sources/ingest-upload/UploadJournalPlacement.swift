@@ -11,9 +11,10 @@ import IngestUpload
 /// Where `--journal PATH` may put the upload journal: anywhere but over a file of the recording,
 /// which appending journal lines would corrupt.
 enum UploadJournalPlacement {
-  /// Names a recording directory holds or will hold (HLS journal, playlists, segments, and the
-  /// `.part` and `.tmp` files recovery cuts or removes).
-  private static let recordingSuffixes = [".ts", ".m3u8", ".part", ".tmp"]
+  /// Names a recording directory holds or will hold (HLS journal, playlists, TS and fMP4
+  /// segments, initialization sections, and the `.part` and `.tmp` files recovery cuts or
+  /// removes).
+  private static let recordingSuffixes = [".ts", ".m4s", ".mp4", ".m3u8", ".part", ".tmp"]
 
   /// - Throws: `UsageError` (exit 2) saying what to type instead.
   static func check(_ path: String, directory: String) throws(UsageError) {

@@ -29,7 +29,7 @@ enum BenchCommand: Command {
       burst       keyframe-heavy input
       soak        the dump looped at maximum speed for a set time (flat memory)
       srt         realtime into an SRT listener (only with --srt)
-      mux         the MPEG-TS writer alone, MB/s on one core
+      mux         the MPEG-TS and fragmented-MP4 writers alone, MB/s on one core
 
     options:
       --all                   every scenario (srt only with --srt), then the ffmpeg comparison

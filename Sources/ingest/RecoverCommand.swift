@@ -15,8 +15,9 @@ enum RecoverCommand: Command {
     Rebuilds DIR/index.m3u8 (or the playlist named in the journal) from DIR/journal after a
     crash or kill: every segment the journal records as complete is listed; the segment that was
     being written (segNNNNN.ts.part) is cut back to its last whole access unit and kept if it still
-    holds a whole keyframe, otherwise removed; the playlist gets EXT-X-ENDLIST. A finished
-    recording is left as it is. See docs/hls.md.
+    holds a whole keyframe, otherwise removed; an fMP4 one (segNNNNN.m4s.part) is cut back to
+    its last whole fragment and kept under the initialization section (EXT-X-MAP) it was written
+    for; the playlist gets EXT-X-ENDLIST. A finished recording is left as it is. See docs/hls.md.
 
     A fragmented .mp4 or .mov recording killed while it was written is cut back to the end of
     its last whole fragment, so that it plays to there; a whole file is left as it is. See

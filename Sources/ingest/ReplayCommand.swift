@@ -46,7 +46,12 @@ enum ReplayCommand: Command {
                                 in this libavformat); the key may instead come from
                                 rtmp://HOST/APP?key_file=PATH or INGEST_RTMP_KEY
                                 (docs/secrets.md)
-      hls:DIR, DIR/NAME.m3u8    HLS segments and a live playlist in DIR
+      hls:DIR, DIR/NAME.m3u8    HLS segments and a live playlist in DIR; ?container=ts
+                                (MPEG-TS segments, EXT-X-VERSION 3) or ?container=fmp4
+                                (.m4s segments after an initNNNNN.mp4 that EXT-X-MAP names,
+                                EXT-X-VERSION 7; a new one after a format change). Default:
+                                fmp4 for HEVC (Apple's HLS authoring spec requires fMP4 for
+                                HEVC), ts otherwise (docs/hls.md)
       PATH.mp4, PATH.mov        a fragmented MP4 (QuickTime brand for .mov), one fragment
                                 per GOP, every track kept; a run killed mid-way is made whole
                                 by `ingest recover PATH.mp4`; a format change mid-run (the

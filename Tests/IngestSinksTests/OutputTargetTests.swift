@@ -18,6 +18,18 @@ import Testing
     ("out/live.m3u8", .hls(directory: "out", playlist: "live.m3u8")),
     ("live.m3u8", .hls(directory: ".", playlist: "live.m3u8")),
     ("/live.m3u8", .hls(directory: "/", playlist: "live.m3u8")),
+    (
+      "hls:out/hls?container=fmp4",
+      .hls(directory: "out/hls", playlist: "index.m3u8", container: .fragmentedMP4)
+    ),
+    (
+      "hls:a?container=ts",
+      .hls(directory: "a", playlist: "index.m3u8", container: .transportStream)
+    ),
+    (
+      "out/live.m3u8?container=fmp4",
+      .hls(directory: "out", playlist: "live.m3u8", container: .fragmentedMP4)
+    ),
   ])
   func parsesEachKind(text: String, expected: OutputTarget) throws {
     #expect(try OutputTarget(parsing: text) == expected)
@@ -48,6 +60,8 @@ import Testing
     ("a.ts?speed=2", .unknownOption("speed")),
     ("a.ts?p%41ss=1", .unknownOption("query item")),
     ("?rate=1k", .missingPath("?...")),
+    ("hls:out?container=mp4", .badContainer("mp4")),
+    ("hls:?container=fmp4", .missingPath("hls:")),
   ])
   func mistakesNameThePartWithoutSecrets(text: String, expected: OutputURLError) {
     #expect(throws: expected) { try OutputTarget(parsing: text) }

@@ -94,6 +94,31 @@ import Testing
     #expect(gstreamer.frames == pictures.count)
   }
 
+  /// fMP4 segments cut where TS segments are: at IDR pictures only.
+  @Test func fragmentedMP4SegmentsCutAtIDRsOnly() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let dump = try Self.openGOPDump(in: directory)
+    let pictures = Self.pictures(try DumpItems.read(dump))
+    let recording = directory.appending(path: "hls")
+    let result = try CommandRunner.ingest([
+      "replay", dump, "--to", "hls:\(recording.path)?container=fmp4", "--segment", "2",
+      "--hls-window", "0", "--speed", "max", "--json", "--quiet",
+    ])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout.contains("without a keyframe to cut at"), "\(result.stdout)")
+    let playlist = try String(
+      contentsOf: recording.appending(path: "index.m3u8"), encoding: .utf8)
+    let segments = playlist.split(separator: "\n").filter { !$0.hasPrefix("#") }
+    #expect(segments == ["seg00000.m4s"], "\(playlist)")
+    let alone = try HLSFragmentedMP4IntegrationTests.concatenate(
+      recording, map: "init00000.mp4", segments: ["seg00000.m4s"], into: "alone.mp4")
+    #expect(try CommandRunner.decodeErrors(alone) == "")
+    let gstreamer = try MP4RecordingTests.qtdemux(alone, codec: "h264", audioTracks: 1)
+    #expect(gstreamer.problems == [])
+    #expect(gstreamer.frames == pictures.count)
+  }
+
   @Test func afterACorruptSampleVideoResumesAtAnIDRNotAtARecoveryPoint() throws {
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }

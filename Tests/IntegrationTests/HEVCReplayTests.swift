@@ -44,8 +44,10 @@ import Testing
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let hls = directory.appending(path: "hls")
+    // HEVC defaults to fMP4 segments (HLSFragmentedMP4IntegrationTests); TS is asked for here.
     let result = try CommandRunner.ingest([
-      "replay", CommandRunner.fixture(fixture), "--to", "hls:\(hls.path)", "--speed", "max",
+      "replay", CommandRunner.fixture(fixture), "--to", "hls:\(hls.path)?container=ts", "--speed",
+      "max",
     ])
     #expect(result.status == 0, "\(result.stderr)")
     let playlist = hls.appending(path: "index.m3u8").path

@@ -47,17 +47,20 @@ import Testing
   /// GStreamer's qtdemux decoding the video and every audio track at `GST_DEBUG=2`: the WARN
   /// and ERROR lines, and the pictures that reached the video sink. A queue in front of
   /// qtdemux makes it read in push mode, as from a network: in pull mode GStreamer 1.22's
-  /// filesrc warns "pad not activated yet" for any file.
-  static func qtdemux(_ path: String, codec: String, audioTracks: Int) throws -> (
-    frames: Int, problems: [String]
-  ) {
+  /// filesrc warns "pad not activated yet" for any file. With `playlist`, `path` is an fMP4 HLS
+  /// playlist that hlsdemux reads, handing qtdemux the initialization section and segments.
+  static func qtdemux(_ path: String, codec: String, audioTracks: Int, playlist: Bool = false)
+    throws -> (frames: Int, problems: [String])
+  {
     let (parser, decoder) =
       codec == "hevc" ? ("h265parse", "avdec_h265") : ("h264parse", "avdec_h264")
     let queue = ["queue", "max-size-buffers=0", "max-size-bytes=0", "max-size-time=0"]
     var arguments = [
       "GST_DEBUG=2", "GST_DEBUG_NO_COLOR=1", "gst-launch-1.0", "-v", "filesrc",
-      "location=\(path)", "!", "queue", "!", "qtdemux", "name=d", "d.video_0", "!",
+      "location=\(path)", "!", "queue", "!",
     ]
+    if playlist { arguments += ["hlsdemux", "!", "queue", "!"] }
+    arguments += ["qtdemux", "name=d", "d.video_0", "!"]
     arguments += queue + ["!", parser, "!", decoder, "!", "fakesink", "name=v", "silent=false"]
     for track in 0..<audioTracks {
       arguments +=
@@ -219,6 +222,59 @@ import Testing
     // A second recovery finds the file whole.
     let again = try CommandRunner.ingest(["recover", output, "--json"])
     #expect(again.stdout.contains("\"was_finished\":true"), "\(again.stdout)")
+  }
+
+  /// Ten kills, each once the file reached another size between its first whole fragment and
+  /// its fourth (the fifth is written only when the run ends), so some land between fragments
+  /// and some in the middle of a fragment's writes: each recovered file decodes cleanly and
+  /// holds only whole fragments.
+  @Test func killedAtTenPointsEachRecoveryDecodesCleanly() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    // The whole recording's fragment ends, from a run that is not killed.
+    let (reference, whole) = try Self.record("screen.dump")
+    defer { try? FileManager.default.removeItem(at: reference) }
+    let ends = try Self.fragmentEnds(whole)
+    try #require(ends.count == 5, "\(ends)")
+    let first = ends[0]
+    let last = ends[3]
+    for point in 0..<10 {
+      let output = directory.appending(path: "rec\(point).mp4")
+      let threshold = first + (last - first) * point / 9
+      let run = try SignalledIngest(
+        [
+          "replay", CommandRunner.fixture("screen.dump"), "--to", output.path, "--speed", "4",
+          "--quiet",
+        ], in: directory)
+      try LoopbackServers.waitUntil("\(threshold) bytes in \(output.lastPathComponent)") {
+        LoopbackServers.size(of: output) >= threshold
+      }
+      run.send(SIGKILL)
+      #expect(run.wait() != 0, "point \(point): the run ended before the kill")
+      let recover = try CommandRunner.ingest(["recover", output.path, "--json"])
+      #expect(recover.status == 0, "point \(point): \(recover.stderr)")
+      let kept = LoopbackServers.size(of: output)
+      #expect(ends.contains(kept), "point \(point): \(kept) bytes is no fragment's end")
+      #expect(try CommandRunner.decodeErrors(output.path) == "", "point \(point)")
+    }
+  }
+
+  /// Where each top-level `mdat` ends: the file's size after each whole fragment.
+  static func fragmentEnds(_ path: String) throws -> [Int] {
+    let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    var ends: [Int] = []
+    var offset = 0
+    while offset + 8 <= bytes.count {
+      let size =
+        Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8
+        | Int(bytes[offset + 3])
+      guard size >= 8 else { break }
+      offset += size
+      if bytes[offset - size + 4..<offset - size + 8].elementsEqual("mdat".utf8) {
+        ends.append(offset)
+      }
+    }
+    return ends
   }
 
   @Test func quickTimeMovieReadsCleanly() throws {

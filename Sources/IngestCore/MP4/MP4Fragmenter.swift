@@ -22,7 +22,7 @@
 /// as long as the track's previous sample (else `MP4Track.nominalSampleDuration`).
 public struct MP4Fragmenter {
   /// The tracks, in `traf` and `mdat` order.
-  public let tracks: [MP4Track]
+  public private(set) var tracks: [MP4Track]
   private var fragments: [TrackFragment]
   private var moof: MP4ByteWriter
   /// The last `mfhd` sequence number written.
@@ -74,7 +74,12 @@ public struct MP4Fragmenter {
   /// The largest `moof` (plus the `mdat` header) for `tracks` tracks of `samples` samples each:
   /// 16 bytes of trun fields per sample, at most 76 bytes of boxes per track, and 32 for the
   /// moof and mfhd headers and the mdat header.
-  static func moofBytes(tracks: Int, samples: Int) -> Int { 32 + tracks * (76 + 16 * samples) }
+  public static func moofBytes(tracks: Int, samples: Int) -> Int {
+    32 + tracks * (76 + 16 * samples)
+  }
+
+  /// Bytes of one entry of a track's sample table.
+  public static var sampleStride: Int { MemoryLayout<Sample>.stride }
 
   /// Bytes held: every track's media buffer and sample table, and the `moof` array.
   public var bufferBytes: Int {
@@ -117,6 +122,16 @@ public struct MP4Fragmenter {
         size: UInt32(bytes.count), decodeTime: decodeTime, compositionOffset: compositionOffset,
         isSync: isSync))
     return true
+  }
+
+  /// Gives the track at `index` a new format: the device rotated, and an HLS rendition goes on
+  /// under a new initialization section. The buffers stay; the fragment must be empty, so that
+  /// samples of two formats never share one.
+  public mutating func setFormat(_ format: FormatDescription, track index: Int) {
+    precondition(isEmpty, "a format changes between fragments")
+    let track = tracks[index]
+    tracks[index] = MP4Track(kind: track.kind, id: track.id, format: format)
+    fragments[index].lastDuration = tracks[index].nominalSampleDuration
   }
 
   /// Forgets the fragment being collected (its file was closed before it could be written).

@@ -15,7 +15,8 @@
 /// │        ├─ vmhd | smhd
 /// │        ├─ dinf/dref  one self-contained "url " entry
 /// │        └─ stbl       stsd + empty stts, stsc, stsz, stco
-/// │           └─ stsd    avc1 + avcC | hvc1 + hvcC | mp4a + esds (AudioSpecificConfig)
+/// │           └─ stsd    avc1 + avcC | hvc1 + hvcC (+ colr where the SPS states colour)
+/// │                      | mp4a + esds (AudioSpecificConfig)
 /// └─ mvex
 ///    └─ trex           one per track: sample description 1, no defaults
 /// ```
@@ -37,7 +38,7 @@ public enum MP4InitSegment {
     writeFileType(&w, brand: brand)
     let moov = w.begin("moov")
     writeMovieHeader(&w, nextTrackID: UInt32(tracks.count + 1))
-    for track in tracks { writeTrack(&w, track) }
+    for track in tracks { writeTrack(&w, track, brand: brand) }
     let mvex = w.begin("mvex")
     for track in tracks {
       let trex = w.begin("trex", version: 0, flags: 0)
@@ -86,7 +87,7 @@ public enum MP4InitSegment {
     w.end(mvhd)
   }
 
-  static func writeTrack(_ w: inout MP4ByteWriter, _ track: MP4Track) {
+  static func writeTrack(_ w: inout MP4ByteWriter, _ track: MP4Track, brand: Brand) {
     let isVideo = track.kind == .video
     let size = track.pictureSize
     let trak = w.begin("trak")
@@ -146,7 +147,7 @@ public enum MP4InitSegment {
     let stbl = w.begin("stbl")
     let stsd = w.begin("stsd", version: 0, flags: 0)
     w.u32(1)
-    writeSampleEntry(&w, track, size: size)
+    writeSampleEntry(&w, track, size: size, brand: brand)
     w.end(stsd)
     // The sample tables are empty: every sample is in a fragment.
     for type: StaticString in ["stts", "stsc", "stco"] {
@@ -165,7 +166,7 @@ public enum MP4InitSegment {
   }
 
   static func writeSampleEntry(
-    _ w: inout MP4ByteWriter, _ track: MP4Track, size: (width: Int, height: Int)
+    _ w: inout MP4ByteWriter, _ track: MP4Track, size: (width: Int, height: Int), brand: Brand
   ) {
     switch track.format {
     case .h264(let h264):
@@ -174,6 +175,9 @@ public enum MP4InitSegment {
       let avcC = w.begin("avcC")
       w.append(h264.avcC)
       w.end(avcC)
+      if let colour = h264.sps.first.flatMap(VideoColour.init(h264SPS:)) {
+        writeColour(&w, colour, brand: brand)
+      }
       w.end(entry)
     case .hevc(let hevc):
       // hvc1, not hev1: Apple's players decode only hvc1, whose parameter sets are in hvcC.
@@ -182,6 +186,7 @@ public enum MP4InitSegment {
       let hvcC = w.begin("hvcC")
       w.append(hevc.hvcC)
       w.end(hvcC)
+      if let colour = hevc.sequence.colour { writeColour(&w, colour, brand: brand) }
       w.end(entry)
     case .aac(let aac):
       let entry = w.begin("mp4a")
@@ -197,6 +202,19 @@ public enum MP4InitSegment {
       writeElementaryStreamDescriptor(&w, aac)
       w.end(entry)
     }
+  }
+
+  /// `colr` (14496-12, 12.1.5): the SPS's colour code points beside the stream, where players
+  /// look for them (AVFoundation tags the track from it rather than from the SPS). ISO files
+  /// take `nclx`, which carries the range; QuickTime movies `nclc`, which has no range field.
+  static func writeColour(_ w: inout MP4ByteWriter, _ colour: VideoColour, brand: Brand) {
+    let colr = w.begin("colr")
+    w.fourCC(brand == .quickTime ? "nclc" : "nclx")
+    w.u16(UInt16(colour.primaries))
+    w.u16(UInt16(colour.transfer))
+    w.u16(UInt16(colour.matrix))
+    if brand != .quickTime { w.u8(colour.isFullRange ? 0x80 : 0) }
+    w.end(colr)
   }
 
   /// The fields every VisualSampleEntry has before its configuration box (14496-12, 12.1.3).

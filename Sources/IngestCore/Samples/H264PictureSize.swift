@@ -17,6 +17,14 @@ public struct H264PictureSize: Hashable, Sendable {
   /// Parses an SPS NAL unit (header byte included, emulation prevention bytes still in place).
   /// Returns nil when the SPS is truncated or a field is out of range.
   public init?(sps: [UInt8]) {
+    guard let fields = Self.parse(sps: sps) else { return nil }
+    width = fields.width
+    height = fields.height
+  }
+
+  /// Reads the SPS up to its VUI's colour description: the size after cropping, and the colour
+  /// when the VUI states one (nil when the SPS has no VUI or it ends before the colour).
+  static func parse(sps: [UInt8]) -> (width: Int, height: Int, colour: VideoColour?)? {
     var bits = BitReader(removingEmulationPrevention: sps.dropFirst())
     guard let profile = bits.read(8), bits.read(16) != nil, bits.ue() != nil else { return nil }
     var chromaFormat = 1
@@ -72,8 +80,8 @@ public struct H264PictureSize: Hashable, Sendable {
     let height =
       (2 - frameMBsOnly) * (heightInMapUnits + 1) * 16 - cropY * (crop.top + crop.bottom)
     guard width > 0, height > 0 else { return nil }
-    self.width = width
-    self.height = height
+    let colour = bits.read(1) == 1 ? VideoColour.read(vui: &bits) : nil
+    return (width, height, colour)
   }
 }
 

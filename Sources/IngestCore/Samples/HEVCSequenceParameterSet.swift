@@ -36,6 +36,9 @@ public struct HEVCSequenceParameterSet: Hashable, Sendable {
   /// The displayed size: the decoded size less the conformance window.
   public var width: Int
   public var height: Int
+  /// The colour its VUI states, nil when it states none (or the SPS ends before it: the fields
+  /// above do not depend on it, so a short VUI is no error).
+  public var colour: VideoColour?
 
   /// Parses an SPS NAL unit (header included, emulation prevention bytes still in).
   /// - Throws: `FormatError.hevcSequenceParameterSet` naming the field where the data ran out
@@ -114,6 +117,76 @@ public struct HEVCSequenceParameterSet: Hashable, Sendable {
     guard height > 0 else {
       throw .hevcSequenceParameterSet(field: "pic_height_in_luma_samples")
     }
+    colour = Self.readColour(&reader, subLayersMinus1: subLayersMinus1)
+  }
+
+  /// Reads on from log2_max_pic_order_cnt_lsb_minus4 to the VUI's colour description
+  /// (H.265 7.3.2.2.1, 7.3.4, 7.3.7, E.2.1); nil when there is none or the data runs out.
+  private static func readColour(_ r: inout BitReader, subLayersMinus1: Int) -> VideoColour? {
+    guard let pocBitsMinus4 = r.ue(), pocBitsMinus4 <= 12, let ordering = r.read(1) else {
+      return nil
+    }
+    for _ in (ordering == 1 ? 0 : subLayersMinus1)...subLayersMinus1 {
+      guard r.ue() != nil, r.ue() != nil, r.ue() != nil else { return nil }
+    }
+    // Coding and transform block sizes, transform hierarchy depths.
+    for _ in 0..<6 where r.ue() == nil { return nil }
+    guard let scalingLists = r.read(1) else { return nil }
+    if scalingLists == 1 {
+      guard let present = r.read(1) else { return nil }
+      if present == 1 {
+        for size in 0..<4 {
+          for _ in stride(from: 0, to: 6, by: size == 3 ? 3 : 1) {
+            guard let predicted = r.read(1) else { return nil }
+            if predicted == 0 {
+              guard r.ue() != nil else { return nil }
+              continue
+            }
+            if size > 1 { guard r.se() != nil else { return nil } }
+            for _ in 0..<min(64, 1 << (4 + (size << 1))) where r.se() == nil { return nil }
+          }
+        }
+      }
+    }
+    guard r.read(2) != nil, let pcm = r.read(1) else { return nil }  // amp, sao
+    if pcm == 1 {
+      guard r.read(8) != nil, r.ue() != nil, r.ue() != nil, r.read(1) != nil else { return nil }
+    }
+    guard let sets = r.ue(), sets <= 64 else { return nil }
+    // NumDeltaPocs of each short-term reference picture set, for the sets predicted from it.
+    var deltaPocs: [Int] = []
+    for index in 0..<sets {
+      let predicted = index == 0 ? 0 : r.read(1)
+      guard let predicted else { return nil }
+      if predicted == 1 {
+        guard r.read(1) != nil, r.ue() != nil else { return nil }  // sign, abs_delta_rps
+        var count = 0
+        for _ in 0...deltaPocs[index - 1] {
+          guard let used = r.read(1) else { return nil }
+          let kept = used == 1 ? 1 : r.read(1)
+          guard let kept else { return nil }
+          count += kept
+        }
+        deltaPocs.append(count)
+      } else {
+        guard let negative = r.ue(), let positive = r.ue(), negative <= 16, positive <= 16
+        else { return nil }
+        for _ in 0..<(negative + positive) {
+          guard r.ue() != nil, r.read(1) != nil else { return nil }
+        }
+        deltaPocs.append(negative + positive)
+      }
+    }
+    guard let longTerm = r.read(1) else { return nil }
+    if longTerm == 1 {
+      guard let count = r.ue(), count <= 32 else { return nil }
+      for _ in 0..<count {
+        guard r.read(pocBitsMinus4 + 4) != nil, r.read(1) != nil else { return nil }
+      }
+    }
+    // sps_temporal_mvp_enabled, strong_intra_smoothing_enabled, then the VUI's presence.
+    guard r.read(2) != nil, r.read(1) == 1 else { return nil }
+    return VideoColour.read(vui: &r)
   }
 
   /// The profile's name, or its number for profiles this package has no name for.

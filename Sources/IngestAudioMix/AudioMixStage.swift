@@ -33,10 +33,13 @@ public final class AudioMixStage {
   /// Mixed frames encoded and handed on.
   public private(set) var encodedFrames = 0
 
-  /// What two AAC decoders, the AAC encoder and a resampler hold in libavcodec's heap, measured
-  /// with the footprint probe (docs/benchmarks.md, "Audio mix") and rounded up; the code of
-  /// libavcodec, mapped clean from the file, is not charged, like libavformat's for RTMP.
-  public static let codecStateBytes = 1_500_000
+  /// What two AAC decoders, the AAC encoder and the resamplers hold in libavcodec's heap: the
+  /// footprint a mixing RTMP run adds to one that sends the app track alone (3.3 MB, where
+  /// libavformat had mapped libavcodec already), less the mixer's own buffers, rounded
+  /// (docs/benchmarks.md, "Audio mix"). libavcodec's own dirty library pages, which a run to a
+  /// file or HLS maps for the mix alone, are not charged, like libavformat's for RTMP; the
+  /// ladder still sees them in the footprint.
+  public static let codecStateBytes = 3_000_000
 
   /// The AAC bitrate of the mixed track: what `ingest-encode` gives each track.
   public static let bitrate = 128_000

@@ -9,10 +9,11 @@ enum LibAVCall {
   static let again = cffmpeg_averror(EAGAIN)
   static let endOfFile = cffmpeg_averror_eof()
 
-  /// Throws `.libav` naming `step` when `code` is an error.
-  static func check(_ code: Int32, _ step: String) throws(AudioMixStageError) {
+  /// Throws `.libav` naming `step` when `code` is an error. `step` is only built then: a
+  /// string made per frame would be a heap allocation per frame.
+  static func check(_ code: Int32, _ step: @autoclosure () -> String) throws(AudioMixStageError) {
     guard code < 0 else { return }
-    throw .libav(step: step, message: message(code))
+    throw .libav(step: step(), message: message(code))
   }
 
   static func message(_ code: Int32) -> String {

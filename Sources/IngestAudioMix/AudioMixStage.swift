@@ -8,7 +8,7 @@ import IngestCore
 /// ```
 /// app AAC ─► AACTrackDecoder ─┐
 ///                             ├─► AudioMixer ─► AACFrameEncoder ─► mixed AAC (as audioApp)
-/// mic AAC ─► AACTrackDecoder ─┘   (1024-sample frames on the app's clock)
+/// mic AAC ─► AACTrackDecoder ─┘   (1024-sample frames on the inputs' timeline)
 /// ```
 ///
 /// libavcodec is loaded (`dlopen`) when the first stage is made, so a run that does not mix

@@ -47,6 +47,11 @@ import Testing
     guard encode.status == 0 else {
       throw LoopbackServers.Failure("ingest-encode failed: \(encode.stderr)")
     }
+    return try references(of: dump, in: directory)
+  }
+
+  /// `dump` and its two audio tracks replayed unmixed (`--audio both`) and decoded.
+  static func references(of dump: String, in directory: URL) throws -> Tones {
     let reference = directory.appending(path: "both.ts").path
     let replay = try CommandRunner.ingest([
       "replay", dump, "--to", reference, "--audio", "both", "--speed", "max", "--quiet",
@@ -77,8 +82,11 @@ import Testing
   ///     replayed; a live run has its own).
   ///   - precise: whether the container's timestamps are exact enough (not FLV's milliseconds)
   ///     to compare the tones' phase with their tracks'.
+  ///   - gridTolerance: how far a mixed frame may be from the app track's grid of frames: the
+  ///     containers' rounding for a dump whose tracks share one grid (ingest-encode's).
   static func expectMixed(
-    _ mixed: DecodedAudio, _ tones: Tones, timed: Bool = true, precise: Bool = true,
+    _ mixed: DecodedAudio, _ tones: Tones, gains: (app: Double, mic: Double) = gains,
+    timed: Bool = true, precise: Bool = true, gridTolerance: Double = 0.0015,
     sourceLocation: SourceLocation = #_sourceLocation
   ) {
     let seconds = 1..<min(mixed.seconds, tones.app.seconds, 6) - 1
@@ -105,7 +113,7 @@ import Testing
       return abs(offset - (offset / frameSeconds).rounded() * frameSeconds)
     }
     #expect(
-      residuals.allSatisfy { $0 <= 0.0015 }, "off the grid by \(residuals.max() ?? 0) s",
+      residuals.allSatisfy { $0 <= gridTolerance }, "off the grid by \(residuals.max() ?? 0) s",
       sourceLocation: sourceLocation)
     // And the sound where its timestamps say: the tones in phase with their own tracks at the
     // same time against the video (a shift of a frame would be 0.9 ms at 440 Hz).
@@ -177,6 +185,39 @@ import Testing
     #expect(result.status == 0, "\(result.stderr)")
     #expect(try CommandRunner.decodeErrors(playlist) == "")
     Self.expectMixed(try DecodedAudio(playlist, in: directory), tones)
+  }
+
+  /// A mic at another rate and channel count (44.1 kHz mono, from a file through `ingest
+  /// capture`) is resampled into the app's 48 kHz stereo at its own level, in step.
+  @Test func micAtAnotherRateIsResampledInStep() throws {
+    guard try Self.prepared() != nil else { return }
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let media = directory.appending(path: "rates.mkv").path
+    let make = try CommandRunner.run(
+      "ffmpeg",
+      [
+        "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-f",
+        "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-f", "lavfi", "-i",
+        "sine=frequency=660:sample_rate=44100", "-t", "7", "-map", "0", "-map", "1", "-map", "2",
+        "-c:v", "libx264", "-g", "60", "-c:a", "aac", "-ac:1", "2", "-ac:2", "1", media,
+      ])
+    #expect(make.status == 0, "\(make.stderr)")
+    let dump = directory.appending(path: "rates.dump").path
+    let capture = try CommandRunner.ingest(["capture", media, "-o", dump])
+    #expect(capture.status == 0, "\(capture.stderr)")
+    let tones = try Self.references(of: dump, in: directory)
+    let output = directory.appending(path: "mixed.ts").path
+    let result = try CommandRunner.ingest([
+      "replay", dump, "--to", output, "--audio", "mix", "--speed", "max", "--quiet",
+    ])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(try CommandRunner.streams(output) == ["h264", "aac,48000,2"])
+    // The file's timestamps are milliseconds, and its mic starts 2 ms before its app audio,
+    // where the mix starts: the frames are within 3 ms of the app's grid, and the phase check
+    // shows the sound in step.
+    Self.expectMixed(
+      try DecodedAudio(output, in: directory), tones, gains: (1, 1), gridTolerance: 0.003)
   }
 
   /// `ingest live --encoder-mix`: the encoder mixes before encoding (as a device with

@@ -1,7 +1,7 @@
 /// One mixed frame, lent to the caller of `AudioMixer.push` or `finish` for the length of the
 /// call: `channels` planes of `count` samples in the mixer's own buffer.
 public struct AudioMixFrame {
-  /// The first sample's place on the mix timeline, in samples at the mix rate (the app input's
+  /// The first sample's place on the mix timeline, in samples at the mix rate (the inputs'
   /// timestamps, as given to `push`).
   public let position: Int64
   public let channels: Int

@@ -1,5 +1,5 @@
 /// Mixes two PCM inputs (app audio and the mic, already decoded and at the mix's rate and
-/// channels) into one track of fixed-size frames on the app input's clock.
+/// channels) into one track of fixed-size frames, on the timeline the inputs' timestamps share.
 ///
 /// ```
 /// buffer (one allocation, 32-bit float, planar)
@@ -12,7 +12,8 @@
 /// Timing, on one timeline of samples at the mix rate (the inputs' timestamps converted with
 /// `position(of:sampleRate:)`):
 /// - The first sample pushed (of either input) starts the mix; frames follow back to back, so
-///   the mixed track never has a gap.
+///   the mixed track never has a gap, and each frame's position is a time of that timeline (the
+///   video's, when the capture stamps all tracks from one clock).
 /// - A frame is mixed once both inputs have delivered it, or once the newest sample is
 ///   `holdbackSamples` past its end: an input that paused or starts late is silence there.
 /// - Each input keeps its own clock: a step of at most `glitchSamples` is jitter (the samples go

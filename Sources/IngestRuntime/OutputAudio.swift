@@ -11,17 +11,24 @@ public enum OutputAudio: Sendable, Equatable {
   case both
   /// App and mic mixed into one AAC track at these gains.
   case mix(AudioMixGains)
+  /// The input's one audio track is the encoder's mix of app and mic at these gains
+  /// (`ingest live --encoder-mix`).
+  case encoderMix(AudioMixGains)
 
   /// What `target` carries of `tracks` when `selection` was asked for (nil: the default). An
   /// input with one audio track sends it whatever was asked (a mix of one track is that
   /// track). With both: RTMP, which carries one audio track, mixes unless `app` or `mic` was
   /// asked for; the others keep both unless asked otherwise.
+  /// - Parameter mixedByEncoder: the gains the encoder mixed the input's app track with, when
+  ///   it did.
   public init(
-    selection: AudioSelection?, target: OutputTarget, tracks: TrackFormats, gains: AudioMixGains
+    selection: AudioSelection?, target: OutputTarget, tracks: TrackFormats, gains: AudioMixGains,
+    mixedByEncoder: AudioMixGains? = nil
   ) {
     switch (tracks.audioApp != nil, tracks.audioMic != nil) {
     case (false, false): self = .none
-    case (true, false): self = .track(.audioApp)
+    case (true, false):
+      self = mixedByEncoder.map { .encoderMix($0) } ?? .track(.audioApp)
     case (false, true): self = .track(.audioMic)
     case (true, true):
       let carriesOne: Bool
@@ -47,7 +54,7 @@ public enum OutputAudio: Sendable, Equatable {
     case .none: "none"
     case .track(let kind): kind == .audioApp ? "app" : "mic"
     case .both: "both"
-    case .mix: "mix"
+    case .mix, .encoderMix: "mix"
     }
   }
 
@@ -59,6 +66,8 @@ public enum OutputAudio: Sendable, Equatable {
     case .both: "audioApp and audioMic, two tracks"
     case .mix(let gains):
       "audioApp and audioMic mixed into one AAC track (gains \(gains), limited)"
+    case .encoderMix(let gains):
+      "app and mic mixed by the encoder into one AAC track (gains \(gains), limited)"
     }
   }
 }

@@ -149,7 +149,11 @@ public struct OutputSummary: Sendable {
       object.add("undelivered_cause", cause)
     }
     if audio != .none { object.add("audio", audio.name) }
-    if case .mix(let gains) = audio { object.add("mix_gains", gains.description) }
+    switch audio {
+    case .mix(let gains), .encoderMix(let gains): object.add("mix_gains", gains.description)
+    case .none, .track, .both: break
+    }
+    if case .encoderMix = audio { object.add("mixed_by", "encoder") }
     if let mixLimitedFrames { object.add("mix_limited_frames", mixLimitedFrames) }
     object.add("tier_changes", tierChanges)
     object.add("final_tier", snapshot.tier.rawValue)

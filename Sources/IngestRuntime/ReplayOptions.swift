@@ -28,6 +28,9 @@ public struct ReplayOptions: Sendable {
   public var audio: AudioSelection?
   /// The gains of a mix (`--mix-gain`).
   public var mixGains = AudioMixGains()
+  /// The gains the input's encoder mixed app and mic with into its one audio track
+  /// (`ingest live --encoder-mix`), for the summary; nil when it did not.
+  public var mixedByEncoder: AudioMixGains?
   /// A live input (an encoder writing as it captures): samples are taken as they arrive, never
   /// paced by their timestamps, since the input already is.
   public var isLive = false

@@ -58,7 +58,8 @@ public struct RunBuilder {
   public func outputs(tracks: TrackFormats) throws(ReplayError) -> [Output] {
     let audio = options.targets.map {
       OutputAudio(
-        selection: options.audio, target: $0, tracks: tracks, gains: options.mixGains)
+        selection: options.audio, target: $0, tracks: tracks, gains: options.mixGains,
+        mixedByEncoder: options.mixedByEncoder)
     }
     var mix: AudioMixStage?
     if audio.contains(where: \.isMix), let app = tracks.audioApp, let mic = tracks.audioMic {
@@ -92,7 +93,7 @@ public struct RunBuilder {
       return kind == .audioApp
         ? TrackFormats(video: tracks.video, audioApp: tracks.audioApp)
         : TrackFormats(video: tracks.video, audioMic: tracks.audioMic)
-    case .none, .both: return tracks
+    case .none, .both, .encoderMix: return tracks
     }
   }
 
@@ -177,7 +178,8 @@ public struct RunBuilder {
       // The track FLV carries: the one chosen, or app audio (a mix is carried as app audio).
       var audio = SampleKind.audioApp
       if case .track(let kind) = OutputAudio(
-        selection: options.audio, target: .rtmp(url: url), tracks: tracks, gains: options.mixGains)
+        selection: options.audio, target: .rtmp(url: url), tracks: tracks, gains: options.mixGains,
+        mixedByEncoder: options.mixedByEncoder)
       {
         audio = kind
       }

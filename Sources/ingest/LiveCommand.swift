@@ -92,6 +92,7 @@ enum LiveCommand: Command {
           "--encoder-mix sends one mixed track: it cannot go with --audio \(args["--audio"] ?? "")")
       }
       encoderArguments += ["--mix-audio", options.mixGains.description]
+      options.mixedByEncoder = options.mixGains
     }
     // The ladder halves the encoder's frame rate under pressure and restores this one.
     if let fps = try positive(args, "--fps") { options.nominalFrameRate = fps }

@@ -55,6 +55,20 @@ import Testing
       RunBuilder.tracks(of: Self.both, carrying: .both, to: Self.file, mixed: nil) == Self.both)
   }
 
+  /// `ingest live --encoder-mix`: the one app track is the encoder's mix, and says so.
+  @Test func encoderMixIsNamedAsSuch() {
+    let app = TrackFormats(audioApp: Self.app)
+    let audio = OutputAudio(
+      selection: nil, target: Self.rtmp, tracks: app, gains: Self.gains,
+      mixedByEncoder: Self.gains)
+    #expect(audio == .encoderMix(Self.gains))
+    #expect(audio.name == "mix" && !audio.isMix)
+    #expect(
+      audio.note
+        == "app and mic mixed by the encoder into one AAC track (gains app=0.5,mic=2.0, limited)")
+    #expect(RunBuilder.tracks(of: app, carrying: audio, to: Self.rtmp, mixed: nil) == app)
+  }
+
   @Test func summaryNamesWhatWasCarried() {
     #expect(OutputAudio.mix(Self.gains).name == "mix")
     #expect(

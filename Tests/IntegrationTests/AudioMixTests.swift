@@ -233,6 +233,7 @@ import Testing
         "--encoder-mix", "--mix-gain", Self.gainArgument, "--to", output, "--quiet",
       ], timeout: 60)
     #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stderr.contains("audio    app and mic mixed by the encoder into one AAC track"))
     #expect(try CommandRunner.streams(output) == ["h264", "aac,48000,2"])
     Self.expectMixed(try DecodedAudio(output, in: directory), tones, timed: false)
   }

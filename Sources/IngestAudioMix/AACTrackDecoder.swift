@@ -22,14 +22,17 @@ final class AACTrackDecoder {
   /// The planes of `output`, as libswresample takes them.
   private let planes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>
 
-  /// Bytes of the output buffer, for the memory ledger.
-  var bufferBytes: Int { output.count * MemoryLayout<Float>.size }
+  /// Samples per channel of the output buffer for a track of `format`: what one packet (up to
+  /// 2048 samples) resamples to at `mixRate`, and what the resampler held back.
+  static func capacity(format: AACFormat, mixRate: Int) -> Int {
+    (2048 * mixRate + format.sampleRate - 1) / format.sampleRate + 256
+  }
 
   init(format: AACFormat, mixRate: Int, mixChannels: Int) throws(AudioMixStageError) {
     self.format = format
     self.mixRate = mixRate
     self.mixChannels = mixChannels
-    capacity = 2048 * (mixRate + format.sampleRate - 1) / format.sampleRate + 256
+    capacity = Self.capacity(format: format, mixRate: mixRate)
     output = .allocate(capacity: capacity * mixChannels)
     output.initialize(repeating: 0)
     planes = .allocate(capacity: mixChannels)

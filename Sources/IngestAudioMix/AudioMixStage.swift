@@ -51,6 +51,17 @@ public final class AudioMixStage {
       "cannot load \(String(cString: cffmpeg_codec_soname())): install libavcodec59 (apt-get install ffmpeg)"
   }
 
+  /// What a stage for these tracks enters in the ledger (`ledgerBytes`), known without loading
+  /// libavcodec: the mixer's buffers, each decoder's output buffer and `codecStateBytes`.
+  public static func ledgerBytes(app: AACFormat, mic: AACFormat) -> Int {
+    let configuration = AudioMixConfiguration(sampleRate: app.sampleRate, channels: app.channels)
+    let decoders = [app, mic].reduce(0) { bytes, format in
+      bytes + AACTrackDecoder.capacity(format: format, mixRate: app.sampleRate) * app.channels
+        * MemoryLayout<Float>.size
+    }
+    return configuration.bufferBytes + decoders + codecStateBytes
+  }
+
   /// Loads libavcodec and opens both decoders and the encoder.
   /// - Throws: `AudioMixStageError` naming what is missing or what failed to open.
   public init(app: AACFormat, mic: AACFormat, gains: AudioMixGains) throws(AudioMixStageError) {
@@ -68,9 +79,7 @@ public final class AudioMixStage {
     self.gains = gains
     let configuration = AudioMixConfiguration(sampleRate: rate, channels: channels, gains: gains)
     mixer = AudioMixer(configuration: configuration)
-    ledgerBytes =
-      configuration.bufferBytes + decoders.reduce(0) { $0 + $1.bufferBytes }
-      + Self.codecStateBytes
+    ledgerBytes = Self.ledgerBytes(app: app, mic: mic)
   }
 
   /// Whether the mic is left out of the mix (the ladder's mic tier).

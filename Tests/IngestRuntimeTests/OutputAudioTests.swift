@@ -1,3 +1,4 @@
+import IngestAudioMix
 import IngestCore
 import IngestSinks
 import Testing
@@ -67,6 +68,20 @@ import Testing
       audio.note
         == "app and mic mixed by the encoder into one AAC track (gains app=0.5,mic=2.0, limited)")
     #expect(RunBuilder.tracks(of: app, carrying: audio, to: Self.rtmp, mixed: nil) == app)
+  }
+
+  /// `ingest inspect`'s sample limit is the replay's: the mix's reservation comes off it.
+  @Test func largestSampleLeavesRoomForTheMix() throws {
+    var options = ReplayOptions(target: Self.file)
+    options.pipeline.budgetBytes = 33_000_000
+    let unmixed = try ReplaySession.maximumSampleBytes(tracks: Self.both, options: options)
+    options.audio = .mix
+    let mixed = try ReplaySession.maximumSampleBytes(tracks: Self.both, options: options)
+    #expect(mixed < unmixed)
+    #expect(
+      AudioMixStage.ledgerBytes(app: Self.app, mic: Self.mic)
+        == AudioMixConfiguration(sampleRate: 48_000, channels: 2).bufferBytes
+        + 2 * (2048 + 256) * 2 * 4 + AudioMixStage.codecStateBytes)
   }
 
   @Test func summaryNamesWhatWasCarried() {

@@ -17,6 +17,7 @@ import IngestCore
 public final class AudioMixStage {
   /// The mixed track's format: AAC-LC at the app track's rate and channels.
   public let format: AACFormat
+  /// The gains the inputs are mixed at.
   public let gains: AudioMixGains
   /// The bytes the stage holds, for the memory ledger: the mixer's buffers, the decoders'
   /// output buffers and the codecs' state (`codecStateBytes`).
@@ -91,7 +92,7 @@ public final class AudioMixStage {
   /// Mixed frames the limiter turned down.
   public var limitedFrames: Int { mixer.limitedFrames }
 
-  /// Times an input's clock was found reset.
+  /// Times the clock of `kind`'s input was found reset (and that input alone re-anchored).
   public func resets(of kind: SampleKind) -> Int {
     AudioMixInput(kind).map { mixer.resets(of: $0) } ?? 0
   }

@@ -82,6 +82,9 @@ public final class OutputLane {
     summary.audio = audio
     if let mix {
       summary.mixLimitedFrames = mix.limitedFrames
+      summary.mixFigures = (
+        mix.encodedFrames, mix.resets(of: .audioApp), mix.resets(of: .audioMic)
+      )
       if let error = mix.firstError {
         summary.warnings.append(
           "\(mix.failedFrames) audio frames left out of the mix (first: \(error))")

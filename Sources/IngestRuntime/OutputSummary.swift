@@ -26,6 +26,8 @@ public struct OutputSummary: Sendable {
   public var audio: OutputAudio = .none
   /// A mix: the frames its limiter turned down (the gains summed above the ceiling there).
   public var mixLimitedFrames: Int?
+  /// A mix: the mixed frames encoded, and the clock resets found in each input.
+  public var mixFigures: (frames: Int, appResets: Int, micResets: Int)?
   /// Tier changes of this output's ladder.
   public var tierChanges: Int
   /// The smallest share of the appended video frames (of all samples when there is no video)
@@ -155,6 +157,13 @@ public struct OutputSummary: Sendable {
     }
     if case .encoderMix = audio { object.add("mixed_by", "encoder") }
     if let mixLimitedFrames { object.add("mix_limited_frames", mixLimitedFrames) }
+    if let mixFigures {
+      object.add("mix_frames", mixFigures.frames)
+      var resets = JSONObject()
+      resets.add("app", mixFigures.appResets)
+      resets.add("mic", mixFigures.micResets)
+      object.add("mix_clock_resets", resets)
+    }
     object.add("tier_changes", tierChanges)
     object.add("final_tier", snapshot.tier.rawValue)
     if let sinkError { object.add("sink_error", sinkError.description) }

@@ -141,6 +141,27 @@ import Testing
     #expect(mixer.resets(of: .mic) == 0)
   }
 
+  /// The mic's first sample comes 24 samples before the app's: the frames still fall on the
+  /// app's grid (the mixed track keeps the app track's A/V offset), the first one taking the mic
+  /// from its first sample.
+  @Test func framesFollowTheAppGridWhenTheMicStartsFirst() {
+    let mixer = Self.mixer()
+    let collected = Collected()
+    let app: Int64 = 48_000
+    Self.push(mixer, .mic, Self.mic, at: app - 24, count: 24, into: collected)
+    for index in 0..<100 {
+      let position = app + Int64(index * Self.frame)
+      Self.push(mixer, .app, Self.app, at: position, into: collected)
+      Self.push(mixer, .mic, Self.mic, at: position, into: collected)
+    }
+    #expect(collected.positions.first == app - Int64(Self.frame))
+    #expect(collected.isContiguous)
+    #expect(mixer.trimmedSamples == 0)
+    #expect(collected.samples[..<(Self.frame - 24)].allSatisfy { $0 == 0 })
+    #expect(collected.samples[(Self.frame - 24)..<Self.frame].contains { $0 != 0 })
+    #expect(abs(collected.level(660, second: 1) - 0.25) < 1e-4)
+  }
+
   /// A mic that delivers in bursts, up to 200 ms behind the app, is still mixed whole.
   @Test func burstyMicWithinTheHoldbackIsNotLost() {
     let mixer = Self.mixer()

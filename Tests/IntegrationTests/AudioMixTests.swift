@@ -82,11 +82,9 @@ import Testing
   ///     replayed; a live run has its own).
   ///   - precise: whether the container's timestamps are exact enough (not FLV's milliseconds)
   ///     to compare the tones' phase with their tracks'.
-  ///   - gridTolerance: how far a mixed frame may be from the app track's grid of frames: the
-  ///     containers' rounding for a dump whose tracks share one grid (ingest-encode's).
   static func expectMixed(
     _ mixed: DecodedAudio, _ tones: Tones, gains: (app: Double, mic: Double) = gains,
-    timed: Bool = true, precise: Bool = true, gridTolerance: Double = 0.0015,
+    timed: Bool = true, precise: Bool = true,
     sourceLocation: SourceLocation = #_sourceLocation
   ) {
     let seconds = 1..<min(mixed.seconds, tones.app.seconds, 6) - 1
@@ -113,7 +111,7 @@ import Testing
       return abs(offset - (offset / frameSeconds).rounded() * frameSeconds)
     }
     #expect(
-      residuals.allSatisfy { $0 <= gridTolerance }, "off the grid by \(residuals.max() ?? 0) s",
+      residuals.allSatisfy { $0 <= 0.0015 }, "off the grid by \(residuals.max() ?? 0) s",
       sourceLocation: sourceLocation)
     // And the sound where its timestamps say: the tones in phase with their own tracks at the
     // same time against the video (a shift of a frame would be 0.9 ms at 440 Hz).
@@ -151,6 +149,7 @@ import Testing
     let summary = try JSONLines.summary(result.stdout)
     #expect(summary["audio"] as? String == "mix")
     #expect(summary["mix_gains"] as? String == "app=0.8,mic=1.0")
+    #expect(summary["mix_clock_resets"] as? [String: Int] == ["app": 0, "mic": 0])
     let recording = server.recording(key: "tones").path
     #expect(try CommandRunner.decodeErrors(recording) == "")
     Self.expectMixed(try DecodedAudio(recording, in: directory), tones, precise: false)
@@ -213,11 +212,36 @@ import Testing
     ])
     #expect(result.status == 0, "\(result.stderr)")
     #expect(try CommandRunner.streams(output) == ["h264", "aac,48000,2"])
-    // The file's timestamps are milliseconds, and its mic starts 2 ms before its app audio,
-    // where the mix starts: the frames are within 3 ms of the app's grid, and the phase check
-    // shows the sound in step.
-    Self.expectMixed(
-      try DecodedAudio(output, in: directory), tones, gains: (1, 1), gridTolerance: 0.003)
+    Self.expectMixed(try DecodedAudio(output, in: directory), tones, gains: (1, 1))
+  }
+
+  /// The fixture whose mic clock jumps mid-stream: the mix re-anchors the mic alone, the mixed
+  /// track goes on frame after frame, and its frames stay on the app track's grid against the
+  /// video.
+  @Test func micClockResetMovesOnlyTheMic() throws {
+    guard try Self.prepared() != nil else { return }
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let dump = CommandRunner.fixture("mic-clock-reset.dump")
+    let reference = try Self.references(of: dump, in: directory)
+    let output = directory.appending(path: "mixed.ts").path
+    let result = try CommandRunner.ingest([
+      "replay", dump, "--to", output, "--audio", "mix", "--speed", "max", "--json",
+    ])
+    #expect(result.status == 0, "\(result.stderr)")
+    let summary = try JSONLines.summary(result.stdout)
+    let resets = try #require(summary["mix_clock_resets"] as? [String: Int])
+    #expect(resets == ["app": 0, "mic": 1])
+    let mixed = try DecodedAudio(output, in: directory)
+    let steps = Set(zip(mixed.packetTimes, mixed.packetTimes.dropFirst()).map { $1 - $0 })
+    #expect(steps.allSatisfy { abs($0 - Self.frameSeconds) < 0.0001 }, "steps \(steps)")
+    let videoStart = try #require(mixed.videoStart)
+    let offset = try #require(reference.app.offsetFromVideo)
+    for time in mixed.packetTimes {
+      let residual = time - videoStart - offset
+      #expect(
+        abs(residual - (residual / Self.frameSeconds).rounded() * Self.frameSeconds) <= 0.0015)
+    }
   }
 
   /// `ingest live --encoder-mix`: the encoder mixes before encoding (as a device with

@@ -11,9 +11,10 @@
 ///
 /// Timing, on one timeline of samples at the mix rate (the inputs' timestamps converted with
 /// `position(of:sampleRate:)`):
-/// - The first sample pushed (of either input) starts the mix; frames follow back to back, so
-///   the mixed track never has a gap, and each frame's position is a time of that timeline (the
-///   video's, when the capture stamps all tracks from one clock).
+/// - The mix starts at the first sample pushed, on the app input's grid of frames (the mic's
+///   until the app's first sample, if the mic came first and nothing was mixed yet); frames
+///   follow back to back, so the mixed track never has a gap, and each frame's position is a
+///   time of that timeline (the video's, when the capture stamps all tracks from one clock).
 /// - A frame is mixed once both inputs have delivered it, or once the newest sample is
 ///   `holdbackSamples` past its end: an input that paused or starts late is silence there.
 /// - Each input keeps its own clock: a step of at most `glitchSamples` is jitter (the samples go
@@ -52,12 +53,12 @@ public final class AudioMixer {
   private var limiter: PeakLimiter
   /// The next frame's first position; nil until the first push.
   private var cursor: Int64?
+  /// Whether a frame was mixed: until then the frames' grid may still move to the app's.
+  private var hasMixed = false
   /// The furthest position any input reached.
   private var head: Int64 = .min
   /// The latest time of another track on the same clock (the video), as a position.
   private var reference: Int64?
-  /// Frames mixed so far.
-  public private(set) var mixedFrames = 0
   /// Input samples dropped because their time was already mixed.
   public private(set) var trimmedSamples = 0
 
@@ -147,7 +148,17 @@ public final class AudioMixer {
         clock.offset = now - position
         clock.resets += 1
       }
-      return position + clock.offset
+      let placed = position + clock.offset
+      // The mixed frames follow the app's frames (the same A/V offset as the app track): when
+      // the mic came first and nothing was mixed yet, the first frame moves onto the app's grid,
+      // at or before where the mic began. The rings hold samples by position, so nothing moves.
+      if input == .app, !hasMixed, let start = cursor {
+        let frame = Int64(configuration.frameSamples)
+        let frames =
+          (start - placed) >= 0 ? (start - placed) / frame : -((placed - start + frame - 1) / frame)
+        cursor = placed + frames * frame
+      }
+      return placed
     }
     let placed = position + clock.offset
     let step = placed - clock.end
@@ -200,6 +211,7 @@ public final class AudioMixer {
   /// Mixes the frame at `cursor` into the output frame, clears its samples from both rings,
   /// limits it, lends it to `emit` and moves the cursor on.
   private func mixFrame(at cursor: Int64, emit: (AudioMixFrame) -> Void) {
+    hasMixed = true
     let frame = configuration.frameSamples
     let channels = configuration.channels
     let output = 2 * ringSamples * channels
@@ -228,7 +240,6 @@ public final class AudioMixer {
       AudioMixFrame(
         position: cursor, channels: channels, count: frame,
         samples: UnsafeBufferPointer(samples)))
-    mixedFrames += 1
     self.cursor = cursor + Int64(frame)
   }
 

@@ -7,6 +7,7 @@ import PackageDescription
 //               <- IngestSinks (file, null, output URLs)
 //               <- IngestSRT, IngestRTMP, IngestHLS, IngestMP4 (one module per output family)
 //               <- IngestCapture (media file -> samples)
+//               <- IngestAudioMix (AAC decode, mix, encode for --audio mix; dlopen'ed libavcodec)
 //               <- IngestRuntime (builds a run: pipeline, sender threads, pacing, status, summary)
 //               <- IngestBench (the benchmark harness, linked by the CLI only)
 //               <- IngestUpload (the host-app uploader: HLS directory -> HTTP PUT, libcurl)
@@ -31,7 +32,9 @@ let package = Package(
     // into every run. The headers live in the default multiarch include path.
     .systemLibrary(
       name: "CFFmpeg",
-      providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]
+      providers: [
+        .apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])
+      ]
     ),
     // libsrt is loaded with dlopen(RTLD_LOCAL) on first use, like libavformat (see
     // CSRT/include/shim.h), so that it and the GnuTLS libsrt that libavformat depends on never
@@ -57,6 +60,8 @@ let package = Package(
     .target(
       name: "IngestRTMP", dependencies: ["IngestCore", "IngestPOSIX", "IngestFFmpeg", "CFFmpeg"]),
     .target(name: "IngestHLS", dependencies: ["IngestCore", "IngestPOSIX"]),
+    // AAC decode, resample and encode for `--audio mix`, through the dlopen'ed libavcodec.
+    .target(name: "IngestAudioMix", dependencies: ["IngestCore", "CFFmpeg"]),
     .target(name: "IngestMP4", dependencies: ["IngestCore", "IngestPOSIX"]),
     .target(
       name: "IngestCapture",
@@ -65,7 +70,7 @@ let package = Package(
       name: "IngestRuntime",
       dependencies: [
         "IngestCore", "IngestPOSIX", "IngestSinks", "IngestSRT", "IngestRTMP", "IngestHLS",
-        "IngestMP4",
+        "IngestMP4", "IngestAudioMix",
       ]),
     .systemLibrary(
       name: "CCurl",

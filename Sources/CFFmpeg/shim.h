@@ -13,6 +13,8 @@
 #include <libavutil/mem.h>
 #include <libavutil/mathematics.h>
 #include <libavutil/channel_layout.h>
+#include <libavutil/frame.h>
+#include <libswresample/swresample.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -106,6 +108,102 @@ CFFMPEG_LAZY_VOID(av_channel_layout_default, (AVChannelLayout *layout, int chann
                   (layout, channels))
 CFFMPEG_LAZY_VOID(av_log_set_callback, (void (*callback)(void *, int, const char *, va_list)),
                   (callback))
+
+// The audio mix (IngestAudioMix) needs libavcodec and libswresample only: a run that mixes into
+// a .ts file or HLS loads libavcodec (and its dependencies, libswresample and libavutil among
+// them) without libavformat and its network libraries. These wrappers resolve from that handle.
+#define CFFMPEG_CODEC_SONAME "libavcodec.so." CFFMPEG_STRING(LIBAVCODEC_VERSION_MAJOR)
+
+static inline void *cffmpeg_codec_handle(void) {
+  static void *handle;
+  void *loaded = __atomic_load_n(&handle, __ATOMIC_ACQUIRE);
+  if (loaded == NULL) {
+    loaded = dlopen(CFFMPEG_CODEC_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (loaded != NULL) __atomic_store_n(&handle, loaded, __ATOMIC_RELEASE);
+  }
+  return loaded;
+}
+
+/// 1 when libavcodec (with libswresample and libavutil, its dependencies) is loaded.
+static inline int cffmpeg_codec_load(void) { return cffmpeg_codec_handle() != NULL; }
+
+/// The library name cffmpeg_codec_load() looks for, for error messages.
+static inline const char *cffmpeg_codec_soname(void) { return CFFMPEG_CODEC_SONAME; }
+
+#define CFFMPEG_CODEC_POINTER(ret, name, params)                                \
+  static ret (*function) params;                                               \
+  ret (*resolved) params = __atomic_load_n(&function, __ATOMIC_ACQUIRE);       \
+  if (resolved == NULL) {                                                      \
+    void *handle = cffmpeg_codec_handle();                                     \
+    resolved = handle != NULL ? (ret (*) params)dlsym(handle, #name) : NULL;   \
+    __atomic_store_n(&function, resolved, __ATOMIC_RELEASE);                   \
+  }
+#define CFFMPEG_CODEC_LAZY(ret, name, params, args)                             \
+  static inline ret cffmpeg_codec_##name params {                              \
+    CFFMPEG_CODEC_POINTER(ret, name, params)                                   \
+    return resolved args;                                                      \
+  }
+#define CFFMPEG_CODEC_LAZY_VOID(name, params, args)                             \
+  static inline void cffmpeg_codec_##name params {                             \
+    CFFMPEG_CODEC_POINTER(void, name, params)                                  \
+    resolved args;                                                             \
+  }
+
+CFFMPEG_CODEC_LAZY(const AVCodec *, avcodec_find_decoder, (enum AVCodecID id), (id))
+CFFMPEG_CODEC_LAZY(const AVCodec *, avcodec_find_encoder, (enum AVCodecID id), (id))
+CFFMPEG_CODEC_LAZY(AVCodecContext *, avcodec_alloc_context3, (const AVCodec *codec), (codec))
+CFFMPEG_CODEC_LAZY_VOID(avcodec_free_context, (AVCodecContext **context), (context))
+CFFMPEG_CODEC_LAZY(int, avcodec_open2,
+                   (AVCodecContext *context, const AVCodec *codec, AVDictionary **options),
+                   (context, codec, options))
+CFFMPEG_CODEC_LAZY(int, avcodec_send_packet, (AVCodecContext *context, const AVPacket *packet),
+                   (context, packet))
+CFFMPEG_CODEC_LAZY(int, avcodec_receive_frame, (AVCodecContext *context, AVFrame *frame),
+                   (context, frame))
+CFFMPEG_CODEC_LAZY(int, avcodec_send_frame, (AVCodecContext *context, const AVFrame *frame),
+                   (context, frame))
+CFFMPEG_CODEC_LAZY(int, avcodec_receive_packet, (AVCodecContext *context, AVPacket *packet),
+                   (context, packet))
+CFFMPEG_CODEC_LAZY(AVPacket *, av_packet_alloc, (void), ())
+CFFMPEG_CODEC_LAZY_VOID(av_packet_free, (AVPacket **packet), (packet))
+CFFMPEG_CODEC_LAZY_VOID(av_packet_unref, (AVPacket *packet), (packet))
+CFFMPEG_CODEC_LAZY(AVFrame *, av_frame_alloc, (void), ())
+CFFMPEG_CODEC_LAZY_VOID(av_frame_free, (AVFrame **frame), (frame))
+CFFMPEG_CODEC_LAZY_VOID(av_frame_unref, (AVFrame *frame), (frame))
+CFFMPEG_CODEC_LAZY(int, av_frame_get_buffer, (AVFrame *frame, int align), (frame, align))
+CFFMPEG_CODEC_LAZY(int, av_frame_make_writable, (AVFrame *frame), (frame))
+CFFMPEG_CODEC_LAZY(void *, av_mallocz, (size_t size), (size))
+CFFMPEG_CODEC_LAZY(int, av_strerror, (int code, char *buffer, size_t size), (code, buffer, size))
+CFFMPEG_CODEC_LAZY_VOID(av_channel_layout_default, (AVChannelLayout *layout, int channels),
+                        (layout, channels))
+CFFMPEG_CODEC_LAZY(int, av_channel_layout_copy, (AVChannelLayout *destination,
+                                                 const AVChannelLayout *source),
+                   (destination, source))
+CFFMPEG_CODEC_LAZY_VOID(av_channel_layout_uninit, (AVChannelLayout *layout), (layout))
+CFFMPEG_CODEC_LAZY(int, swr_alloc_set_opts2,
+                   (struct SwrContext **context, const AVChannelLayout *outLayout,
+                    enum AVSampleFormat outFormat, int outRate, const AVChannelLayout *inLayout,
+                    enum AVSampleFormat inFormat, int inRate, int logOffset, void *logContext),
+                   (context, outLayout, outFormat, outRate, inLayout, inFormat, inRate, logOffset,
+                    logContext))
+CFFMPEG_CODEC_LAZY(int, swr_init, (struct SwrContext *context), (context))
+CFFMPEG_CODEC_LAZY_VOID(swr_free, (struct SwrContext **context), (context))
+CFFMPEG_CODEC_LAZY(int, swr_convert,
+                   (struct SwrContext *context, uint8_t **out, int outCount, const uint8_t **in,
+                    int inCount),
+                   (context, out, outCount, in, inCount))
+CFFMPEG_CODEC_LAZY_VOID(av_log_set_level, (int level), (level))
+CFFMPEG_CODEC_LAZY(int64_t, swr_get_delay, (struct SwrContext *context, int64_t base),
+                   (context, base))
+
+/// AV_LOG_ERROR, for av_log_set_level: libav's notices (the AAC encoder's "Qavg" line on close)
+/// would otherwise go to standard error.
+static inline int cffmpeg_log_error_level(void) { return AV_LOG_ERROR; }
+/// AV_CODEC_FLAG_GLOBAL_HEADER is a macro: the encoder then puts its AudioSpecificConfig in
+/// extradata, not in ADTS headers.
+static inline int cffmpeg_codec_flag_global_header(void) { return AV_CODEC_FLAG_GLOBAL_HEADER; }
+/// AV_INPUT_BUFFER_PADDING_SIZE: libavcodec reads this far past the end of extradata.
+static inline int cffmpeg_input_padding(void) { return AV_INPUT_BUFFER_PADDING_SIZE; }
 
 /// AVERROR_EOF and AVERROR(e) are macros Swift cannot import.
 static inline int cffmpeg_averror_eof(void) { return AVERROR_EOF; }

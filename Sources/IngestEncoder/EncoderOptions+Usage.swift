@@ -32,6 +32,10 @@ extension EncoderOptions {
       --audio-bitrate BPS  AAC bitrate per track (default 128000)
       --mic SOURCE         mic audio from another source (sine: a 440 Hz beep, or any SOURCE)
       --no-mic             no mic track, even if SOURCE has a second audio stream
+      --mix-audio app=G,mic=G
+                           mix app and mic audio into one track (written as app audio; no
+                           mic track) at these gains, with a limiter: what a device that
+                           mixes before encoding sends. {"request":"mic"} mutes the mic in it
       --loop               play a media file again from its start at its end
       --duration SECONDS   stop after this much media time
       -h, --help           this text

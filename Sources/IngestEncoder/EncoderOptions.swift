@@ -1,3 +1,5 @@
+import IngestCore
+
 /// Everything `ingest-encode` is told on its command line.
 public struct EncoderOptions: Equatable, Sendable {
   /// The main source: video, app audio and, when it has a second audio stream, mic audio.
@@ -27,6 +29,8 @@ public struct EncoderOptions: Equatable, Sendable {
   public var preset = "veryfast"
   /// AAC bitrate per audio track.
   public var audioBitrate = 128_000
+  /// Mix app and mic audio into one track at these gains (`--mix-audio`); nil keeps two tracks.
+  public var mixGains: AudioMixGains?
   /// Stop after this many seconds (nil: at the end of the source, or never).
   public var duration: Double?
   /// Play a file source again from the start at its end.
@@ -51,7 +55,7 @@ public struct EncoderOptions: Equatable, Sendable {
       case "-h", "--help": return nil
       case "--loop", "--no-mic", "--open-gop": flags.insert(argument)
       case "--mic", "--size", "--fps", "--bitrate", "--gop", "--bframes", "--codec", "--preset",
-        "--audio-bitrate", "--duration":
+        "--audio-bitrate", "--duration", "--mix-audio":
         guard index < arguments.count else { throw EncoderUsageError("\(argument) needs a value") }
         values.append((argument, arguments[index]))
         index += 1
@@ -90,6 +94,10 @@ public struct EncoderOptions: Equatable, Sendable {
         options.codec = codec
       case "--preset": options.preset = value
       case "--audio-bitrate": options.audioBitrate = try integer(name, value, 8_000...512_000)
+      case "--mix-audio":
+        do { options.mixGains = try AudioMixGains(parsing: value) } catch {
+          throw EncoderUsageError("--mix-audio: \(error)")
+        }
       case "--duration":
         guard let seconds = Double(value), seconds > 0, seconds.isFinite else {
           throw EncoderUsageError("--duration wants seconds > 0, got \(value)")

@@ -25,6 +25,8 @@ public final class LiveEncoder {
   private let video: VideoEncoder
   private var audio: [AudioTrack] = []
   private var micTrack: AudioTrack?
+  /// `--mix-audio` with app and mic audio: both go through it into the app track.
+  private var audioMix: EncoderAudioMix?
   private var output: DumpOutput!
   private var control: ControlChannel!
   private var epoch: Int64 = 0
@@ -64,6 +66,11 @@ public final class LiveEncoder {
       // A separate mic source is encoded on its own thread; a second stream on the main one.
       if micInput == nil { audio.append(track) }
     }
+    if let gains = options.mixGains, let app = audio.first(where: { $0.role == .appAudio }),
+      micTrack != nil
+    {
+      audioMix = try EncoderAudioMix(track: app, gains: gains)
+    }
   }
 
   /// Runs until the source ends, `--duration` passes, a stop signal arrives or the reader of
@@ -73,7 +80,8 @@ public final class LiveEncoder {
     StopSignal.install()
     output = try DumpOutput()
     var formats: [(FormatDescription, SampleKind)] = [(video.format, .video)]
-    for track in audio + (micInput != nil ? [micTrack!] : []) {
+    for track in audio + (micInput != nil ? [micTrack!] : [])
+    where audioMix == nil || track.role == .appAudio {
       formats.append((.aac(track.encoder.format), track.role.kind))
     }
     for (format, kind) in formats {
@@ -98,6 +106,7 @@ public final class LiveEncoder {
     do {
       try main.run { (role, frame, time) throws(EncoderError) -> Bool in
         if role == .video { return try encodeVideo(frame, at: time) }
+        if audioMix != nil { return try mixAudio(role, frame, at: time) }
         guard let track = audio.first(where: { $0.role == role }) else { return true }
         return try encodeAudio(track, frame, at: time)
       }
@@ -121,7 +130,9 @@ public final class LiveEncoder {
       let (encoder, input, track) = handover.value
       do throws(EncoderError) {
         try input.run { (_, frame, time) throws(EncoderError) -> Bool in
-          try encoder.encodeAudio(track, frame, at: time)
+          encoder.audioMix != nil
+            ? try encoder.mixAudio(.micAudio, frame, at: time)
+            : try encoder.encodeAudio(track, frame, at: time)
         }
       } catch {
         encoder.state.fail(error)
@@ -213,6 +224,34 @@ public final class LiveEncoder {
     }
     track.countFrame()
     return more
+  }
+
+  /// `--mix-audio`: one frame of app or mic audio into the mix, at its time; the mix goes out
+  /// as app audio. The mic switch mutes the mic in the mix, echoed on the mic's first frame it
+  /// affects.
+  fileprivate func mixAudio(
+    _ role: TrackRole, _ frame: UnsafeMutablePointer<AVFrame>, at time: Int64
+  ) throws(EncoderError) -> Bool {
+    guard let audioMix, shouldContinue(at: time) else { return false }
+    clock.sleep(until: epoch + time)
+    let enabled = state.micEnabled
+    if role == .micAudio, let micTrack, enabled != micTrack.lastEnabled {
+      micTrack.lastEnabled = enabled
+      log.emit("applied") {
+        $0.add("request", "mic")
+        $0.add("enabled", enabled)
+        $0.add("track", "audioApp (mixed)")
+        $0.add("pts_ns", epoch + time)
+      }
+    }
+    return try audioMix.push(role, frame, time: time, micMuted: !enabled) {
+      (payload, time) throws(EncoderError) -> Bool in
+      let written = try output.writeSample(
+        kind: .audioApp, ptsNanoseconds: epoch + time, dtsNanoseconds: nil, isKeyframe: true,
+        payload: payload)
+      if !written { state.stop("reader") }
+      return written
+    }
   }
 
   /// Takes the queued requests and applies those that act on the encoder; the mic switch is

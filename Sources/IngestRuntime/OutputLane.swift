@@ -1,3 +1,4 @@
+import IngestAudioMix
 import IngestCore
 import IngestPOSIX
 
@@ -17,14 +18,18 @@ public final class OutputLane {
   public let thread: SenderThread?
   public let control: ControlLoop
   public let reporter: StatusReporter
-  /// RTMP: the audio track the output carries.
-  let rtmpAudio: SampleKind?
+  /// The audio the output carries.
+  let audio: OutputAudio
+  /// The run's audio mix, when the output carries it: the lane takes the mixed track as app
+  /// audio, and neither input track.
+  let mix: AudioMixStage?
   /// The fatal error that stopped the output; the lane takes no more samples after it.
   private(set) var failure: SinkError?
 
   init(
     index: Int, sink: any OutputSink, pipeline: Pipeline, sender: Sender, thread: SenderThread?,
-    control: ControlLoop, reporter: StatusReporter, rtmpAudio: SampleKind? = nil
+    control: ControlLoop, reporter: StatusReporter, audio: OutputAudio = .none,
+    mix: AudioMixStage? = nil
   ) {
     self.index = index
     self.sink = sink
@@ -33,7 +38,14 @@ public final class OutputLane {
     self.thread = thread
     self.control = control
     self.reporter = reporter
-    self.rtmpAudio = rtmpAudio
+    self.audio = audio
+    self.mix = mix
+  }
+
+  /// Whether the input's samples of `kind` go to this lane: video always; audio unless the
+  /// lane carries the mix or its program left the track out.
+  func carries(_ kind: SampleKind) -> Bool {
+    kind == .video || (mix == nil && pipeline.tracks.contains(kind))
   }
 
   /// Ticks the control loop, then the reporter, for a lane without a thread (a threaded lane's
@@ -67,7 +79,17 @@ public final class OutputLane {
     summary.warnings = sink.warnings
     summary.sinkError = failure
     summary.acceptedBytes = sink.acceptedBytes
-    summary.rtmpAudio = rtmpAudio
+    summary.audio = audio
+    if let mix {
+      summary.mixLimitedFrames = mix.limitedFrames
+      summary.mixFigures = (
+        mix.encodedFrames, mix.resets(of: .audioApp), mix.resets(of: .audioMic)
+      )
+      if let error = mix.firstError {
+        summary.warnings.append(
+          "\(mix.failedFrames) audio frames left out of the mix (first: \(error))")
+      }
+    }
     summary.minimumDeliveredFraction = minimumDeliveredFraction
     return summary
   }

@@ -21,8 +21,13 @@ public struct OutputSummary: Sendable {
   public var skippedSourceVideoFrames = 0
   /// What the output warned about during the run (a latency too short for the path).
   public var warnings: [String] = []
-  /// RTMP: the audio track FLV carried; the other one is counted as dropped (`notCarried`).
-  public var rtmpAudio: SampleKind?
+  /// The audio the output carried. RTMP with one of two tracks counts the other as dropped
+  /// (`notCarried`); other outputs leave a track not carried out of their program.
+  public var audio: OutputAudio = .none
+  /// A mix: the frames its limiter turned down (the gains summed above the ceiling there).
+  public var mixLimitedFrames: Int?
+  /// A mix: the mixed frames encoded, and the clock resets found in each input.
+  public var mixFigures: (frames: Int, appResets: Int, micResets: Int)?
   /// Tier changes of this output's ladder.
   public var tierChanges: Int
   /// The smallest share of the appended video frames (of all samples when there is no video)
@@ -54,15 +59,6 @@ public struct OutputSummary: Sendable {
       return readError == nil
         ? "the drain timed out before the output took them" : "reading the dump failed"
     }
-  }
-
-  /// RTMP: which audio track went and how to choose the other, when the dump has both.
-  public var rtmpAudioNote: String? {
-    guard let rtmpAudio else { return nil }
-    let other: SampleKind = rtmpAudio == .audioApp ? .audioMic : .audioApp
-    guard snapshot.appended[Int(other.rawValue)] > 0 else { return nil }
-    return "RTMP carries one audio track: \(rtmpAudio) was sent, \(other) was not "
-      + "(--rtmp-audio \(other == .audioApp ? "app" : "mic") sends it instead)"
   }
 
   /// What the producer sent that the pipeline had to mend or refuse, one line each: ADTS
@@ -154,7 +150,20 @@ public struct OutputSummary: Sendable {
     if let cause = undeliveredCause(readError: readError) {
       object.add("undelivered_cause", cause)
     }
-    if let rtmpAudio { object.add("rtmp_audio", rtmpAudio.description) }
+    if audio != .none { object.add("audio", audio.name) }
+    switch audio {
+    case .mix(let gains), .encoderMix(let gains): object.add("mix_gains", gains.description)
+    case .none, .track, .both: break
+    }
+    if case .encoderMix = audio { object.add("mixed_by", "encoder") }
+    if let mixLimitedFrames { object.add("mix_limited_frames", mixLimitedFrames) }
+    if let mixFigures {
+      object.add("mix_frames", mixFigures.frames)
+      var resets = JSONObject()
+      resets.add("app", mixFigures.appResets)
+      resets.add("mic", mixFigures.micResets)
+      object.add("mix_clock_resets", resets)
+    }
     object.add("tier_changes", tierChanges)
     object.add("final_tier", snapshot.tier.rawValue)
     if let sinkError { object.add("sink_error", sinkError.description) }

@@ -23,8 +23,14 @@ public struct ReplayOptions: Sendable {
   public var segmentSeconds = 2
   /// HLS: segments kept in the live playlist (0 keeps all, as an EVENT playlist).
   public var hlsWindow = 6
-  /// RTMP: which audio track FLV carries (nil: app audio, or mic when there is none).
-  public var rtmpAudio: SampleKind?
+  /// The audio every output carries (`--audio`); nil: a mix for RTMP when the input has both
+  /// tracks, both tracks elsewhere (see `OutputAudio`).
+  public var audio: AudioSelection?
+  /// The gains of a mix (`--mix-gain`).
+  public var mixGains = AudioMixGains()
+  /// The gains the input's encoder mixed app and mic with into its one audio track
+  /// (`ingest live --encoder-mix`), for the summary; nil when it did not.
+  public var mixedByEncoder: AudioMixGains?
   /// A live input (an encoder writing as it captures): samples are taken as they arrive, never
   /// paced by their timestamps, since the input already is.
   public var isLive = false

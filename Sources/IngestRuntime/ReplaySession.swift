@@ -1,3 +1,4 @@
+import IngestAudioMix
 import IngestCore
 import IngestHLS
 import IngestPOSIX
@@ -230,10 +231,23 @@ public enum ReplaySession {
     let sinks = try options.targets.map { target throws(ReplayError) in
       try RunBuilder.makeSink(target, options: options, tracks: tracks)
     }
+    // The mix's reservation, as the replay makes it, without loading libavcodec.
+    var mixBytes = 0
+    let mixes = options.targets.contains { target in
+      OutputAudio(
+        selection: options.audio, target: target, tracks: tracks, gains: options.mixGains,
+        mixedByEncoder: options.mixedByEncoder
+      ).isMix
+    }
+    if mixes, let app = tracks.audioApp, let mic = tracks.audioMic {
+      mixBytes = AudioMixStage.ledgerBytes(app: app, mic: mic)
+    }
     do {
-      return try RunBuilder.plan(sinks, tracks: tracks, scanBytes: 0, options: options)
-        .configuration
-        .maximumSampleBytes
+      return try RunBuilder.plan(
+        sinks, tracks: tracks, scanBytes: 0, mixBytes: mixBytes, options: options
+      )
+      .configuration
+      .maximumSampleBytes
     } catch {
       throw .budget(error)
     }

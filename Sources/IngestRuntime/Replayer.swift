@@ -1,3 +1,4 @@
+import IngestAudioMix
 import IngestCore
 import IngestPOSIX
 
@@ -12,6 +13,9 @@ public final class Replayer<Source: ByteSource> {
   /// copied (its buffer and formats retained) for every call that lends out a payload.
   private var reader: DumpReader<Source>?
   private let lanes: [OutputLane]
+  /// The run's audio mix, when an output carries one: fed here, on the loop that appends, so
+  /// that the mixed track enters each ring in step with the video.
+  private let mix: AudioMixStage?
   private let clock: any PacingClock
   private let speed: ReplaySpeed
   /// Called about every `progressInterval` with the first output's counters (for a terminal
@@ -44,6 +48,7 @@ public final class Replayer<Source: ByteSource> {
     precondition(!lanes.isEmpty)
     self.reader = reader
     self.lanes = lanes
+    mix = lanes.lazy.compactMap(\.mix).first
     self.clock = clock
     self.speed = speed
     drainTimeout = Self.drainTimeout(
@@ -95,7 +100,17 @@ public final class Replayer<Source: ByteSource> {
       }
       guard let record else { break }
       if case .format(let kind, let format) = record {
-        for lane in lanes where lane.isLive { lane.pipeline.changeFormat(format, for: kind) }
+        for lane in lanes where lane.isLive && lane.carries(kind) {
+          lane.pipeline.changeFormat(format, for: kind)
+        }
+        if let mix, case .aac(let aac) = format {
+          do throws(AudioMixStageError) { try mix.changeFormat(aac, for: kind) } catch {
+            runReporter.emit("formatRefused") {
+              $0.add("kind", kind.description)
+              $0.add("reason", error.description)
+            }
+          }
+        }
         continue
       }
       guard case .sample(let header) = record else { continue }
@@ -109,11 +124,12 @@ public final class Replayer<Source: ByteSource> {
         }
       }
       reader.withPayload { payload in
-        for lane in lanes where lane.isLive {
+        for lane in lanes where lane.isLive && lane.carries(header.kind) {
           _ = lane.pipeline.append(
             kind: header.kind, pts: header.pts, dts: header.dts, isKeyframe: header.isKeyframe,
             payload: payload, nalUnits: header.nalUnits)
         }
+        if let mix { feed(mix, header, payload) }
       }
       for lane in lanes where lane.isLive { send(lane, now: now) }
       guard lanes.contains(where: \.isLive) else { break }
@@ -124,6 +140,11 @@ public final class Replayer<Source: ByteSource> {
     }
     // SIGQUIT stops at once: what the rings hold is left undelivered, and said so.
     let immediate = stopSignal == StopSignal.immediateName
+    if let mix, !immediate {
+      mix.finish(emit: appendMixed)
+      let now = clock.now()
+      for lane in lanes where lane.isLive && lane.mix != nil { send(lane, now: now) }
+    }
     drain(for: stopSignal == nil ? drainTimeout : immediate ? 0 : StopSignal.drainNanoseconds)
     for lane in lanes where lane.isLive {
       do { try lane.sender.finish() } catch { lane.fail(error) }
@@ -137,6 +158,28 @@ public final class Replayer<Source: ByteSource> {
       skippedRecords: reader.skippedRecords, invalidRecords: invalidRecords,
       refusedFormats: refusedFormats, readError: readError, elapsedNanoseconds: end - start,
       peakResidentBytes: ProcResidentProbe().peakResidentBytes(), stopSignal: stopSignal)
+  }
+
+  /// Hands one input sample to the mix: video as the clock a paused input is judged by, audio
+  /// to be mixed; what the mix makes goes to the outputs that carry it. The mic is muted while
+  /// one of those outputs is at the ladder's mic tier, rather than the mixed track dropped.
+  private func feed(
+    _ mix: AudioMixStage, _ header: DumpSampleHeader, _ payload: UnsafeRawBufferPointer
+  ) {
+    guard header.kind.isAudio else {
+      mix.observeVideo(header.pts)
+      return
+    }
+    mix.isMicMuted = lanes.contains { $0.isLive && $0.mix != nil && $0.pipeline.tier >= .noMic }
+    mix.take(header.kind, pts: header.pts, payload: payload, emit: appendMixed)
+  }
+
+  /// Appends one mixed AAC frame, as app audio, to every output that carries the mix.
+  private func appendMixed(_ pts: MediaTime, _ payload: UnsafeRawBufferPointer) {
+    for lane in lanes where lane.isLive && lane.mix != nil {
+      _ = lane.pipeline.append(
+        kind: .audioApp, pts: pts, dts: nil, isKeyframe: true, payload: payload)
+    }
   }
 
   /// After an append: wakes the lane's thread, or pumps its sender inline.

@@ -1,3 +1,4 @@
+import IngestAudioMix
 import IngestCore
 import IngestHLS
 import IngestMP4
@@ -20,13 +21,23 @@ public struct RunBuilder {
     /// A live receiver (SRT, RTMP): its connects and sends block, so it needs a thread of its
     /// own under `SenderStrategy.threaded`.
     public var isNetwork: Bool
-    /// RTMP: the audio track the output carries.
-    public var rtmpAudio: SampleKind?
+    /// The audio the output carries.
+    public var audio: OutputAudio
+    /// The tracks of the output's program when they are not the input's: a mix in place of the
+    /// two audio tracks, or the one audio track chosen. Nil: the input's tracks.
+    public var tracks: TrackFormats?
+    /// The run's one audio mix, for an output whose audio is a mix.
+    public var mix: AudioMixStage?
 
-    public init(sink: any OutputSink, isNetwork: Bool, rtmpAudio: SampleKind? = nil) {
+    public init(
+      sink: any OutputSink, isNetwork: Bool, audio: OutputAudio = .none,
+      tracks: TrackFormats? = nil, mix: AudioMixStage? = nil
+    ) {
       self.sink = sink
       self.isNetwork = isNetwork
-      self.rtmpAudio = rtmpAudio
+      self.audio = audio
+      self.tracks = tracks
+      self.mix = mix
     }
   }
 
@@ -42,14 +53,47 @@ public struct RunBuilder {
     self.senders = senders
   }
 
-  /// The outputs `options.targets` name, their sinks created.
+  /// The outputs `options.targets` name, their sinks created; when one of them mixes its
+  /// audio, the run's one `AudioMixStage` (libavcodec loaded then, not before).
   public func outputs(tracks: TrackFormats) throws(ReplayError) -> [Output] {
-    try options.targets.map { target throws(ReplayError) in
-      var audio: SampleKind?
-      if case .rtmp = target { audio = Self.rtmpAudio(options, tracks: tracks) }
-      return Output(
-        sink: try Self.makeSink(target, options: options, tracks: tracks),
-        isNetwork: target.isNetwork, rtmpAudio: audio)
+    let audio = options.targets.map {
+      OutputAudio(
+        selection: options.audio, target: $0, tracks: tracks, gains: options.mixGains,
+        mixedByEncoder: options.mixedByEncoder)
+    }
+    var mix: AudioMixStage?
+    if audio.contains(where: \.isMix), let app = tracks.audioApp, let mic = tracks.audioMic {
+      do { mix = try AudioMixStage(app: app, mic: mic, gains: options.mixGains) } catch {
+        throw .output(error.description)
+      }
+    }
+    var outputs: [Output] = []
+    for (target, audio) in zip(options.targets, audio) {
+      let carried = Self.tracks(of: tracks, carrying: audio, to: target, mixed: mix?.format)
+      outputs.append(
+        Output(
+          sink: try Self.makeSink(target, options: options, tracks: carried),
+          isNetwork: target.isNetwork, audio: audio, tracks: carried,
+          mix: audio.isMix ? mix : nil))
+    }
+    return outputs
+  }
+
+  /// The tracks of an output's program: the mixed track (as app audio) in place of both audio
+  /// tracks, or only the audio track chosen. RTMP keeps both: FLV takes the one it carries and
+  /// counts the other as not carried.
+  static func tracks(
+    of tracks: TrackFormats, carrying audio: OutputAudio, to target: OutputTarget,
+    mixed: AACFormat?
+  ) -> TrackFormats {
+    switch audio {
+    case .mix: return TrackFormats(video: tracks.video, audioApp: mixed)
+    case .track(let kind):
+      if case .rtmp = target { return tracks }
+      return kind == .audioApp
+        ? TrackFormats(video: tracks.video, audioApp: tracks.audioApp)
+        : TrackFormats(video: tracks.video, audioMic: tracks.audioMic)
+    case .none, .both, .encoderMix: return tracks
     }
   }
 
@@ -61,8 +105,10 @@ public struct RunBuilder {
     throws(ReplayError) -> [OutputLane]
   {
     precondition(!outputs.isEmpty)
+    let mix = outputs.lazy.compactMap(\.mix).first
     let pipelines = try Self.makePipelines(
-      outputs.map(\.sink), tracks: tracks, scanBytes: scanBytes, options: options, clock: clock)
+      outputs.map(\.sink), tracks: tracks, carried: outputs.map { $0.tracks ?? tracks },
+      mixBytes: mix?.ledgerBytes ?? 0, scanBytes: scanBytes, options: options, clock: clock)
     // Several outputs each get a thread when one of them is a network output: the replay runs
     // at real time then, and a local output's writes must not hold up the network one (nor
     // the other way round). Local outputs alone are pumped inline, losing nothing at any speed.
@@ -102,7 +148,7 @@ public struct RunBuilder {
       lanes.append(
         OutputLane(
           index: offset + 1, sink: sink, pipeline: pipeline, sender: sender, thread: thread,
-          control: control, reporter: reporter, rtmpAudio: output.rtmpAudio))
+          control: control, reporter: reporter, audio: output.audio, mix: output.mix))
     }
     return lanes
   }
@@ -112,12 +158,6 @@ public struct RunBuilder {
   public static func srtSendBufferBytes(_ configuration: PipelineConfiguration) -> Int {
     let share = (configuration.budgetBytes - configuration.overheadBytes) / 12
     return min(4 << 20, max(256 << 10, share))
-  }
-
-  /// The audio track an RTMP output carries: the one asked for, else app audio when the dump
-  /// has it, else the mic.
-  static func rtmpAudio(_ options: ReplayOptions, tracks: TrackFormats) -> SampleKind {
-    options.rtmpAudio ?? (tracks.audioApp != nil ? .audioApp : .audioMic)
   }
 
   /// Creates the sink for `target` (a network output when `target.isNetwork`).
@@ -135,7 +175,14 @@ public struct RunBuilder {
       let target: RTMPTarget
       do { target = try RTMPTarget(url: url) } catch { throw .usage("--to: \(error)") }
       if let reason = RTMPSink.refusal(of: tracks, target: target) { throw .output(reason) }
-      let audio = rtmpAudio(options, tracks: tracks)
+      // The track FLV carries: the one chosen, or app audio (a mix is carried as app audio).
+      var audio = SampleKind.audioApp
+      if case .track(let kind) = OutputAudio(
+        selection: options.audio, target: .rtmp(url: url), tracks: tracks, gains: options.mixGains,
+        mixedByEncoder: options.mixedByEncoder)
+      {
+        audio = kind
+      }
       let tls = RTMPSink.Options(
         verifyTLSPeer: options.rtmpsVerifyPeer, caFile: options.rtmpsCAFile)
       return RTMPSink(target: target, audio: audio, options: tls)
@@ -151,27 +198,30 @@ public struct RunBuilder {
     }
   }
 
-  /// The outputs' pipelines under one budget: the reader's buffers and every output's fixed
-  /// buffers are reserved first, and what is left is split equally between the outputs' rings.
-  /// The ledger each pipeline reports counts all the rings (`RingShare`).
+  /// The outputs' pipelines under one budget: the reader's buffers, the audio mix and every
+  /// output's fixed buffers are reserved first, and what is left is split equally between the
+  /// outputs' rings. The ledger each pipeline reports counts all the rings (`RingShare`).
+  /// - Parameters:
+  ///   - carried: each output's program (`tracks(of:carrying:to:mixed:)`).
+  ///   - mixBytes: what the run's audio mix holds (`AudioMixStage.ledgerBytes`), 0 for none.
   static func makePipelines(
-    _ sinks: [any OutputSink], tracks: TrackFormats, scanBytes: Int, options: ReplayOptions,
-    clock: any PacingClock
+    _ sinks: [any OutputSink], tracks: TrackFormats, carried: [TrackFormats], mixBytes: Int,
+    scanBytes: Int, options: ReplayOptions, clock: any PacingClock
   ) throws(ReplayError) -> [Pipeline] {
     do {
       let (budget, configuration) = try plan(
-        sinks, tracks: tracks, scanBytes: scanBytes, options: options)
+        sinks, tracks: tracks, scanBytes: scanBytes, mixBytes: mixBytes, options: options)
       if sinks.count == 1 {
         return [
           try Pipeline(
-            configuration: configuration, tracks: tracks, payloadFormat: sinks[0].payloadFormat,
+            configuration: configuration, tracks: carried[0], payloadFormat: sinks[0].payloadFormat,
             budget: budget, clock: clock)
         ]
       }
       let ledger = RingLedger()
       let share = RingShare(ledger: ledger, arenaBytes: budget.available / sinks.count)
       var pipelines: [Pipeline] = []
-      for sink in sinks {
+      for (sink, tracks) in zip(sinks, carried) {
         pipelines.append(
           try Pipeline(
             configuration: configuration, tracks: tracks, payloadFormat: sink.payloadFormat,
@@ -187,11 +237,13 @@ public struct RunBuilder {
   /// output's pipeline reserves its ring records itself), and the configuration with the
   /// largest sample both the reader and the rings hold in what is left.
   static func plan(
-    _ sinks: [any OutputSink], tracks: TrackFormats, scanBytes: Int, options: ReplayOptions
+    _ sinks: [any OutputSink], tracks: TrackFormats, scanBytes: Int, mixBytes: Int = 0,
+    options: ReplayOptions
   ) throws(BudgetError) -> (budget: MemoryBudget, configuration: PipelineConfiguration) {
     var budget = try MemoryBudget(
       budget: options.pipeline.budgetBytes, overhead: options.pipeline.overheadBytes)
     if scanBytes > 0 { try budget.reserve("dump scan", bytes: scanBytes) }
+    if mixBytes > 0 { try budget.reserve("audio mix", bytes: mixBytes) }
     var configuration = options.pipeline
     let records = SendRing.recordTableBytes(capacity: configuration.recordCapacity)
     if sinks.count == 1 {

@@ -42,10 +42,17 @@ enum LiveCommand: Command {
                                 outputs measure their link, files and HLS do not)
       --floor BPS               the lowest bitrate asked for (default 300000)
 
+    audio mix
+      --encoder-mix             the encoder mixes app and mic audio (at --mix-gain) before
+                                encoding and sends one audio track, as a device that mixes with
+                                AVAudioMixerNode would; the mic tier mutes the mic in it.
+                                Without it, an output that mixes (--audio mix, RTMP's default)
+                                gets a mix made here from the encoder's two tracks
+
     output and run options: as for `ingest replay` (--to, --buffer, --budget, --overhead,
-    --status, --segment, --hls-window, --rtmp-audio, --min-delivered, --json, --quiet); there is
-    no --speed: a live source runs at its own pace. --min-delivered counts the frames the
-    encoder skipped for a lower frame rate as not delivered.
+    --status, --segment, --hls-window, --audio, --mix-gain, --min-delivered, --json,
+    --quiet); there is no --speed: a live source runs at its own pace. --min-delivered counts
+    the frames the encoder skipped for a lower frame rate as not delivered.
 
     Ctrl-C (SIGINT), SIGTERM, SIGHUP (a closed terminal) or SIGUSR1 stops the encoder and
     finishes every output; SIGQUIT stops at once, without draining, and exits 1. If the encoder dies
@@ -66,7 +73,9 @@ enum LiveCommand: Command {
     let args = try Arguments(
       argv,
       valued: ReplayCommand.runOptions.union(encoderValued).union(["--rate-control", "--floor"]),
-      flags: encoderFlags.union(ReplayCommand.runFlags).union(["--json", "--quiet"]))
+      flags: encoderFlags.union(ReplayCommand.runFlags).union([
+        "--json", "--quiet", "--encoder-mix",
+      ]))
     guard args.positionals.count == 1 else { throw UsageError("expected one SOURCE") }
     let source = args.positionals[0]
     try EncoderArgumentCheck.check(args, source: source)
@@ -76,6 +85,15 @@ enum LiveCommand: Command {
       if let value = args[name] { encoderArguments += [name, value] }
     }
     for name in encoderFlags.sorted() where args.has(name) { encoderArguments.append(name) }
+    let encoderMix = args.has("--encoder-mix")
+    if encoderMix {
+      guard options.audio == nil || options.audio == .mix else {
+        throw UsageError(
+          "--encoder-mix sends one mixed track: it cannot go with --audio \(args["--audio"] ?? "")")
+      }
+      encoderArguments += ["--mix-audio", options.mixGains.description]
+      options.mixedByEncoder = options.mixGains
+    }
     // The ladder halves the encoder's frame rate under pressure and restores this one.
     if let fps = try positive(args, "--fps") { options.nominalFrameRate = fps }
     let bitrate = try positive(args, "--bitrate") ?? 2_500_000
@@ -88,7 +106,7 @@ enum LiveCommand: Command {
       var configuration = RateController.Configuration(nominalBitsPerSecond: bitrate)
       configuration.floorBitsPerSecond = floor
       // Audio rides on the same link: each AAC track at its bitrate, plus its framing.
-      let audioTracks = args.has("--no-mic") ? 1 : 2
+      let audioTracks = args.has("--no-mic") || encoderMix ? 1 : 2
       let audio = try positive(args, "--audio-bitrate") ?? 128_000
       configuration.fixedBitsPerSecond = audioTracks * audio * 115 / 100
       if let fps = try positive(args, "--fps") { configuration.nominalFrameRate = fps }

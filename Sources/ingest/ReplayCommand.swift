@@ -85,7 +85,15 @@ enum ReplayCommand: Command {
       --segment SECONDS         HLS only: segment target duration, 2 to 4 (default 2)
       --hls-window N            HLS only: segments in the live playlist, 0 (keeps all) or at
                                 least 3, three target durations (RFC 8216 6.2.2) (default 6)
-      --rtmp-audio app|mic      audio track carried over RTMP (default app, mic if no app audio)
+      --audio mix|app|mic|both  the audio every output carries when the dump has app and mic
+                                audio: mix decodes both, mixes them (--mix-gain, a limiter:
+                                never clipping) and encodes one AAC track at the app track's
+                                rate and channels; app or mic sends that track alone; both
+                                sends the two tracks (RTMP carries one audio track: it mixes).
+                                Default: mix for RTMP, both for the others. The summary says
+                                what each output carried
+      --mix-gain app=G,mic=G    gains of the mix, 0 to 16 each (default app=1,mic=1); the
+                                ladder's mic tier mutes the mic in the mix
       --ca-file PEM             rtmps only: trust the certificate authorities in PEM instead of
                                 the system's
       --insecure                rtmps only: do not verify the server certificate (tests)
@@ -113,7 +121,7 @@ enum ReplayCommand: Command {
   /// The options `replay` and `live` share (everything but the input and `--speed`).
   static let runOptions: Set<String> = [
     "--to", "--buffer", "--budget", "--overhead", "--status", "--segment", "--hls-window",
-    "--rtmp-audio", "--min-delivered", "--ca-file",
+    "--audio", "--mix-gain", "--min-delivered", "--ca-file",
   ]
   /// The switches `replay` and `live` share.
   static let runFlags: Set<String> = ["--insecure"]
@@ -203,11 +211,16 @@ enum ReplayCommand: Command {
       try ReplayOptionChecks.checkWindow(window)
       options.hlsWindow = window
     }
-    switch args["--rtmp-audio"] {
-    case nil: break
-    case "app": options.rtmpAudio = .audioApp
-    case "mic": options.rtmpAudio = .audioMic
-    case let other?: throw UsageError("--rtmp-audio must be app or mic, got '\(other)'")
+    if let audio = args["--audio"] {
+      guard let selection = AudioSelection(rawValue: audio) else {
+        throw UsageError("--audio must be mix, app, mic or both, got '\(audio)'")
+      }
+      options.audio = selection
+    }
+    if let gains = args["--mix-gain"] {
+      do { options.mixGains = try AudioMixGains(parsing: gains) } catch {
+        throw UsageError("--mix-gain: \(error)")
+      }
     }
     let caFile = args["--ca-file"]
     let insecure = args.has("--insecure")
@@ -358,7 +371,7 @@ enum ReplayCommand: Command {
         "  \(pad)lost     \(output.lostUnits) units taken by the output did not reach the "
           + "destination in time (counted as undelivered, not sent)")
     }
-    if let note = output.rtmpAudioNote { lines.append("  \(pad)audio    \(note)") }
+    if let note = output.audio.note { lines.append("  \(pad)audio    \(note)") }
     for warning in output.warnings { lines.append("  \(pad)warning  \(warning)") }
     lines.append("  \(pad)tiers    \(output.tierChanges) changes, final T\(s.tier.rawValue)")
     return lines

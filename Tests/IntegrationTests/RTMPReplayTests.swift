@@ -114,9 +114,10 @@ import Testing
     Self.expectKeySecret(result, status: status)
   }
 
-  /// screen.dump has app and mic audio; FLV carries one. The mic track is counted as dropped
+  /// screen.dump has app and mic audio; FLV carries one, and `--audio app` asks for the app
+  /// track alone (rather than the default mix). The mic track is counted as dropped
   /// (`notCarried`), not as sent; what the connection discards before its first keyframe is
-  /// dropped too; the text summary says which track went and how to pick the other.
+  /// dropped too; the text summary says which audio went.
   @Test func summaryCountsTheAudioTrackRTMPCannotCarryAsNotSent() throws {
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
@@ -128,13 +129,11 @@ import Testing
     let result = try CommandRunner.ingest(
       [
         "replay", CommandRunner.fixture("screen.dump"), "--to",
-        "rtmp://127.0.0.1:\(server.port)/live/\(Self.key)", "--speed", "4", "--status",
-        status.path,
+        "rtmp://127.0.0.1:\(server.port)/live/\(Self.key)", "--speed", "4", "--audio", "app",
+        "--status", status.path,
       ], timeout: 60)
     #expect(result.status == 0, "\(result.stderr)")
-    #expect(
-      result.stderr.contains("audioApp was sent, audioMic was not (--rtmp-audio mic"),
-      "\(result.stderr)")
+    #expect(result.stderr.contains("audio    audioApp only, one track"), "\(result.stderr)")
     // A healthy publish stays at tier 0: the ~21 MB of clean library pages that loading
     // libavformat maps are not memory the budget is charged.
     #expect(!JSONLines.events(in: status).contains { $0["event"] as? String == "tier" })
@@ -143,7 +142,7 @@ import Testing
     let appended = try #require(summary["appended"] as? [String: Int])
     let sent = try #require(summary["sent"] as? [String: Int])
     let drops = try #require(summary["drops"] as? [String: [String: Int]])
-    #expect(summary["rtmp_audio"] as? String == "audioApp")
+    #expect(summary["audio"] as? String == "app")
     #expect(summary["final_tier"] as? Int == 0)
     #expect(sent["audioMic"] == 0)
     #expect(drops["audioMic"]?["notCarried"] == appended["audioMic"])

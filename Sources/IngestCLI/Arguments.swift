@@ -11,6 +11,9 @@ import IngestPOSIX
 /// Swift packages from outside the toolchain are not available, so the CLI parses by hand.
 package struct Arguments {
   package private(set) var positionals: [String] = []
+  /// Options of earlier releases and what took their place, so that a script written for one
+  /// is told what to write now rather than that the option is unknown.
+  static let replaced = ["--rtmp-audio": "--audio app|mic|mix|both (mix is RTMP's default)"]
   private var options: [String: String] = [:]
   /// Every value of each valued option, in order (an option may be given more than once).
   private var allValues: [String: [String]] = [:]
@@ -53,6 +56,8 @@ package struct Arguments {
         }
         options[name] = value
         allValues[name, default: []].append(value)
+      } else if let replacement = Self.replaced[name] {
+        throw UsageError("\(name) was replaced: use \(replacement)")
       } else {
         let hint = Suggestion.closest(to: name, among: valued.union(flags))
         throw UsageError("unknown option \(name)" + (hint.map { "; did you mean \($0)?" } ?? ""))

@@ -191,6 +191,7 @@ public enum ReplaySession {
     let replayer = Replayer(
       reader: reader, lanes: lanes, clock: clock, speed: options.effectiveSpeed)
     replayer.onProgress = onProgress
+    replayer.refusedKinds = Set(refusals.map(\.kind))
     for refusal in refusals {
       replayer.runReporter.emit("trackRefused") {
         $0.add("kind", refusal.kind.description)

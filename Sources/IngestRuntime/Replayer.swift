@@ -21,6 +21,10 @@ public final class Replayer<Source: ByteSource> {
   /// Called about every `progressInterval` with the first output's counters (for a terminal
   /// progress line).
   public var onProgress: ((PipelineSnapshot, Int64) -> Void)?
+  /// Tracks refused before the run (left out of every program): their samples still reach each
+  /// output's pipeline, which refuses and counts every one, so the summary's drops say what of
+  /// the input was not sent.
+  var refusedKinds: Set<SampleKind> = []
   public var progressInterval: Int64 = 250_000_000
   /// How long the end of the run may wait for the sinks to take what the rings hold: twice the
   /// longest ring (what a link at half the stream's rate needs to carry it) and 5 s for one
@@ -124,7 +128,8 @@ public final class Replayer<Source: ByteSource> {
         }
       }
       reader.withPayload { payload in
-        for lane in lanes where lane.isLive && lane.carries(header.kind) {
+        let refused = refusedKinds.contains(header.kind)
+        for lane in lanes where lane.isLive && (refused || lane.carries(header.kind)) {
           _ = lane.pipeline.append(
             kind: header.kind, pts: header.pts, dts: header.dts, isKeyframe: header.isKeyframe,
             payload: payload, nalUnits: header.nalUnits)

@@ -34,6 +34,10 @@ import Testing
   @Test(arguments: [
     (["--to"], "--to needs a value"), (["--json=yes"], "--json takes no value"),
     (["--bogus"], "unknown option --bogus"), (["-v"], "unknown option -v"),
+    (
+      ["--rtmp-audio", "app"],
+      "--rtmp-audio was replaced: use --audio app|mic|mix|both (mix is RTMP's default)"
+    ),
   ])
   func mistakesAreUsageErrors(argv: [String], message: String) {
     #expect {

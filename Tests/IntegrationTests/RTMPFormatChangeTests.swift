@@ -25,6 +25,8 @@ import Testing
       [
         "replay", dump, "--to", "rtmp://127.0.0.1:\(server.port)/live/\(Self.key)", "--speed",
         "max", "--quiet", "--status", status,
+        // The app track as it is: a mix is encoded again at one format whatever its inputs do.
+        "--audio", "app",
       ], timeout: 60)
     #expect(result.status == 0, "\(result.stderr)")
     #expect(!result.timedOut)

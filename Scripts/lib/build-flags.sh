@@ -10,6 +10,9 @@
 #   (autolink-extract) and the index store (test discovery on Linux needs it) expect; plain
 #   -wmo writes one and fails there.
 # - Line tables are all a sanitizer report or a crash backtrace needs for file and line.
+# - -disable-batch-mode answers the package manager's -enable-batch-mode, which whole-module
+#   ignores with a warning per module.
 once_build_flags=(
   -Xswiftc -wmo -Xswiftc -num-threads -Xswiftc 1 -Xswiftc -gline-tables-only
+  -Xswiftc -disable-batch-mode
 )

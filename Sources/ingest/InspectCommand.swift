@@ -186,6 +186,11 @@ enum InspectCommand: Command {
         "\(kind): \(track.annexBSamples) samples carry Annex B start codes instead of length "
           + "prefixes (refused)")
     }
+    if let timescale = track.coarsestTimescale {
+      lines.append(
+        "\(kind): \(track.coarseClockSamples) samples on a clock coarser than one frame "
+          + "(timescale \(timescale)); a replay places them from the sample count and rate")
+    }
     if track.oversizedSamples > 0 {
       lines.append(
         "\(kind): \(track.oversizedSamples) samples above \(sampleLimit) bytes, the largest a "
@@ -224,6 +229,7 @@ enum InspectCommand: Command {
       entry.add("adts_refused", track.adtsMismatches)
       entry.add("annex_b_samples", track.annexBSamples)
       entry.add("oversized_samples", track.oversizedSamples)
+      entry.add("coarse_clock_samples", track.coarseClockSamples)
       entry.add(
         "clock_jumps",
         track.clockJumps.map { jump in

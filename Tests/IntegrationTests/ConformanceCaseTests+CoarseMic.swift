@@ -100,6 +100,10 @@ extension ConformanceCaseTests {
     }
 
     let dump = directory.appending(path: "\(name).dump").path
+    let micFrames = try Self.screen().filter { $0.sample?.kind == .audioMic }.count
+    #expect(
+      try ProducerInputTests.inspect(dump).contains(
+        "audioMic: \(micFrames) samples on a clock coarser than one frame (timescale 1)"))
     let recording = directory.appending(path: "\(name)-hls").path
     let hls = try CommandRunner.ingest([
       "replay", dump, "--to", "hls:\(recording)", "--speed", "max", "--quiet",

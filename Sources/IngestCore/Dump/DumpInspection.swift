@@ -33,6 +33,11 @@ public struct DumpInspection: Sendable {
     public var annexBSamples = 0
     /// Samples above `DumpInspection.sampleLimit` (refused as too large), and the largest.
     public var oversizedSamples = 0
+    /// AAC samples stamped on a clock coarser than one frame (one unit of the timescale is
+    /// longer than 1024 samples, so many frames share a value: a mic in whole seconds), and the
+    /// coarsest such timescale. A replay places them from the sample count and rate.
+    public var coarseClockSamples = 0
+    public var coarsestTimescale: Int32?
     fileprivate var lastDTS: Int64?
 
     /// Presentation span in ticks.
@@ -104,6 +109,7 @@ public struct DumpInspection: Sendable {
         note(header, offset: reader.offset)
         if case .aac(let aac)? = formats.format(for: header.kind) {
           reader.withPayload { noteADTS($0, kind: header.kind, format: aac) }
+          noteCoarseClock(header.pts.timescale, kind: header.kind, format: aac)
         }
       }
     }
@@ -121,6 +127,13 @@ public struct DumpInspection: Sendable {
       tracks[index].adtsMismatches += 1
       if tracks[index].adtsMismatch == nil { tracks[index].adtsMismatch = error }
     }
+  }
+
+  private mutating func noteCoarseClock(_ timescale: Int32, kind: SampleKind, format: AACFormat) {
+    guard timescale > 0, Int64(timescale) * 1024 < Int64(format.sampleRate) else { return }
+    let index = Int(kind.rawValue)
+    tracks[index].coarseClockSamples += 1
+    tracks[index].coarsestTimescale = min(tracks[index].coarsestTimescale ?? timescale, timescale)
   }
 
   private mutating func note(_ header: DumpSampleHeader, offset: Int64) {

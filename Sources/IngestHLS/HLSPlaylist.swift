@@ -60,7 +60,10 @@ public struct HLSPlaylist: Equatable, Sendable {
     // EXT-X-MAP without I-frame playlists needs version 6; 7 is what Apple's authoring
     // specification asks of fMP4 playlists.
     let version = segments.contains { $0.map != nil } ? 7 : 3
-    var text = "#EXTM3U\n#EXT-X-VERSION:\(version)\n#EXT-X-TARGETDURATION:\(targetDuration)\n"
+    // Every segment starts at a keyframe (an IDR for H.264, pictures that lead it dropped for
+    // HEVC) or holds audio alone, so each decodes without the one before it.
+    var text = "#EXTM3U\n#EXT-X-VERSION:\(version)\n#EXT-X-INDEPENDENT-SEGMENTS\n"
+    text += "#EXT-X-TARGETDURATION:\(targetDuration)\n"
     text += "#EXT-X-MEDIA-SEQUENCE:\(mediaSequence)\n"
     if discontinuitySequence > 0 {
       text += "#EXT-X-DISCONTINUITY-SEQUENCE:\(discontinuitySequence)\n"

@@ -85,6 +85,7 @@ import Testing
       playlist.rendered == """
         #EXTM3U
         #EXT-X-VERSION:7
+        #EXT-X-INDEPENDENT-SEGMENTS
         #EXT-X-TARGETDURATION:2
         #EXT-X-MEDIA-SEQUENCE:0
         #EXT-X-PLAYLIST-TYPE:EVENT

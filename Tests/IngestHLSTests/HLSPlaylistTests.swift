@@ -21,6 +21,7 @@ func segment(_ index: Int, seconds: Double = 2, discontinuity: Bool = false) -> 
     playlist.rendered == """
       #EXTM3U
       #EXT-X-VERSION:3
+      #EXT-X-INDEPENDENT-SEGMENTS
       #EXT-X-TARGETDURATION:3
       #EXT-X-MEDIA-SEQUENCE:0
       #EXT-X-PLAYLIST-TYPE:EVENT

@@ -53,6 +53,7 @@ private func makeSink(_ directory: TemporaryDirectory, window: Int = 0) -> HLSSi
     directory.read("index.m3u8") == """
       #EXTM3U
       #EXT-X-VERSION:3
+      #EXT-X-INDEPENDENT-SEGMENTS
       #EXT-X-TARGETDURATION:2
       #EXT-X-MEDIA-SEQUENCE:0
       #EXT-X-PLAYLIST-TYPE:EVENT

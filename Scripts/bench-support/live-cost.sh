@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# What a live push costs (issue 26): the same content pushed at real time to a local SRT
+# listener by `ingest replay --speed realtime` and by `ffmpeg -re -map 0 -c copy -f mpegts`,
+# alternating, RUNS times each, then by ingest with more outputs (SRT + HLS; SRT + HLS + .ts +
+# RTMP to a private nginx-rtmp). Each run under GNU time (user and sys CPU, voluntary and
+# involuntary context switches, peak RSS), and one more run of each under `strace -c -f` for
+# the futex and send calls. Prints a Markdown table of medians per second of media.
+#
+#   Scripts/bench-support/live-cost.sh INGEST WORK_DIR [RUNS] [ROW...]
+#
+# Rows: 720p30 (H.264, 2 Mb/s), 1080p60 (H.264, 20 Mb/s), 2160p60 (HEVC, 50 Mb/s; its encode
+# takes many minutes on two cores). Default: 720p30 1080p60. Each is LIVE_COST_SECONDS (30) of
+# testsrc2 with noise (so the encoder spends its rate) and two AAC tracks, encoded once with
+# ffmpeg into WORK_DIR as .mp4, then `ingest capture` to a dump and `ffmpeg -c copy` to .ts:
+# the same access units for both senders. Needs srt-live-transmit, ffmpeg, strace, nginx with
+# libnginx-mod-rtmp.
+set -euo pipefail
+INGEST=$1 WORK=$2 RUNS=${3:-3}
+shift $(($# < 3 ? $# : 3))
+ROWS=("$@")
+((${#ROWS[@]})) || ROWS=(720p30 1080p60)
+SECONDS_OF_MEDIA=${LIVE_COST_SECONDS:-30}
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+mkdir -p "$WORK"
+for tool in ffmpeg srt-live-transmit strace nginx /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "live-cost: $tool is missing" >&2; exit 2; }
+done
+
+# make_media ROW: WORK/ROW.mp4, .ts and .dump, once.
+make_media() {
+  local row=$1 size rate bitrate codec=()
+  case "$row" in
+  720p30) size=1280x720 rate=30 bitrate=2M codec=(-c:v libx264 -preset veryfast) ;;
+  1080p60) size=1920x1080 rate=60 bitrate=20M codec=(-c:v libx264 -preset ultrafast) ;;
+  2160p60) size=3840x2160 rate=60 bitrate=50M codec=(-c:v libx265 -preset ultrafast -tag:v hvc1) ;;
+  *) echo "live-cost: unknown row $row (720p30, 1080p60, 2160p60)" >&2; exit 2 ;;
+  esac
+  [[ -s $WORK/$row.dump ]] && return
+  echo "live-cost: making $row ($SECONDS_OF_MEDIA s)" >&2
+  ffmpeg -nostdin -v error -y -f lavfi -i "testsrc2=size=$size:rate=$rate,noise=alls=12:allf=t" \
+    -f lavfi -i "sine=frequency=440:sample_rate=48000" \
+    -f lavfi -i "sine=frequency=660:sample_rate=48000" -t "$SECONDS_OF_MEDIA" \
+    -map 0 -map 1 -map 2 "${codec[@]}" -b:v "$bitrate" -maxrate "$bitrate" \
+    -bufsize "$bitrate" -g $((2 * rate)) -bf 0 -c:a aac -b:a 128k "$WORK/$row.mp4"
+  ffmpeg -nostdin -v error -y -i "$WORK/$row.mp4" -map 0 -c copy -f mpegts "$WORK/$row.ts"
+  "$INGEST" capture "$WORK/$row.mp4" -o "$WORK/$row.dump" >/dev/null
+}
+
+free_port() {
+  python3 -c 'import socket,sys; s=socket.socket(socket.AF_INET, getattr(socket, sys.argv[1])); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' "$1"
+}
+
+# A private nginx-rtmp for the four-output runs.
+rtmp_port=$(free_port SOCK_STREAM)
+NGINX="$WORK/nginx"
+mkdir -p "$NGINX"
+cat >"$NGINX/nginx.conf" <<CONF
+daemon off;
+master_process off;
+pid $NGINX/nginx.pid;
+error_log $NGINX/error.log notice;
+load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
+events { worker_connections 64; }
+rtmp { server { listen 127.0.0.1:$rtmp_port; application live { live on; } } }
+CONF
+: >"$NGINX/error.log"
+nginx -p "$NGINX/" -c "$NGINX/nginx.conf" &
+nginx_pid=$!
+listener_pid=""
+cleanup() {
+  kill "$nginx_pid" 2>/dev/null || true
+  [[ -n $listener_pid ]] && kill "$listener_pid" 2>/dev/null || true
+}
+trap cleanup EXIT INT TERM
+for _ in $(seq 50); do grep -q getrlimit "$NGINX/error.log" 2>/dev/null && break; sleep 0.1; done
+
+# run SENDER ROW TRACE: one push to a fresh SRT listener (it exits when the sender leaves).
+# Writes WORK/time.txt ("user sys maxrss_kB voluntary involuntary wall") or, with TRACE=1,
+# WORK/strace.txt.
+run() {
+  local sender=$1 row=$2 trace=$3 port command=()
+  port=$(free_port SOCK_DGRAM)
+  "$ROOT/Scripts/servers" srt-listener "$port" /dev/null 2>"$WORK/listener.log" &
+  listener_pid=$!
+  for _ in $(seq 100); do
+    grep -q listen "$WORK/listener.log" 2>/dev/null && break
+    sleep 0.05
+  done
+  local srt="srt://127.0.0.1:$port"
+  rm -rf "$WORK/out-hls" "$WORK/out.ts"
+  case "$sender" in
+  ffmpeg)
+    command=(ffmpeg -nostdin -v error -re -i "$WORK/$row.ts" -map 0 -c copy -f mpegts
+      "$srt?pkt_size=1316")
+    ;;
+  srt) command=("$INGEST" replay "$WORK/$row.dump" --to "$srt" --speed realtime --quiet) ;;
+  srt+hls)
+    command=("$INGEST" replay "$WORK/$row.dump" --to "$srt" --to "hls:$WORK/out-hls"
+      --speed realtime --quiet)
+    ;;
+  four)
+    command=("$INGEST" replay "$WORK/$row.dump" --to "$srt" --to "hls:$WORK/out-hls"
+      --to "$WORK/out.ts" --to "rtmp://127.0.0.1:$rtmp_port/live/bench" --audio app
+      --speed realtime --quiet)
+    ;;
+  esac
+  if [[ $trace == 1 ]]; then
+    strace -c -f -o "$WORK/strace.txt" "${command[@]}" >"$WORK/sender.log" 2>&1
+  else
+    /usr/bin/time -f "%U %S %M %w %c %e" -o "$WORK/time.txt" "${command[@]}" \
+      >"$WORK/sender.log" 2>&1
+  fi
+  wait "$listener_pid" 2>/dev/null || true
+  listener_pid=""
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+# calls NAME...: the calls of those syscalls in WORK/strace.txt (strace -c: % time, seconds,
+# usecs/call, calls, [errors,] syscall), summed.
+calls() {
+  awk -v names=" $* " 'index(names, " " $NF " ") { n += $4 } END { print n + 0 }' \
+    "$WORK/strace.txt"
+}
+
+echo "| row | sender | CPU ms/s (user + sys) | sys ms/s | context switches/s | futex/s | send calls/s | peak RSS (MB) |"
+echo "|---|---|---|---|---|---|---|---|"
+for row in "${ROWS[@]}"; do
+  make_media "$row"
+  senders=(srt ffmpeg srt+hls four)
+  declare -A user=() sys=() rss=() switches=()
+  for _ in $(seq "$RUNS"); do
+    # Alternating: each sender's runs are spread over the same minutes as the others'.
+    for sender in "${senders[@]}"; do
+      run "$sender" "$row" 0
+      read -r u s m v c _ <"$WORK/time.txt"
+      user[$sender]+="$u "
+      sys[$sender]+="$s "
+      rss[$sender]+="$m "
+      switches[$sender]+="$((v + c)) "
+    done
+  done
+  for sender in "${senders[@]}"; do
+    run "$sender" "$row" 1
+    futex=$(calls futex)
+    sends=$(calls sendmsg sendto sendmmsg)
+    u=$(tr ' ' '\n' <<<"${user[$sender]}" | grep . | median)
+    s=$(tr ' ' '\n' <<<"${sys[$sender]}" | grep . | median)
+    m=$(tr ' ' '\n' <<<"${rss[$sender]}" | grep . | median)
+    w=$(tr ' ' '\n' <<<"${switches[$sender]}" | grep . | median)
+    name=$sender
+    case "$sender" in
+    srt) name='`ingest replay --to srt://`' ;;
+    ffmpeg) name='`ffmpeg -re -c copy` to SRT' ;;
+    srt+hls) name='ingest: SRT + HLS' ;;
+    four) name='ingest: SRT + HLS + .ts + RTMP' ;;
+    esac
+    awk -v row="$row" -v name="$name" -v u="$u" -v s="$s" -v m="$m" -v w="$w" -v f="$futex" \
+      -v n="$sends" -v t="$SECONDS_OF_MEDIA" 'BEGIN {
+        printf "| %s | %s | %.1f | %.1f | %.0f | %.0f | %.0f | %.1f |\n", row, name,
+          (u + s) * 1000 / t, s * 1000 / t, w / t, f / t, n / t, m / 1000 }'
+  done
+done

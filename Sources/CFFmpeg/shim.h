@@ -15,6 +15,7 @@
 #include <libavutil/channel_layout.h>
 #include <libavutil/frame.h>
 #include <libswresample/swresample.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -195,6 +196,75 @@ CFFMPEG_CODEC_LAZY(int, swr_convert,
 CFFMPEG_CODEC_LAZY_VOID(av_log_set_level, (int level), (level))
 CFFMPEG_CODEC_LAZY(int64_t, swr_get_delay, (struct SwrContext *context, int64_t base),
                    (context, base))
+CFFMPEG_CODEC_LAZY(AVBufferRef *, av_buffer_alloc, (size_t size), (size))
+CFFMPEG_CODEC_LAZY_VOID(av_buffer_unref, (AVBufferRef **buffer), (buffer))
+CFFMPEG_CODEC_LAZY(int, av_buffer_is_writable, (const AVBufferRef *buffer), (buffer))
+CFFMPEG_CODEC_LAZY(AVBufferPool *, av_buffer_pool_init,
+                   (size_t size, AVBufferRef *(*alloc)(size_t size)), (size, alloc))
+CFFMPEG_CODEC_LAZY(AVBufferRef *, av_buffer_pool_get, (AVBufferPool *pool), (pool))
+CFFMPEG_CODEC_LAZY_VOID(av_buffer_pool_uninit, (AVBufferPool **pool), (pool))
+CFFMPEG_CODEC_LAZY(int, avcodec_default_get_buffer2,
+                   (AVCodecContext *context, AVFrame *frame, int flags), (context, frame, flags))
+CFFMPEG_CODEC_LAZY(int, av_get_bytes_per_sample, (enum AVSampleFormat format), (format))
+CFFMPEG_CODEC_LAZY(int, av_sample_fmt_is_planar, (enum AVSampleFormat format), (format))
+
+/// Where an audio frame's planes start: 64 bytes apart at least, as av_malloc aligns.
+static inline size_t cffmpeg_plane_bytes(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
+
+/// Backs every plane of an audio frame with one buffer, `line` bytes apart (AVFrame allows one
+/// buffer for several planes): av_frame_ref, which avcodec_send_frame makes of its input, then
+/// allocates one AVBufferRef rather than one per channel. The frame takes `buffer`. At most
+/// AV_NUM_DATA_POINTERS planes.
+static inline void cffmpeg_frame_set_planes(AVFrame *frame, AVBufferRef *buffer, int planes,
+                                            int line) {
+  frame->buf[0] = buffer;
+  for (int plane = 0; plane < planes; plane++)
+    frame->data[plane] = buffer->data + (size_t)plane * line;
+  frame->extended_data = frame->data;
+  frame->linesize[0] = line;
+}
+
+/// AV_NUM_DATA_POINTERS, the planes an AVFrame holds without extended_data of its own.
+static inline int cffmpeg_frame_planes_max(void) { return AV_NUM_DATA_POINTERS; }
+
+/// The buffers a decoder's frames are given by cffmpeg_pooled_get_buffer2: `size` bytes each,
+/// from `pool`.
+typedef struct CFFmpegFramePool {
+  AVBufferPool *pool;
+  size_t size;
+} CFFmpegFramePool;
+
+/// get_buffer2 for an audio decoder: every plane of a frame in one buffer from the
+/// CFFmpegFramePool in context->opaque. A pooled buffer costs one allocation each time it is
+/// handed out (its AVBufferRef), and avcodec_default_get_buffer2 hands out one per plane; this,
+/// one per frame. Frames its buffers cannot hold go to avcodec_default_get_buffer2.
+static inline int cffmpeg_pooled_get_buffer2(AVCodecContext *context, AVFrame *frame, int flags) {
+  const CFFmpegFramePool *pool = context->opaque;
+  enum AVSampleFormat format = (enum AVSampleFormat)frame->format;
+  int bytes = format < 0 ? 0 : cffmpeg_codec_av_get_bytes_per_sample(format);
+  int channels = frame->ch_layout.nb_channels;
+  int planar = bytes > 0 && cffmpeg_codec_av_sample_fmt_is_planar(format);
+  int planes = planar ? channels : 1;
+  size_t line = cffmpeg_plane_bytes((size_t)frame->nb_samples * bytes * (planar ? 1 : channels));
+  if (pool == NULL || pool->pool == NULL || bytes <= 0 || channels <= 0 || frame->nb_samples <= 0
+      || planes > AV_NUM_DATA_POINTERS || line * planes > pool->size || line > INT_MAX)
+    return cffmpeg_codec_avcodec_default_get_buffer2(context, frame, flags);
+  AVBufferRef *buffer = cffmpeg_codec_av_buffer_pool_get(pool->pool);
+  if (buffer == NULL) return AVERROR(ENOMEM);
+  cffmpeg_frame_set_planes(frame, buffer, planes, (int)line);
+  return 0;
+}
+
+/// Makes `context`'s decoder take its frames' buffers from `pool` (cffmpeg_pooled_get_buffer2),
+/// before avcodec_open2. 0 when its decoder does not let the caller allocate (no
+/// AV_CODEC_CAP_DR1): it keeps libavcodec's own.
+static inline int cffmpeg_use_frame_pool(AVCodecContext *context, const AVCodec *codec,
+                                         CFFmpegFramePool *pool) {
+  if (!(codec->capabilities & AV_CODEC_CAP_DR1)) return 0;
+  context->opaque = pool;
+  context->get_buffer2 = cffmpeg_pooled_get_buffer2;
+  return 1;
+}
 
 /// AV_LOG_ERROR, for av_log_set_level: libav's notices (the AAC encoder's "Qavg" line on close)
 /// would otherwise go to standard error.
@@ -202,7 +272,8 @@ static inline int cffmpeg_log_error_level(void) { return AV_LOG_ERROR; }
 /// AV_CODEC_FLAG_GLOBAL_HEADER is a macro: the encoder then puts its AudioSpecificConfig in
 /// extradata, not in ADTS headers.
 static inline int cffmpeg_codec_flag_global_header(void) { return AV_CODEC_FLAG_GLOBAL_HEADER; }
-/// AV_INPUT_BUFFER_PADDING_SIZE: libavcodec reads this far past the end of extradata.
+/// AV_INPUT_BUFFER_PADDING_SIZE: libavcodec reads this far past the end of extradata and of a
+/// packet's data.
 static inline int cffmpeg_input_padding(void) { return AV_INPUT_BUFFER_PADDING_SIZE; }
 
 /// AVERROR_EOF and AVERROR(e) are macros Swift cannot import.

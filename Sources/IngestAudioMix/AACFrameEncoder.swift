@@ -3,6 +3,13 @@ import IngestCore
 
 /// libavcodec's AAC-LC encoder for the mixed track: planar float frames of 1024 samples in, AAC
 /// frames out with their time in samples (the encoder's time base is one sample).
+///
+/// In steady state a frame costs four heap allocations inside libavcodec, the fewest its API
+/// allows (five before, for stereo): the reference `avcodec_send_frame` takes to the input
+/// frame's buffer (every channel in one buffer, so one reference, not one per channel), and
+/// the three of the encoded packet: the AAC encoder writes into a buffer of its own, which
+/// libavcodec copies into a new refcounted one (`av_packet_make_refcounted`: data, buffer and
+/// reference). The encoder does not take buffers from the caller (no `AV_CODEC_CAP_DR1`).
 final class AACFrameEncoder {
   /// Samples per frame the encoder takes.
   static let frameSamples = 1024
@@ -47,8 +54,17 @@ final class AACFrameEncoder {
     try LibAVCall.check(
       cffmpeg_codec_av_channel_layout_copy(&frame.pointee.ch_layout, &context.pointee.ch_layout),
       "setting up the AAC encoder's frame")
-    try LibAVCall.check(
-      cffmpeg_codec_av_frame_get_buffer(frame, 0), "allocating the AAC encoder's frame")
+    // Every channel in one buffer, so libavcodec's reference to the frame is one allocation.
+    if channels <= Int(cffmpeg_frame_planes_max()) {
+      let line = Int(cffmpeg_plane_bytes(Self.frameSamples * MemoryLayout<Float>.size))
+      guard let buffer = cffmpeg_codec_av_buffer_alloc(line * channels) else {
+        throw .libav(step: "allocating the AAC encoder's frame", message: "out of memory")
+      }
+      cffmpeg_frame_set_planes(frame, buffer, Int32(channels), Int32(line))
+    } else {
+      try LibAVCall.check(
+        cffmpeg_codec_av_frame_get_buffer(frame, 0), "allocating the AAC encoder's frame")
+    }
   }
 
   deinit {

@@ -3,12 +3,22 @@ import IngestCore
 
 /// One AAC track decoded by libavcodec and brought to the mix's rate and channels by
 /// libswresample, into a planar float buffer the decoder owns (allocated once).
+///
+/// In steady state a frame costs five heap allocations inside libavcodec, the fewest its API
+/// allows (seven and a half before, on average over a stereo and a mono track): the reference
+/// `avcodec_send_packet` takes to the packet's buffer (refcounted and reused, so libavcodec does
+/// not copy the payload into a new buffer of three allocations), the reference to the decoded
+/// frame's one buffer (every plane in one buffer from this decoder's pool, where libavcodec's
+/// own pool takes one per plane), and the three of the per-frame bookkeeping libavcodec
+/// attaches to every decoded frame (`ff_attach_decode_data`), which no option avoids.
 final class AACTrackDecoder {
   /// The track's configuration, as its format record gave it.
   let format: AACFormat
   private var context: UnsafeMutablePointer<AVCodecContext>?
   private var packet: UnsafeMutablePointer<AVPacket>?
   private var frame: UnsafeMutablePointer<AVFrame>?
+  /// The decoded frames' buffers (`cffmpeg_pooled_get_buffer2`), in the context's `opaque`.
+  private let framePool: UnsafeMutablePointer<CFFmpegFramePool>
   private var resampler: OpaquePointer?
   /// Channels the resampler writes: the mix's, or one for a mono track, whose one channel then
   /// goes to every channel of the mix at its own level (libswresample would spread it at -3 dB).
@@ -28,6 +38,16 @@ final class AACTrackDecoder {
     (2048 * mixRate + format.sampleRate - 1) / format.sampleRate + 256
   }
 
+  /// Bytes of one buffer of the decoded frames' pool: 2048 planar float samples (AAC with SBR)
+  /// for each channel, and two for a mono track (parametric stereo decodes it as stereo).
+  static func frameBufferBytes(format: AACFormat) -> Int {
+    Int(cffmpeg_plane_bytes(2048 * MemoryLayout<Float>.size)) * max(format.channels, 2)
+  }
+
+  /// Bytes of the packet buffer first allocated: the largest raw AAC frame of 8 channels
+  /// (6,144 bits a channel). A larger payload replaces it with one of its size.
+  static let packetBytes = 8 * 768
+
   init(format: AACFormat, mixRate: Int, mixChannels: Int) throws(AudioMixStageError) {
     self.format = format
     self.mixRate = mixRate
@@ -43,12 +63,23 @@ final class AACTrackDecoder {
     guard let codec = cffmpeg_codec_avcodec_find_decoder(AV_CODEC_ID_AAC) else {
       throw .codecMissing("AAC decoder")
     }
+    framePool = .allocate(capacity: 1)
+    let poolBytes = Self.frameBufferBytes(format: format)
+    framePool.initialize(
+      to: CFFmpegFramePool(pool: cffmpeg_codec_av_buffer_pool_init(poolBytes, nil), size: poolBytes)
+    )
     context = cffmpeg_codec_avcodec_alloc_context3(codec)
     packet = cffmpeg_codec_av_packet_alloc()
     frame = cffmpeg_codec_av_frame_alloc()
-    guard let context, packet != nil, frame != nil else {
+    guard let context, let packet, frame != nil, framePool.pointee.pool != nil,
+      let buffer = cffmpeg_codec_av_buffer_alloc(Self.packetBytes)
+    else {
       throw .libav(step: "allocating the AAC decoder", message: "out of memory")
     }
+    // The packet keeps its own reference to the buffer between calls; the payload is copied
+    // into it, so libavcodec references it instead of copying it into a buffer of its own.
+    packet.pointee.buf = buffer
+    _ = cffmpeg_use_frame_pool(context, codec, framePool)
     // The AudioSpecificConfig, in a buffer libavcodec owns and frees (padded as it reads past).
     let config = format.audioSpecificConfig
     guard
@@ -69,6 +100,10 @@ final class AACTrackDecoder {
     cffmpeg_codec_av_frame_free(&frame)
     cffmpeg_codec_av_packet_free(&packet)
     cffmpeg_codec_avcodec_free_context(&context)
+    // Frees the pool now, or when the last of its buffers comes back (none is out once the
+    // frame and the context are freed).
+    cffmpeg_codec_av_buffer_pool_uninit(&framePool.pointee.pool)
+    framePool.deallocate()
     planes.deallocate()
     output.deallocate()
   }
@@ -81,14 +116,16 @@ final class AACTrackDecoder {
     emit: (_ count: Int, _ position: Int64, _ channel: (Int) -> UnsafePointer<Float>) -> Void
   ) throws(AudioMixStageError) {
     guard let context, let packet, let frame, payload.count > 0 else { return }
-    // The packet borrows the payload for the call: libavcodec copies what it keeps.
-    packet.pointee.data = UnsafeMutablePointer(
-      mutating: payload.baseAddress!.assumingMemoryBound(to: UInt8.self))
+    let buffer = try packetBuffer(holding: payload.count)
+    // The payload, then the zeroed padding libavcodec's bit reader may read into.
+    let data = buffer.pointee.data!
+    data.update(
+      from: payload.baseAddress!.assumingMemoryBound(to: UInt8.self), count: payload.count)
+    (data + payload.count).update(repeating: 0, count: Int(cffmpeg_input_padding()))
+    packet.pointee.data = data
     packet.pointee.size = Int32(payload.count)
-    let sent = cffmpeg_codec_avcodec_send_packet(context, packet)
-    packet.pointee.data = nil
-    packet.pointee.size = 0
-    try LibAVCall.check(sent, "decoding \(format.sampleRate) Hz AAC")
+    try LibAVCall.check(
+      cffmpeg_codec_avcodec_send_packet(context, packet), "decoding \(format.sampleRate) Hz AAC")
     var position = position
     while true {
       let code = cffmpeg_codec_avcodec_receive_frame(context, frame)
@@ -108,6 +145,27 @@ final class AACTrackDecoder {
       emit(Int(count), position - held) { UnsafePointer(base + (spread ? 0 : $0) * capacity) }
       position += Int64(frame.pointee.nb_samples) * Int64(mixRate) / Int64(format.sampleRate)
     }
+  }
+
+  /// The packet's buffer, ready to be written with `count` bytes and the input padding: the one
+  /// it has, unless libavcodec still holds a reference to it (the AAC decoder lets go of each
+  /// packet before `avcodec_send_packet` returns) or it is too small; then a new one.
+  private func packetBuffer(holding count: Int) throws(AudioMixStageError)
+    -> UnsafeMutablePointer<AVBufferRef>
+  {
+    let packet = packet!
+    let needed = count + Int(cffmpeg_input_padding())
+    if let buffer = packet.pointee.buf, cffmpeg_codec_av_buffer_is_writable(buffer) != 0,
+      buffer.pointee.size >= needed
+    {
+      return buffer
+    }
+    cffmpeg_codec_av_buffer_unref(&packet.pointee.buf)
+    guard let buffer = cffmpeg_codec_av_buffer_alloc(max(needed, Self.packetBytes)) else {
+      throw .libav(step: "decoding \(format.sampleRate) Hz AAC", message: "out of memory")
+    }
+    packet.pointee.buf = buffer
+    return buffer
   }
 
   /// The resampler from the decoder's output (its sample format, rate and layout, known from

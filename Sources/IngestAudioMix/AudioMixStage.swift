@@ -13,7 +13,10 @@ import IngestCore
 ///
 /// libavcodec is loaded (`dlopen`) when the first stage is made, so a run that does not mix
 /// never maps it. One thread calls every method. After `init`, a frame's way through allocates
-/// nothing of its own; libavcodec reuses its frame and packet buffers.
+/// nothing of its own; inside libavcodec a mixed frame costs 14 small allocations in steady state
+/// (five per input frame decoded, four per frame encoded: references to buffers that are reused,
+/// and libavcodec's own bookkeeping), the fewest its API allows (`AACTrackDecoder`,
+/// `AACFrameEncoder`).
 public final class AudioMixStage {
   /// The mixed track's format: AAC-LC at the app track's rate and channels.
   public let format: AACFormat

@@ -111,7 +111,6 @@ let package = Package(
     .testTarget(name: "IngestCaptureTests", dependencies: ["IngestCapture", "IngestTestSupport"]),
     .testTarget(
       name: "IngestRuntimeTests", dependencies: ["IngestRuntime", "IngestTestSupport"]),
-    .testTarget(name: "IngestBenchTests", dependencies: ["IngestBench", "IngestTestSupport"]),
     .testTarget(name: "IngestUploadTests", dependencies: ["IngestUpload", "IngestTestSupport"]),
     .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI"]),
     .testTarget(

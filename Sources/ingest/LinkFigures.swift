@@ -1,4 +1,5 @@
 import IngestBench
+import IngestCore
 import Synchronization
 
 /// The output link's latest round trip and send buffer, for the progress line.

@@ -76,11 +76,26 @@ public enum EncoderRequest: Equatable, Sendable {
   /// Reads one line (without its newline; spaces around the object are allowed).
   /// - Throws: `EncoderRequestError` naming what is wrong.
   public init(line: some StringProtocol) throws(EncoderRequestError) {
-    try self.init(members: JSONLineParser.members(of: Array(line.utf8)))
+    try self.init(lineBytes: Array(line.utf8))
+  }
+
+  /// Deeper nesting than any status line has is refused.
+  static let maximumDepth = 16
+
+  /// Reads the bytes of one line (`EncoderRequestDecoder` splits the stream into lines).
+  init(lineBytes: [UInt8]) throws(EncoderRequestError) {
+    let members: [(String, JSONValue)]
+    do {
+      members = try JSONValue.members(ofLine: lineBytes, maximumDepth: Self.maximumDepth)
+    } catch {
+      throw .malformedJSON(offset: error.offset, expected: error.expected)
+    }
+    // A member given twice counts with its last value.
+    try self.init(members: Dictionary(members) { _, last in last })
   }
 
   /// The request a parsed object describes.
-  init(members: [String: JSONLineParser.Value]) throws(EncoderRequestError) {
+  private init(members: [String: JSONValue]) throws(EncoderRequestError) {
     let request = try Self.string("request", in: members)
     switch request {
     case "bitrate":
@@ -109,7 +124,7 @@ public enum EncoderRequest: Equatable, Sendable {
     }
   }
 
-  private static func string(_ key: String, in members: [String: JSONLineParser.Value])
+  private static func string(_ key: String, in members: [String: JSONValue])
     throws(EncoderRequestError) -> String
   {
     guard let value = members[key] else { throw .missingMember(key) }
@@ -119,7 +134,7 @@ public enum EncoderRequest: Equatable, Sendable {
     return string
   }
 
-  private static func number(_ key: String, in members: [String: JSONLineParser.Value])
+  private static func number(_ key: String, in members: [String: JSONValue])
     throws(EncoderRequestError) -> Double
   {
     guard let value = members[key] else { throw .missingMember(key) }
@@ -130,7 +145,7 @@ public enum EncoderRequest: Equatable, Sendable {
   }
 
   private static func bool(
-    _ key: String, in members: [String: JSONLineParser.Value], required: Bool
+    _ key: String, in members: [String: JSONValue], required: Bool
   ) throws(EncoderRequestError) -> Bool? {
     guard let value = members[key] else {
       if required { throw .missingMember(key) }

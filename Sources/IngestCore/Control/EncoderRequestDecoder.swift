@@ -66,7 +66,7 @@ public struct EncoderRequestDecoder: Sendable {
       case .text(let bytes):
         guard bytes.contains(where: { !Self.isSpace($0) }) else { continue }
         do {
-          return try EncoderRequest(members: JSONLineParser.members(of: bytes))
+          return try EncoderRequest(lineBytes: bytes)
         } catch {
           lastRejectedLine = String(decoding: bytes.prefix(200), as: UTF8.self)
           throw error

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import IngestBench
+@testable import IngestCore
 
 @Suite struct JSONValueTests {
   @Test func parsesNestedValues() throws {
@@ -33,6 +33,34 @@ import Testing
 
   @Test func deepNestingIsRefused() {
     let text = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
-    #expect(throws: JSONParseError.self) { try JSONValue(parsing: text) }
+    #expect(throws: JSONParseError(offset: 64, expected: "at most 64 levels")) {
+      try JSONValue(parsing: text)
+    }
+    #expect(throws: Never.self) { try JSONValue(parsing: "[[1]]", maximumDepth: 2) }
+    #expect(throws: JSONParseError(offset: 1, expected: "at most 1 levels")) {
+      try JSONValue(parsing: "[[1]]", maximumDepth: 1)
+    }
+  }
+
+  @Test func errorsNameTheByteAndWhatWasExpected() {
+    #expect(throws: JSONParseError(offset: 4, expected: "the end of the input")) {
+      try JSONValue(parsing: "[1] x")
+    }
+    #expect(
+      JSONParseError(offset: 3, expected: "a value").description == "expected a value at byte 3")
+  }
+
+  @Test func escapesResolveSurrogatePairs() throws {
+    #expect(try JSONValue(parsing: #""\ud83c\udfa5 \u00e9\/""#).string == "\u{1F3A5} é/")
+    #expect(throws: JSONParseError(offset: 7, expected: "a low surrogate")) {
+      try JSONValue(parsing: #""\ud83c""#)
+    }
+  }
+
+  /// Every member is kept in order; lookup finds the first of a name given twice.
+  @Test func duplicateMembersAreKept() throws {
+    let value = try JSONValue(parsing: #"{"a":1,"a":2}"#)
+    #expect(value.members?.count == 2)
+    #expect(value["a"]?.int == 1)
   }
 }

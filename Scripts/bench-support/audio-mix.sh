@@ -20,22 +20,10 @@ if [[ ! -s $DUMP ]]; then
     --duration 20 >"$DUMP" 2>"$WORK/encoder.log"
 fi
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-NGINX="$WORK/nginx"
-mkdir -p "$NGINX"
-cat >"$NGINX/nginx.conf" <<CONF
-daemon off;
-master_process off;
-pid $NGINX/nginx.pid;
-error_log $NGINX/error.log notice;
-load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
-events { worker_connections 64; }
-rtmp { server { listen 127.0.0.1:$port; application live { live on; } } }
-CONF
-nginx -p "$NGINX/" -c "$NGINX/nginx.conf" &
-nginx_pid=$!
-trap 'kill $nginx_pid 2>/dev/null || true' EXIT
-for _ in $(seq 50); do grep -q getrlimit "$NGINX/error.log" 2>/dev/null && break; sleep 0.1; done
+source "$(dirname "${BASH_SOURCE[0]}")/private-rtmp.sh"
+start_private_rtmp "$WORK/nginx"
+port=$rtmp_port
+trap 'kill $rtmp_pid 2>/dev/null || true' EXIT
 
 # Runs ingest with the arguments given, sampling its footprint; prints "footprint_kB json".
 measure() {

@@ -51,28 +51,14 @@ free_port() {
 }
 
 # A private nginx-rtmp for the four-output runs.
-rtmp_port=$(free_port SOCK_STREAM)
-NGINX="$WORK/nginx"
-mkdir -p "$NGINX"
-cat >"$NGINX/nginx.conf" <<CONF
-daemon off;
-master_process off;
-pid $NGINX/nginx.pid;
-error_log $NGINX/error.log notice;
-load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
-events { worker_connections 64; }
-rtmp { server { listen 127.0.0.1:$rtmp_port; application live { live on; } } }
-CONF
-: >"$NGINX/error.log"
-nginx -p "$NGINX/" -c "$NGINX/nginx.conf" &
-nginx_pid=$!
+source "$ROOT/Scripts/bench-support/private-rtmp.sh"
 listener_pid=""
+start_private_rtmp "$WORK/nginx"
 cleanup() {
-  kill "$nginx_pid" 2>/dev/null || true
+  kill "$rtmp_pid" 2>/dev/null || true
   [[ -n $listener_pid ]] && kill "$listener_pid" 2>/dev/null || true
 }
 trap cleanup EXIT INT TERM
-for _ in $(seq 50); do grep -q getrlimit "$NGINX/error.log" 2>/dev/null && break; sleep 0.1; done
 
 # run SENDER ROW TRACE: one push to a fresh SRT listener (it exits when the sender leaves).
 # Writes WORK/time.txt ("user sys maxrss_kB voluntary involuntary wall") or, with TRACE=1,

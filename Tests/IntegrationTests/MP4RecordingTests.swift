@@ -315,7 +315,7 @@ import Testing
     #expect(result.status == 2)
     #expect(result.stderr.contains("would be overwritten"), "\(result.stderr)")
     #expect(
-      try FileManager.default.contentsEqual(
+      FileManager.default.contentsEqual(
         atPath: dump, andPath: CommandRunner.fixture("screen.dump")))
   }
 }

@@ -67,7 +67,11 @@ public func fuzzOutputURL(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 
 /// Short values appear in redacted text as ordinary words and digits ("srt", "latency").
 func isPrintedAnyway(_ secret: String) -> Bool {
-  ["srt://", "passphrase=***", "streamid=***", "latency=", "pbkeylen=", "maxbw="].contains {
+  // Words of the fixed messages, among them the list of outputs a non-output is told about.
+  [
+    "srt://", "rtmp://", "rtmps://", "file:PATH", "null:", "hls:DIR", ".m3u8 path",
+    "passphrase=***", "streamid=***", "latency=", "pbkeylen=", "maxbw=",
+  ].contains {
     $0.contains(secret)
   } || secret.allSatisfy { $0.isNumber || $0 == "*" || $0 == "&" || $0 == "?" || $0 == "=" }
 }

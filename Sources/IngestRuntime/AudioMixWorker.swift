@@ -94,6 +94,10 @@ final class AudioMixWorker: @unchecked Sendable {
   private var abandoning = false
   private var finished = false
   private var dropped = 0
+  /// Format changes a full queue could not take under `FullQueue.drop`, by track: queued
+  /// before any later record, so the mix still sees them in order (the frames between were
+  /// dropped), where dropping one would leave the track's decoder on the old format.
+  private var pendingFormats: [AACFormat?] = [nil, nil, nil]
 
   /// - Parameters:
   ///   - handOff: the queues' sizes, as the ledger reserved them.
@@ -153,9 +157,15 @@ final class AudioMixWorker: @unchecked Sendable {
     }
     let waits = whenFull == .wait
     lock.lock()
-    while (waits && input.count >= Self.waitDepth) || !input.push(record, payload: payload) {
+    while (waits && input.count >= Self.waitDepth) || !pushPendingFormats()
+      || !input.push(record, payload: payload)
+    {
       guard waits else {
-        dropped += 1
+        if case .format(let format, let kind) = record {
+          pendingFormats[Int(kind.rawValue)] = format
+        } else {
+          dropped += 1
+        }
         lock.unlock()
         return
       }
@@ -170,6 +180,19 @@ final class AudioMixWorker: @unchecked Sendable {
     }
     lock.signal(Self.working)
     lock.unlock()
+  }
+
+  /// Queues the format changes a full queue left pending; false when one still does not fit.
+  /// Called with `lock` held.
+  private func pushPendingFormats() -> Bool {
+    for index in pendingFormats.indices {
+      guard let format = pendingFormats[index], let kind = SampleKind(rawValue: UInt8(index))
+      else { continue }
+      guard input.push(.format(format, kind), payload: UnsafeRawBufferPointer(start: nil, count: 0))
+      else { return false }
+      pendingFormats[index] = nil
+    }
+    return true
   }
 
   /// Hands what the mix made since the last call to `emit` (mixed frames) and `refused`
@@ -204,6 +227,7 @@ final class AudioMixWorker: @unchecked Sendable {
     }
     lock.withLock {
       ending = true
+      // A format still pending has no frame after it to decode: it is left out.
       lock.signal(Self.working)
     }
     while true {

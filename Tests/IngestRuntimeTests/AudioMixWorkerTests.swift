@@ -135,6 +135,35 @@ import Testing
     #expect(!mix.threads.contains { pthread_equal($0, pthread_self()) != 0 })
   }
 
+  /// A format change that meets a full queue is not dropped with the frames: it reaches the
+  /// mix before the first frame queued after it.
+  @Test func aFormatChangeOutlivesAFullQueue() throws {
+    let mix = RecordingMix()
+    mix.held = true
+    let small = AudioMixHandOff(
+      inputArenaBytes: 4096, inputRecords: 2, outputArenaBytes: 4096, outputRecords: 16)
+    let worker = AudioMixWorker(stage: mix, handOff: small, whenFull: .drop)
+    worker.start()
+    let received = Received()
+    let emit: AudioMixWorker.Emit = { received.frames.append(($0.value, Array($1))) }
+    let refused: AudioMixWorker.Refused = { kind, _ in received.refused.append("\(kind)") }
+    for value in Int64(0)..<4 { Self.submit(worker, .audioMic, value, into: received) }
+    let mono = try AACFormat(objectType: 2, sampleRate: 44_100, channels: 1)
+    worker.submitFormat(mono, for: .audioMic, emit: emit, refused: refused)
+    Self.submit(worker, .audioMic, 4, into: received)
+    #expect(worker.droppedSamples == 3)
+    mix.release()
+    // Until the mix has made room: frame 5 is dropped while the queue is still full.
+    for _ in 0..<10_000 {
+      let dropped = worker.droppedSamples
+      Self.submit(worker, .audioMic, 5, into: received)
+      if worker.droppedSamples == dropped { break }
+      usleep(1_000)
+    }
+    Self.finish(worker, into: received)
+    #expect(mix.log == ["audioMic 0", "audioMic 1", "format audioMic 1", "audioMic 5", "finish"])
+  }
+
   /// At `--speed max` a full queue waits, and the output queue is emptied meanwhile (the mix
   /// may be waiting for room there): nothing is lost, even with queues of one or two records.
   @Test func waitingLosesNothing() {

@@ -48,6 +48,9 @@ final class AudioMixQueue<Record> {
 
   var isEmpty: Bool { count == 0 }
 
+  /// The largest payload the queue takes (when empty).
+  var byteCapacity: Int { arena.count }
+
   /// Appends `record` with a copy of `payload`.
   /// - Returns: false, and nothing changed, when the records or the arena are full.
   /// - Complexity: O(`payload.count`).

@@ -112,7 +112,8 @@ final class AudioMixWorker: @unchecked Sendable {
       arenaBytes: handOff.outputArenaBytes, recordCapacity: handOff.outputRecords)
   }
 
-  /// Input samples left out of the mix because its queue was full.
+  /// Input samples left out of the mix because its queue was full (or, corrupt, larger than
+  /// it), and mixed frames larger than the output queue.
   var droppedSamples: Int { lock.withLock { dropped } }
 
   /// Starts the mix thread. Without one (the system refused it), `submit` mixes in place.
@@ -157,6 +158,12 @@ final class AudioMixWorker: @unchecked Sendable {
     }
     let waits = whenFull == .wait
     lock.lock()
+    // Larger than the queue's arena (no AAC frame is: a corrupt record) would never fit.
+    guard payload.count <= input.byteCapacity else {
+      dropped += 1
+      lock.unlock()
+      return
+    }
     while (waits && input.count >= Self.waitDepth) || !pushPendingFormats()
       || !input.push(record, payload: payload)
     {
@@ -288,6 +295,12 @@ final class AudioMixWorker: @unchecked Sendable {
   /// drains the queue at every iteration, and while it waits in `submit` or `finish`).
   private func put(_ record: Output, payload: UnsafeRawBufferPointer) {
     lock.lock()
+    // The encoder's frames are smaller than the arena by far; one that is not would never fit.
+    guard payload.count <= output.byteCapacity else {
+      dropped += 1
+      lock.unlock()
+      return
+    }
     while !abandoning && !output.push(record, payload: payload) { lock.wait(Self.working) }
     lock.signal(Self.capturing)
     lock.unlock()

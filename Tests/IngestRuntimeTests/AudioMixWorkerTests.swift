@@ -181,6 +181,26 @@ import Testing
     #expect(received.frames.allSatisfy { $0.pts < 0 || $0.bytes == Self.expectedBytes($0.pts) })
   }
 
+  /// A frame larger than the whole queue (a corrupt record) is dropped and counted, even when
+  /// a full queue waits: waiting would never end.
+  @Test func aFrameLargerThanTheQueueIsDropped() {
+    let mix = RecordingMix()
+    let small = AudioMixHandOff(
+      inputArenaBytes: 64, inputRecords: 4, outputArenaBytes: 256, outputRecords: 4)
+    let worker = AudioMixWorker(stage: mix, handOff: small, whenFull: .wait)
+    worker.start()
+    let received = Received()
+    [UInt8](repeating: 1, count: 65).withUnsafeBytes {
+      worker.submitAudio(
+        .audioApp, pts: Self.time(0), payload: $0, micMuted: false,
+        emit: { received.frames.append(($0.value, Array($1))) }, refused: { _, _ in })
+    }
+    Self.submit(worker, .audioApp, 1, into: received)
+    Self.finish(worker, into: received)
+    #expect(worker.droppedSamples == 1)
+    #expect(received.frames.map(\.pts) == [1, -1])
+  }
+
   /// Video times, mutes and format changes reach the mix in the order they were submitted;
   /// a format it refuses comes back to the capture side.
   @Test func everythingArrivesInOrder() throws {

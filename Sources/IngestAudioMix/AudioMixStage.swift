@@ -12,7 +12,7 @@ import IngestCore
 /// ```
 ///
 /// libavcodec is loaded (`dlopen`) when the first stage is made, so a run that does not mix
-/// never maps it. One thread calls every method. After `init`, a frame's way through allocates
+/// never maps it. One thread calls every method: in a run, the mix's own (`AudioMixWorker`). After `init`, a frame's way through allocates
 /// nothing of its own; inside libavcodec a mixed frame costs 14 small allocations in steady state
 /// (five per input frame decoded, four per frame encoded: references to buffers that are reused,
 /// and libavcodec's own bookkeeping), the fewest its API allows (`AACTrackDecoder`,
@@ -23,8 +23,11 @@ public final class AudioMixStage {
   /// The gains the inputs are mixed at.
   public let gains: AudioMixGains
   /// The bytes the stage holds, for the memory ledger: the mixer's buffers, the decoders'
-  /// output buffers and the codecs' state (`codecStateBytes`).
+  /// output buffers, the codecs' state (`codecStateBytes`) and the queues to and from the
+  /// mix's thread (`handOff`).
   public let ledgerBytes: Int
+  /// The sizes of the queues between the capture thread and the mix's thread.
+  public let handOff: AudioMixHandOff
   private let mixer: AudioMixer
   private var decoders: [AACTrackDecoder]
   private let encoder: AACFrameEncoder
@@ -56,7 +59,8 @@ public final class AudioMixStage {
   }
 
   /// What a stage for these tracks enters in the ledger (`ledgerBytes`), known without loading
-  /// libavcodec: the mixer's buffers, each decoder's output buffer and `codecStateBytes`.
+  /// libavcodec: the mixer's buffers, each decoder's output buffer, `codecStateBytes` and the
+  /// queues to and from the mix's thread (`AudioMixHandOff`).
   public static func ledgerBytes(app: AACFormat, mic: AACFormat) -> Int {
     let configuration = AudioMixConfiguration(sampleRate: app.sampleRate, channels: app.channels)
     let decoders = [app, mic].reduce(0) { bytes, format in
@@ -64,6 +68,7 @@ public final class AudioMixStage {
         * MemoryLayout<Float>.size
     }
     return configuration.bufferBytes + decoders + codecStateBytes
+      + AudioMixHandOff(app: app, mic: mic).bytes
   }
 
   /// Loads libavcodec and opens both decoders and the encoder.
@@ -84,6 +89,7 @@ public final class AudioMixStage {
     let configuration = AudioMixConfiguration(sampleRate: rate, channels: channels, gains: gains)
     mixer = AudioMixer(configuration: configuration)
     ledgerBytes = Self.ledgerBytes(app: app, mic: mic)
+    handOff = AudioMixHandOff(app: app, mic: mic)
   }
 
   /// Whether the mic is left out of the mix (the ladder's mic tier).

@@ -10,6 +10,14 @@ import IngestCore
 public protocol PacingClock: PipelineClock {
   /// Returns at `deadline` (nanoseconds on this clock) or soon after.
   func sleep(until deadline: Int64)
+  /// Whether waiting on this clock takes real time (true but for a `VirtualClock`, on which a
+  /// run goes as fast as its threads: a thread that waits for another costs it nothing, so a
+  /// replay on it models no capture that must not wait).
+  var passesInRealTime: Bool { get }
+}
+
+extension PacingClock {
+  public var passesInRealTime: Bool { true }
 }
 
 /// CLOCK_MONOTONIC in nanoseconds: the package's one monotonic clock. Pacing, sink timeouts and

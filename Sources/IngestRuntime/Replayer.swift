@@ -13,9 +13,10 @@ public final class Replayer<Source: ByteSource> {
   /// copied (its buffer and formats retained) for every call that lends out a payload.
   private var reader: DumpReader<Source>?
   private let lanes: [OutputLane]
-  /// The run's audio mix, when an output carries one: fed here, on the loop that appends, so
-  /// that the mixed track enters each ring in step with the video.
-  private let mix: AudioMixStage?
+  /// The run's audio mix, when an output carries one, on a thread of its own: fed here, and
+  /// its mixed frames appended here, at every iteration, so that each pipeline keeps one
+  /// producer.
+  private let mix: AudioMixWorker?
   private let clock: any PacingClock
   private let speed: ReplaySpeed
   /// Called about every `progressInterval` with the first output's counters (for a terminal
@@ -52,7 +53,12 @@ public final class Replayer<Source: ByteSource> {
     precondition(!lanes.isEmpty)
     self.reader = reader
     self.lanes = lanes
-    mix = lanes.lazy.compactMap(\.mix).first
+    // A replay faster than its clock (`--speed max`, a virtual clock) models no capture: it
+    // waits for the mix rather than drop what it falls behind by.
+    let waits = speed == .max || !clock.passesInRealTime
+    mix = lanes.lazy.compactMap(\.mix).first.map {
+      AudioMixWorker(stage: $0, handOff: $0.handOff, whenFull: waits ? .wait : .drop)
+    }
     self.clock = clock
     self.speed = speed
     drainTimeout = Self.drainTimeout(
@@ -79,6 +85,7 @@ public final class Replayer<Source: ByteSource> {
     var refusedFormats: [RefusedFormat] = []
     var stopSignal: String?
     for lane in lanes { lane.thread?.start() }
+    mix?.start()
     reading: while true {
       if let signal = StopSignal.requested {
         stopSignal = signal
@@ -108,12 +115,7 @@ public final class Replayer<Source: ByteSource> {
           lane.pipeline.changeFormat(format, for: kind)
         }
         if let mix, case .aac(let aac) = format {
-          do throws(AudioMixStageError) { try mix.changeFormat(aac, for: kind) } catch {
-            runReporter.emit("formatRefused") {
-              $0.add("kind", kind.description)
-              $0.add("reason", error.description)
-            }
-          }
+          mix.submitFormat(aac, for: kind, emit: appendMixed, refused: mixRefused)
         }
         continue
       }
@@ -136,6 +138,7 @@ public final class Replayer<Source: ByteSource> {
         }
         if let mix { feed(mix, header, payload) }
       }
+      mix?.drain(emit: appendMixed, refused: mixRefused)
       for lane in lanes where lane.isLive { send(lane, now: now) }
       guard lanes.contains(where: \.isLive) else { break }
       if now >= nextProgress {
@@ -145,10 +148,14 @@ public final class Replayer<Source: ByteSource> {
     }
     // SIGQUIT stops at once: what the rings hold is left undelivered, and said so.
     let immediate = stopSignal == StopSignal.immediateName
-    if let mix, !immediate {
-      mix.finish(emit: appendMixed)
-      let now = clock.now()
-      for lane in lanes where lane.isLive && lane.mix != nil { send(lane, now: now) }
+    if let mix {
+      if immediate {
+        mix.abandon()
+      } else {
+        mix.finish(emit: appendMixed, refused: mixRefused)
+        let now = clock.now()
+        for lane in lanes where lane.isLive && lane.mix != nil { send(lane, now: now) }
+      }
     }
     drain(for: stopSignal == nil ? drainTimeout : immediate ? 0 : StopSignal.drainNanoseconds)
     for lane in lanes where lane.isLive {
@@ -156,27 +163,44 @@ public final class Replayer<Source: ByteSource> {
     }
     let end = clock.now()
     for lane in lanes { lane.tick(now: end, force: true) }
+    let dropped = mix?.droppedSamples ?? 0
     return ReplaySummary(
       outputs: lanes.map {
-        $0.summary(minimumDeliveredFraction: ReplayOptions.defaultMinimumDeliveredFraction)
+        var summary = $0.summary(
+          minimumDeliveredFraction: ReplayOptions.defaultMinimumDeliveredFraction)
+        if dropped > 0 && $0.mix != nil {
+          summary.warnings.append(
+            "\(dropped) input samples left out of the mix: its queue was full (it fell behind)")
+        }
+        return summary
       },
       skippedRecords: reader.skippedRecords, invalidRecords: invalidRecords,
       refusedFormats: refusedFormats, readError: readError, elapsedNanoseconds: end - start,
       peakResidentBytes: ProcResidentProbe().peakResidentBytes(), stopSignal: stopSignal)
   }
 
-  /// Hands one input sample to the mix: video as the clock a paused input is judged by, audio
-  /// to be mixed; what the mix makes goes to the outputs that carry it. The mic is muted while
-  /// one of those outputs is at the ladder's mic tier, rather than the mixed track dropped.
+  /// Hands one input sample to the mix's thread: video as the clock a paused input is judged
+  /// by, audio to be mixed. The mic is muted while one of the outputs that mix is at the
+  /// ladder's mic tier, rather than the mixed track dropped.
   private func feed(
-    _ mix: AudioMixStage, _ header: DumpSampleHeader, _ payload: UnsafeRawBufferPointer
+    _ mix: AudioMixWorker, _ header: DumpSampleHeader, _ payload: UnsafeRawBufferPointer
   ) {
     guard header.kind.isAudio else {
-      mix.observeVideo(header.pts)
+      mix.submitVideo(pts: header.pts, emit: appendMixed, refused: mixRefused)
       return
     }
-    mix.isMicMuted = lanes.contains { $0.isLive && $0.mix != nil && $0.pipeline.tier >= .noMic }
-    mix.take(header.kind, pts: header.pts, payload: payload, emit: appendMixed)
+    let muted = lanes.contains { $0.isLive && $0.mix != nil && $0.pipeline.tier >= .noMic }
+    mix.submitAudio(
+      header.kind, pts: header.pts, payload: payload, micMuted: muted, emit: appendMixed,
+      refused: mixRefused)
+  }
+
+  /// Reports a format record the mix could not take (it keeps the track's old decoder).
+  private func mixRefused(_ kind: SampleKind, _ error: AudioMixStageError) {
+    runReporter.emit("formatRefused") {
+      $0.add("kind", kind.description)
+      $0.add("reason", error.description)
+    }
   }
 
   /// Appends one mixed AAC frame, as app audio, to every output that carries the mix.

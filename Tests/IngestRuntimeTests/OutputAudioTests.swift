@@ -81,7 +81,8 @@ import Testing
     #expect(
       AudioMixStage.ledgerBytes(app: Self.app, mic: Self.mic)
         == AudioMixConfiguration(sampleRate: 48_000, channels: 2).bufferBytes
-        + 2 * (2048 + 256) * 2 * 4 + AudioMixStage.codecStateBytes)
+        + 2 * (2048 + 256) * 2 * 4 + AudioMixStage.codecStateBytes
+        + AudioMixHandOff(app: Self.app, mic: Self.mic).bytes)
   }
 
   @Test func summaryNamesWhatWasCarried() {

@@ -21,6 +21,8 @@ public struct OutputSummary: Sendable {
   public var skippedSourceVideoFrames = 0
   /// What the output warned about during the run (a latency too short for the path).
   public var warnings: [String] = []
+  /// The sink's own figures for the summary (`OutputSink.summaryLine`), when it has any.
+  public var sinkLine: String?
   /// The audio the output carried. RTMP with one of two tracks counts the other as dropped
   /// (`notCarried`); other outputs leave a track not carried out of their program.
   public var audio: OutputAudio = .none

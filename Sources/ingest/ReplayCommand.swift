@@ -372,6 +372,7 @@ enum ReplayCommand: Command {
           + "destination in time (counted as undelivered, not sent)")
     }
     if let note = output.audio.note { lines.append("  \(pad)audio    \(note)") }
+    if let line = output.sinkLine { lines.append("  \(pad)link     \(line)") }
     for warning in output.warnings { lines.append("  \(pad)warning  \(warning)") }
     lines.append("  \(pad)tiers    \(output.tierChanges) changes, final T\(s.tier.rawValue)")
     return lines

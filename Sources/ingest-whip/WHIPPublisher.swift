@@ -54,6 +54,13 @@ struct WHIPPublisher {
     let http = WHIPHTTPClient(token: token)
     let response = try http.post(offer: offer, to: options.endpoint)
     guard response.status == 201 else {
+      // An endpoint without HEVC refuses the whole offer (aiortc answers 400) rather than
+      // answering with the video rejected: say which codec it probably was.
+      if case .hevc = video, (400..<500).contains(response.status),
+        ![401, 403, 404].contains(response.status)
+      {
+        throw .codecRefused("HEVC (HTTP \(response.status): \(Self.reason(response.body)))")
+      }
       throw .rejected(status: response.status, reason: Self.reason(response.body))
     }
     guard let location = response.location, !location.isEmpty else {

@@ -53,7 +53,8 @@ final class WebRTCSession: @unchecked Sendable {
     }
     ingest_dtls_use_certificate(pem)
     g_free(pem)
-    fingerprint = String(cString: digits)
+    fingerprint = String(
+      decoding: digits.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     var error: UnsafeMutablePointer<GError>?
     guard let pipeline = gst_parse_launch(graph.launchText, &error), error == nil else {
       let message = error.map { String(cString: $0.pointee.message) } ?? "cannot build pipeline"
@@ -313,23 +314,24 @@ final class WebRTCSession: @unchecked Sendable {
     return statistics
   }
 
-  /// Ends both sources' streams and waits (up to `deadline`) for the end to pass through, so
-  /// that what was queued is sent.
+  /// Ends both sources' streams and waits (up to `deadline`) until their queues are empty and
+  /// a moment more, so that what was queued is sent before the session is deleted. (webrtcbin
+  /// posts no end-of-stream message to wait for: its sinks never get one.)
   func drain(deadline: Int64) {
-    for source in [videoSource] + (audioSource.map { [$0] } ?? []) {
+    let sources = [videoSource] + (audioSource.map { [$0] } ?? [])
+    for source in sources {
       _ = source.withMemoryRebound(to: GstAppSrc.self, capacity: 1) {
         gst_app_src_end_of_stream($0)
       }
     }
-    guard let bus = gst_element_get_bus(pipeline) else { return }
-    defer { ingest_gst_unref(bus) }
-    let left = max(0, deadline - SystemClock().now())
-    if let message = gst_bus_timed_pop_filtered(
-      bus, GstClockTime(left), GstMessageType(GST_MESSAGE_EOS.rawValue | GST_MESSAGE_ERROR.rawValue)
-    ) {
-      gst_mini_object_unref(
-        UnsafeMutableRawPointer(message).assumingMemoryBound(to: GstMiniObject.self))
+    let clock = SystemClock()
+    while clock.now() < deadline {
+      let queued = sources.reduce(0) { $0 + ingest_g_get_uint64($1, "current-level-bytes") }
+      if queued == 0 { break }
+      lock.withLock { _ = lock.wait(until: min(deadline, clock.now() + 20_000_000)) }
     }
+    // The payloaders and webrtcbin hold at most a frame or two.
+    clock.sleep(nanoseconds: min(max(0, deadline - clock.now()), 100_000_000))
   }
 
   func stop() {

@@ -8,16 +8,25 @@ struct WHIPLinkMeter {
   /// What the queue is judged against: media older than this at the sender is late for a
   /// sub-second stream.
   static let latencyMilliseconds = 400.0
+  /// Bytes always in flight in `ingest-whip` at a healthy moment (the frame being packetized:
+  /// a keyframe at 2 Mb/s is some 30 KB), not counted as queue: a snapshot of its appsrcs
+  /// taken while one passes says nothing of the link.
+  static let floorBytes = 48 * 1024
   /// The span the delivered rate is measured over.
   private static let window: Int64 = 1_000_000_000
 
   private var samples: [(time: Int64, bytes: Int64, lost: Int64, packets: Int64)] = []
   private(set) var latest: WHIPStatistics?
   private var lastProgress: Int64 = 0
+  /// How long nothing left while more than `floorBytes` waited, as of the last statistics.
+  private var stalled: Int64 = 0
 
   /// Takes one `stats` line, received at `now` (pipeline clock).
   mutating func observe(_ statistics: WHIPStatistics, now: Int64) {
-    if statistics.bytesSent > (latest?.bytesSent ?? 0) { lastProgress = now }
+    if statistics.bytesSent > (latest?.bytesSent ?? 0) || statistics.queueBytes <= Self.floorBytes {
+      lastProgress = now
+    }
+    stalled = now - lastProgress
     latest = statistics
     if samples.count == 16 { samples.removeFirst() }
     samples.append((now, statistics.bytesSent, statistics.packetsLost, statistics.packetsSent))
@@ -38,13 +47,14 @@ struct WHIPLinkMeter {
       if loss == nil, sent > 0 { loss = Double(max(0, newest.lost - oldest.lost)) / Double(sent) }
     }
     let queued = latest.queueBytes + pendingBytes
+    let excess = max(0, queued - Self.floorBytes)
     let rate = (delivered ?? 0) / 8
     var estimate = LinkEstimate(
-      time: now, queueMilliseconds: rate > 0 ? Double(queued) / rate * 1000 : 0,
+      time: now, queueMilliseconds: rate > 0 ? Double(excess) / rate * 1000 : 0,
       queueBytes: queued, roundTripMilliseconds: latest.roundTripMilliseconds,
       deliveredBitsPerSecond: delivered, lossRatio: loss,
       latencyMilliseconds: Self.latencyMilliseconds)
-    estimate.stalledMilliseconds = queued > 0 ? Double(max(0, now - lastProgress)) / 1e6 : 0
+    estimate.stalledMilliseconds = Double(stalled) / 1e6
     return estimate
   }
 }

@@ -46,6 +46,13 @@ enum ReplayCommand: Command {
                                 in this libavformat); the key may instead come from
                                 rtmp://HOST/APP?key_file=PATH or INGEST_RTMP_KEY
                                 (docs/secrets.md)
+      whip+http://HOST/PATH     WHIP (WebRTC) publish through ingest-whip, a program of its
+                                own (GStreamer webrtcbin): H.264 (HEVC where the endpoint's
+                                answer takes it) in RTP, audio as Opus, one audio track
+                                (app and mic mixed by default); whip+https:// for TLS; the
+                                bearer token from ?token-file=PATH or INGEST_WHIP_TOKEN,
+                                never the URL; the RTCP reports steer the encoder
+                                (docs/whip.md)
       hls:DIR, DIR/NAME.m3u8    HLS segments and a live playlist in DIR; ?container=ts
                                 (MPEG-TS segments, EXT-X-VERSION 3) or ?container=fmp4
                                 (.m4s segments after an initNNNNN.mp4 that EXT-X-MAP names,

@@ -22,7 +22,8 @@ import Testing
   @Test func theDeliveredRateLossAndRoundTripComeFromTheReports() throws {
     var meter = WHIPLinkMeter()
     meter.observe(Self.statistics(bytes: 0, packets: 0), now: 0)
-    var second = Self.statistics(bytes: 250_000, packets: 200, lost: 4, queue: 25_000)
+    let queue = WHIPLinkMeter.floorBytes + 25_000
+    var second = Self.statistics(bytes: 250_000, packets: 200, lost: 4, queue: queue)
     second.roundTripMilliseconds = 42
     meter.observe(second, now: 1_000_000_000)
     let estimate = try #require(meter.estimate(now: 1_000_000_000, pendingBytes: 0))
@@ -30,8 +31,8 @@ import Testing
     #expect(estimate.roundTripMilliseconds == 42)
     // No loss fraction in the report: the cumulative counts give it.
     #expect(estimate.lossRatio == 0.02)
-    // 25 000 bytes waiting at 250 000 bytes a second: 100 ms of queue.
-    #expect(estimate.queueBytes == 25_000)
+    // 25 000 bytes above the floor waiting at 250 000 bytes a second: 100 ms of queue.
+    #expect(estimate.queueBytes == queue)
     #expect(estimate.queueMilliseconds == 100)
     #expect(estimate.latencyMilliseconds == WHIPLinkMeter.latencyMilliseconds)
   }
@@ -48,10 +49,20 @@ import Testing
   @Test func bytesWaitingForThePipeAreQueueToo() throws {
     var meter = WHIPLinkMeter()
     meter.observe(Self.statistics(bytes: 0, packets: 0), now: 0)
-    meter.observe(Self.statistics(bytes: 100_000, packets: 100, queue: 1000), now: 1_000_000_000)
+    let queue = WHIPLinkMeter.floorBytes + 1000
+    meter.observe(Self.statistics(bytes: 100_000, packets: 100, queue: queue), now: 1_000_000_000)
     let estimate = try #require(meter.estimate(now: 1_000_000_000, pendingBytes: 9000))
-    #expect(estimate.queueBytes == 10_000)
+    #expect(estimate.queueBytes == queue + 9000)
     #expect(estimate.queueMilliseconds == 100)
+  }
+
+  @Test func aFrameInFlightIsNoQueue() throws {
+    var meter = WHIPLinkMeter()
+    meter.observe(Self.statistics(bytes: 0, packets: 0), now: 0)
+    meter.observe(Self.statistics(bytes: 100_000, packets: 100, queue: 30_000), now: 1_000_000_000)
+    let estimate = try #require(meter.estimate(now: 1_000_000_000, pendingBytes: 0))
+    #expect(estimate.queueMilliseconds == 0)
+    #expect(estimate.stalledMilliseconds == 0)
   }
 
   @Test func aQueueThatStopsDrainingShowsAsAStall() throws {

@@ -135,6 +135,30 @@ static inline gchar *ingest_dtls_ecdsa_pem(char *fingerprint) {
   return pem;
 }
 
+/// A gate on a pad: buffers pass only while it is open (events always do, so caps still reach
+/// webrtcbin for the offer). Shared between the streaming thread and the main one.
+typedef struct {
+  gint open;
+} ingest_media_gate;
+
+static inline GstPadProbeReturn ingest_media_gate_probe(GstPad *pad, GstPadProbeInfo *info,
+                                                        gpointer data) {
+  ingest_media_gate *gate = (ingest_media_gate *)data;
+  return g_atomic_int_get(&gate->open) ? GST_PAD_PROBE_OK : GST_PAD_PROBE_DROP;
+}
+
+/// A closed gate on `pad`, owned by the pad's probe (freed with it).
+static inline ingest_media_gate *ingest_gst_add_media_gate(GstPad *pad) {
+  ingest_media_gate *gate = g_new0(ingest_media_gate, 1);
+  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST,
+                    ingest_media_gate_probe, gate, g_free);
+  return gate;
+}
+
+static inline void ingest_media_gate_open(ingest_media_gate *gate) {
+  g_atomic_int_set(&gate->open, 1);
+}
+
 /// Makes every transceiver send-only: a WHIP client publishes and receives nothing.
 static inline void ingest_webrtc_send_only(GstElement *webrtc) {
   GArray *transceivers = NULL;

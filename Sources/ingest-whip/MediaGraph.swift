@@ -51,7 +51,7 @@ struct MediaGraph {
       text +=
         "appsrc name=audio format=time is-live=true block=true max-bytes=\(1 << 20) "
         + "! avdec_aac ! audioconvert ! audioresample ! audio/x-raw,rate=48000 "
-        + "! opusenc bitrate=64000 ! rtpopuspay pt=\(Self.audioPayloadType) mtu=1200 ! webrtc. "
+        + "! opusenc bitrate=64000 ! rtpopuspay name=audiopay pt=\(Self.audioPayloadType) mtu=1200 ! webrtc. "
     }
     return text
   }

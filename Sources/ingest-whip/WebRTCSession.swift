@@ -32,6 +32,10 @@ final class WebRTCSession: @unchecked Sendable {
   private(set) var phase = Phase.negotiating
   private var failure: String?
   private var keyframeRequests = 0
+  /// Closed on each payloader's output until the connection is up: what was packetized
+  /// before (the units that gave webrtcbin its caps) would otherwise be held in webrtcbin and
+  /// sent stale, in a burst, once DTLS is done.
+  private var gates: [UnsafeMutablePointer<ingest_media_gate>] = []
   /// The SHA-256 fingerprint of our DTLS certificate, as SDP writes it.
   private let fingerprint: String
 
@@ -109,6 +113,14 @@ final class WebRTCSession: @unchecked Sendable {
       _ = ingest_g_signal_connect(
         webrtc, "notify::" + property, unsafeBitCast(notify, to: GCallback.self), context)
     }
+    for name in ["videopay", "audiopay"] {
+      guard let pay = ingest_gst_bin_child(pipeline, name) else { continue }
+      if let pad = gst_element_get_static_pad(pay, "src") {
+        if let gate = ingest_gst_add_media_gate(pad) { gates.append(gate) }
+        ingest_gst_unref(pad)
+      }
+      ingest_gst_unref(pay)
+    }
     if let pay = ingest_gst_bin_child(pipeline, "videopay"),
       let pad = gst_element_get_static_pad(pay, "src")
     {
@@ -145,7 +157,9 @@ final class WebRTCSession: @unchecked Sendable {
         lastConnection = connection
         changes.append(("connection", Self.connectionStates[connection]))
         switch Self.connectionStates[connection] {
-        case "connected": phase = .connected
+        case "connected":
+          phase = .connected
+          for gate in gates { ingest_media_gate_open(gate) }
         case "failed": failure = failure ?? "the peer connection failed"
         default: break
         }

@@ -7,7 +7,7 @@ import IngestPOSIX
 ///
 /// The child's RTCP figures become this output's `LinkEstimate` (`WHIPLinkMeter`) for the same
 /// rate controller as SRT's; the receiver's keyframe requests (PLI/FIR) become the encoder's
-/// (`takeKeyframeRequest`). The sender calls `open`, `write`, `close` and `finish` from one
+/// (`takeKeyframeRequest`), and so does the connection coming up, where media starts. The sender calls `open`, `write`, `close` and `finish` from one
 /// thread; the child's lines arrive on its reader thread and are kept behind `lock`.
 public final class WHIPSink: OutputSink, @unchecked Sendable {
   /// What the child reported, shared between its reader thread and the sink's callers.
@@ -165,7 +165,11 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
     let now = clock.now()
     lock.withLock {
       switch event {
-      case .connection(let state): report.connection = state
+      case .connection(let state):
+        report.connection = state
+        // Media starts at a keyframe once the connection is up (ingest-whip drops what came
+        // before): a live encoder makes one now rather than at the end of its GOP.
+        if state == "connected" { report.keyframeWanted = true }
       case .stats(let statistics): report.meter.observe(statistics, now: now)
       case .keyframe:
         report.keyframeRequests += 1

@@ -59,6 +59,7 @@ final class ConnectingSinkGate: OutputSink, @unchecked Sendable {
   }
 
   var summaryLine: String? { sink.summaryLine }
+  var summaryFields: JSONObject? { sink.summaryFields }
 
   /// Not while connecting: `open` (on the sender thread) may be adding one.
   var warnings: [String] { isConnecting ? [] : sink.warnings }

@@ -78,6 +78,7 @@ public final class OutputLane {
     summary.lostUnits = unstored?.reduce(0, +) ?? 0
     summary.warnings = sink.warnings
     summary.sinkLine = sink.summaryLine
+    summary.sinkFields = sink.summaryFields
     summary.sinkError = failure
     summary.acceptedBytes = sink.acceptedBytes
     summary.audio = audio

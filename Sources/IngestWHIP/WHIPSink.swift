@@ -226,6 +226,23 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
     }
   }
 
+  /// `summaryLine`'s figures for the JSON summary.
+  public var summaryFields: JSONObject? {
+    lock.withLock {
+      var object = JSONObject()
+      if let latest = report.meter.latest {
+        object.add("packets_sent", latest.packetsSent)
+        object.add("packets_lost", latest.packetsLost)
+        if let rtt = latest.roundTripMilliseconds { object.add("rtt_ms", rtt, decimals: 1) }
+        object.add("dropped_before_connection", latest.droppedBeforeConnection)
+      }
+      object.add("keyframe_requests", report.keyframeRequests)
+      if let status = report.deleteStatus { object.add("delete_status", status) }
+      if let childPeakResident { object.add("ingest_whip_peak_resident", childPeakResident) }
+      return object
+    }
+  }
+
   /// The WebRTC figures of the run for its summary: packets sent and lost, round trip,
   /// keyframe requests, the session's deletion, and `ingest-whip`'s peak resident size.
   public var summaryLine: String? {

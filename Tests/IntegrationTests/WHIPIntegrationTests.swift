@@ -61,13 +61,18 @@ import Testing
     let name = "live-\(UUID().uuidString.prefix(8))"
     let result = try CommandRunner.ingest(
       [
-        "live", "testsrc", "--size", "640x360", "--quiet", "--duration", "5", "--to",
+        "live", "testsrc", "--size", "640x360", "--quiet", "--json", "--duration", "5", "--to",
         peer.url(name, query: "token-file=\(tokenFile.path)"),
       ], timeout: 60)
     #expect(result.status == 0, "\(result.stderr)")
     try peer.waitForClose(name)
     try Self.expectCleanRecording(peer.recording(name))
     #expect(peer.events(name).contains { $0["event"] as? String == "delete" })
+    // The JSON summary's WHIP figures (one output: its members are the summary's own).
+    let summary = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+    let link = try #require(summary?["link"] as? [String: Any], "\(result.stdout)")
+    #expect((link["packets_sent"] as? Int ?? 0) > 100)
+    #expect(link["delete_status"] as? Int == 200)
   }
 
   /// A token the endpoint refuses: the run fails as an authentication failure, at once, and

@@ -100,6 +100,8 @@ public protocol OutputSink: LinkEstimateSource {
   /// The sink's own figures for the run's text summary, one line (WHIP: RTP packets sent and
   /// lost, round trip, keyframe requests), or nil. Read after `finish` or `close`.
   var summaryLine: String? { get }
+  /// The same figures for the JSON summary (its output's `link` member), or nil.
+  var summaryFields: JSONObject? { get }
 }
 
 extension OutputSink {
@@ -110,4 +112,5 @@ extension OutputSink {
   public var unstoredUnits: [Int]? { nil }
   public var warnings: [String] { [] }
   public var summaryLine: String? { nil }
+  public var summaryFields: JSONObject? { nil }
 }

@@ -38,7 +38,16 @@ ingest_packages=(
   "gst:avdec_h265:gstreamer1.0-libav"
   "gst:qtdemux:gstreamer1.0-plugins-good"
   "cmd:mediainfo:mediainfo"
+  "pc:gstreamer-webrtc-1.0:libgstreamer-plugins-bad1.0-dev"
+  "pc:gstreamer-app-1.0:libgstreamer-plugins-base1.0-dev"
+  "gst:webrtcbin:gstreamer1.0-plugins-bad"
+  "gst:nicesrc:gstreamer1.0-nice"
+  "gst:rtph264pay:gstreamer1.0-plugins-good"
+  "gst:opusenc:gstreamer1.0-plugins-base"
+  "gst:appsrc:gstreamer1.0-plugins-base"
 )
+# Python modules of the WHIP test peer (Scripts/whip-peer), from PyPI: test tooling only.
+ingest_python_modules=("aiortc:aiortc==1.16.0" "aiohttp:aiohttp==3.14.5")
 # gpac (MP4Box), the MP4 tests' fifth reader, is not packaged for Debian 12: the tests run it
 # where it is installed.
 
@@ -62,4 +71,15 @@ ensure_packages() {
   echo "installing: ${missing[*]}" >&2
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+ensure_python_modules() {
+  local missing=() entry module requirement
+  for entry in "${ingest_python_modules[@]}"; do
+    IFS=: read -r module requirement <<<"$entry"
+    python3 -c "import $module" 2>/dev/null || missing+=("$requirement")
+  done
+  ((${#missing[@]} == 0)) && return 0
+  echo "installing from PyPI: ${missing[*]}" >&2
+  python3 -m pip install -q --disable-pip-version-check "${missing[@]}" >&2
 }

@@ -133,7 +133,7 @@ public final class ControlLoop {
     // A rate over less than half a second says little (the first reading comes at the start).
     guard interval >= 500_000_000 else { return }
     let sent = pipeline.snapshot().sentBytes
-    sentBitsPerSecond = (sent - lastSent.bytes) * 8 * 1_000_000_000 / interval
+    sentBitsPerSecond = BitRate.bitsPerSecond(bytes: sent - lastSent.bytes, nanoseconds: interval)
     lastSent = (now, sent)
   }
 
@@ -142,8 +142,8 @@ public final class ControlLoop {
   /// out at once after a blackout: what the run sent on average is at most what the stream
   /// carries), and never below 200 kb/s.
   private func reducedBitsPerSecond(now: Int64) -> Int {
-    let elapsed = max(now - start, 1)
-    let average = pipeline.snapshot().sentBytes * 8 * 1_000_000_000 / elapsed
+    let average = BitRate.bitsPerSecond(
+      bytes: pipeline.snapshot().sentBytes, nanoseconds: now - start)
     return Int(max(200_000, min(sentBitsPerSecond, average) * 8 / 10))
   }
 }

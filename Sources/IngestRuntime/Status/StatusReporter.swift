@@ -120,7 +120,8 @@ public final class StatusReporter: @unchecked Sendable {
     let interval = now - lastSampleTime
     // A rate over less than half a second says little (the first tick comes at the start).
     if interval >= 500_000_000 {
-      lastBitrate = (snapshot.sentBytes - lastSentBytes) * 8 * 1_000_000_000 / interval
+      lastBitrate = BitRate.bitsPerSecond(
+        bytes: snapshot.sentBytes - lastSentBytes, nanoseconds: interval)
       lastSentBytes = snapshot.sentBytes
       lastSampleTime = now
     }

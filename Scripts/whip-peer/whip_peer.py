@@ -1,0 +1,366 @@
+#!/usr/bin/env python3
+"""A WHIP endpoint (RFC 9725) on an independent WebRTC stack (aiortc), for the tests.
+
+    whip_peer.py --port PORT --dir DIR [--token-file FILE]
+
+Listens on 127.0.0.1:PORT and prints "whip-peer listening on 127.0.0.1:PORT" when ready.
+
+    POST   /whip/<name>            SDP offer in, 201 + Location + SDP answer out (non-trickle:
+                                   the answer holds every candidate); 401 when a token is set
+                                   and the request's bearer token differs
+    PATCH  /whip/<name>/<session>  405: this endpoint does not take trickled candidates
+    DELETE /whip/<name>/<session>  200; the recording is closed
+
+Per session, in DIR:
+    <name>.mkv           the received H.264 access units and Opus packets as they arrived,
+                         remuxed without decoding (what ffmpeg and GStreamer then decode)
+    <name>.frames.jsonl  one line per received frame: kind, NAL unit types, RTP timestamp
+                         (from 0), arrival time (unix ns), size, keyframe, and whether aiortc's decoder took it
+    <name>.events.jsonl  the request, ICE and connection states, the DELETE, the totals
+
+aiortc answers with receiver reports, NACKs, PLIs and REMB, as a browser would. Its H.264
+list is cut to H.264 (widened to Main and High profiles, which the senders this endpoint
+tests offer) and Opus.
+"""
+
+import argparse
+import asyncio
+from fractions import Fraction
+import json
+import os
+import queue
+import secrets
+import signal
+import sys
+import threading
+import time
+
+import av
+from aiohttp import web
+from aiortc import RTCPeerConnection, RTCSessionDescription
+from aiortc import rtcrtpreceiver
+from aiortc.codecs import CODECS, get_decoder
+from aiortc.rtcrtpparameters import RTCRtcpFeedback, RTCRtpCodecParameters
+
+OPUS_HEAD = b"OpusHead" + bytes([1, 2]) + (312).to_bytes(2, "little") + (48000).to_bytes(4, "little") + bytes(3)
+RTP_TIME_BASE = {"video": Fraction(1, 90000), "audio": Fraction(1, 48000)}
+# Frames held before the first keyframe: the file's header needs the SPS and PPS.
+PENDING_LIMIT = 2000
+
+
+def recorded_codecs_only() -> None:
+    """Leaves aiortc offering what the recording holds, H.264 and Opus, and adds Main and High
+    profile H.264 to its list (it lists Baseline only): an offer without them is answered
+    with its media rejected."""
+    CODECS["audio"][:] = [c for c in CODECS["audio"] if c.mimeType.lower() == "audio/opus"]
+    video = CODECS["video"]
+    kept = {c.payloadType for c in video if c.mimeType.lower() == "video/h264"}
+    video[:] = [c for c in video if c.payloadType in kept or c.parameters.get("apt") in kept]
+    used = {codec.payloadType for codec in video}
+    payload_type = max(used) + 1
+    for profile_level_id in ("4d001f", "640c1f", "64001f"):
+        video.append(
+            RTCRtpCodecParameters(
+                mimeType="video/H264",
+                clockRate=90000,
+                payloadType=payload_type,
+                rtcpFeedback=[
+                    RTCRtcpFeedback(type="nack"),
+                    RTCRtcpFeedback(type="nack", parameter="pli"),
+                    RTCRtcpFeedback(type="goog-remb"),
+                ],
+                parameters={
+                    "level-asymmetry-allowed": "1",
+                    "packetization-mode": "1",
+                    "profile-level-id": profile_level_id,
+                },
+            )
+        )
+        video.append(
+            RTCRtpCodecParameters(
+                mimeType="video/rtx",
+                clockRate=90000,
+                payloadType=payload_type + 1,
+                parameters={"apt": payload_type},
+            )
+        )
+        payload_type += 2
+
+
+def nal_units(data: bytes):
+    """The NAL units of an Annex B access unit."""
+    starts = []
+    i = 0
+    while True:
+        i = data.find(b"\x00\x00\x01", i)
+        if i < 0:
+            break
+        starts.append(i + 3)
+        i += 3
+    for n, start in enumerate(starts):
+        end = starts[n + 1] - 3 if n + 1 < len(starts) else len(data)
+        while end > start and data[end - 1] == 0:
+            end -= 1
+        yield data[start:end]
+
+
+class Recording:
+    """One session's files. Written from aiortc's decoder threads, so behind a lock."""
+
+    def __init__(self, directory: str, name: str) -> None:
+        self.lock = threading.Lock()
+        self.base = os.path.join(directory, name)
+        self.frames = open(self.base + ".frames.jsonl", "w", buffering=1)
+        self.events = open(self.base + ".events.jsonl", "w", buffering=1)
+        self.container = None
+        self.video = None
+        self.audio = None
+        self.pending = []
+        self.counts = {"video": 0, "audio": 0, "decode_errors": 0, "keyframes": 0}
+        self.closed = False
+
+    def event(self, what: str, **fields) -> None:
+        fields.update(event=what, time_ns=time.time_ns())
+        with self.lock:
+            if not self.events.closed:
+                self.events.write(json.dumps(fields) + "\n")
+
+    def take(self, kind: str, data: bytes, timestamp: int, decoded: bool) -> None:
+        types = [n[0] & 0x1F for n in nal_units(data) if n] if kind == "video" else []
+        keyframe = 5 in types
+        line = {
+            "kind": kind,
+            "nal_types": types,
+            "rtp": timestamp,
+            "recv_ns": time.time_ns(),
+            "bytes": len(data),
+            "keyframe": keyframe,
+            "decoded": decoded,
+        }
+        with self.lock:
+            if self.closed:
+                return
+            self.frames.write(json.dumps(line) + "\n")
+            self.counts[kind] += 1
+            self.counts["keyframes"] += keyframe
+            self.counts["decode_errors"] += not decoded
+            if self.container is None:
+                if keyframe:
+                    self.open_container(data)
+                elif len(self.pending) < PENDING_LIMIT:
+                    self.pending.append((kind, data, timestamp, keyframe))
+                    return
+                else:
+                    return
+                for held in self.pending:
+                    self.mux(*held)
+                self.pending = []
+            self.mux(kind, data, timestamp, keyframe)
+
+    def open_container(self, keyframe: bytes) -> None:
+        parameter_sets = [n for n in nal_units(keyframe) if n and n[0] & 0x1F in (7, 8)]
+        self.container = av.open(self.base + ".mkv", "w", format="matroska")
+        self.video = self.container.add_stream("h264", rate=90000)
+        self.video.codec_context.extradata = b"".join(b"\x00\x00\x00\x01" + n for n in parameter_sets)
+        self.video.time_base = RTP_TIME_BASE["video"]
+        self.audio = self.container.add_stream("opus", rate=48000)
+        self.audio.codec_context.extradata = OPUS_HEAD
+        self.audio.time_base = RTP_TIME_BASE["audio"]
+
+    def mux(self, kind: str, data: bytes, timestamp: int, keyframe: bool) -> None:
+        # Audio before the first keyframe starts the file with nothing to show: dropped, as a
+        # player joining the stream would.
+        stream = self.video if kind == "video" else self.audio
+        packet = av.Packet(data)
+        packet.stream = stream
+        # The RTP clock's, not the stream's: the muxer changes the stream's when it starts.
+        packet.time_base = RTP_TIME_BASE[kind]
+        packet.pts = timestamp
+        packet.dts = timestamp
+        packet.is_keyframe = keyframe
+        try:
+            self.container.mux(packet)
+        except av.FFmpegError as error:
+            self.counts["mux_errors"] = self.counts.get("mux_errors", 0) + 1
+            self.events.write(json.dumps({"event": "mux-error", "error": str(error)}) + "\n")
+
+    def close(self) -> None:
+        with self.lock:
+            if self.closed:
+                return
+            self.closed = True
+            if self.container is not None:
+                self.container.close()
+            self.events.write(json.dumps({"event": "closed", "time_ns": time.time_ns(), **self.counts}) + "\n")
+            self.frames.close()
+            self.events.close()
+
+
+# aiortc's receiver hands each depayloaded frame to a decoder thread it starts with this
+# function; ours records the frame first, then decodes as aiortc would. Which recording a
+# thread serves is known from its output queue, the track's.
+recordings_by_queue: dict = {}
+
+
+def recording_decoder_worker(loop, input_q: queue.Queue, output_q: asyncio.Queue, decode_error) -> None:
+    codec_name = None
+    decoder = None
+    while True:
+        task = input_q.get()
+        if task is None:
+            asyncio.run_coroutine_threadsafe(output_q.put(None), loop)
+            break
+        codec, encoded_frame = task
+        if codec.name != codec_name:
+            decoder = get_decoder(codec)
+            codec_name = codec.name
+        try:
+            frames = decoder.decode(encoded_frame)
+            decoded = True
+        except av.FFmpegError:
+            frames = []
+            decoded = False
+            decode_error.set()
+        recording = recordings_by_queue.get(id(output_q))
+        if recording is not None:
+            kind = "video" if codec.mimeType.lower().startswith("video/") else "audio"
+            try:
+                recording.take(kind, encoded_frame.data, encoded_frame.timestamp, decoded)
+            except Exception as error:  # a recording fault must not end aiortc's decoding
+                recording.event("record-error", error=repr(error))
+        for frame in frames:
+            asyncio.run_coroutine_threadsafe(output_q.put(frame), loop)
+
+
+rtcrtpreceiver.decoder_worker = recording_decoder_worker
+
+
+class Endpoint:
+    def __init__(self, directory: str, token: str | None) -> None:
+        self.directory = directory
+        self.token = token
+        self.sessions: dict = {}
+
+    def authorized(self, request: web.Request) -> bool:
+        if self.token is None:
+            return True
+        given = request.headers.get("Authorization", "")
+        return secrets.compare_digest(given, "Bearer " + self.token)
+
+    async def post(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        if not self.authorized(request):
+            return web.Response(status=401, text="bearer token refused\n")
+        if request.content_type != "application/sdp":
+            return web.Response(status=415, text="the offer must be application/sdp\n")
+        offer = await request.text()
+        recording = Recording(self.directory, name)
+        recording.event("post", bytes=len(offer))
+        connection = RTCPeerConnection()
+        session = secrets.token_hex(8)
+        self.sessions[session] = (connection, recording)
+
+        @connection.on("track")
+        def on_track(track) -> None:
+            recordings_by_queue[id(track._queue)] = recording
+            recording.event("track", kind=track.kind)
+
+            async def drain() -> None:
+                # Decoded frames are only counted: aiortc queues them without bound otherwise.
+                while True:
+                    try:
+                        await track.recv()
+                    except Exception:
+                        return
+
+            asyncio.ensure_future(drain())
+
+        @connection.on("iceconnectionstatechange")
+        def on_ice() -> None:
+            recording.event("ice", state=connection.iceConnectionState)
+
+        @connection.on("connectionstatechange")
+        def on_connection() -> None:
+            recording.event("connection", state=connection.connectionState)
+
+        try:
+            await connection.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))
+            if not connection.getTransceivers():
+                raise ValueError("the offer has no media section")
+            answer = await connection.createAnswer()
+            await connection.setLocalDescription(answer)
+        except Exception as error:  # aiortc raises plain exceptions for offers it cannot take
+            recording.event("refused", error=str(error))
+            await self.end(session)
+            return web.Response(status=400, text=f"offer refused: {error}\n")
+        recording.event("answered", media=[t.kind for t in connection.getTransceivers()])
+        return web.Response(
+            status=201,
+            body=connection.localDescription.sdp,
+            content_type="application/sdp",
+            headers={"Location": f"/whip/{name}/{session}"},
+        )
+
+    async def patch(self, request: web.Request) -> web.Response:
+        if request.match_info["session"] not in self.sessions:
+            return web.Response(status=404)
+        return web.Response(status=405, headers={"Allow": "DELETE"})
+
+    async def delete(self, request: web.Request) -> web.Response:
+        session = request.match_info["session"]
+        if session not in self.sessions:
+            return web.Response(status=404)
+        if not self.authorized(request):
+            return web.Response(status=401)
+        self.sessions[session][1].event("delete")
+        await self.end(session)
+        return web.Response(status=200)
+
+    async def end(self, session: str) -> None:
+        connection, recording = self.sessions.pop(session)
+        await connection.close()
+        recording.close()
+
+    async def end_all(self) -> None:
+        for session in list(self.sessions):
+            await self.end(session)
+
+
+async def serve(port: int, directory: str, token: str | None) -> None:
+    endpoint = Endpoint(directory, token)
+    app = web.Application()
+    app.router.add_post("/whip/{name}", endpoint.post)
+    app.router.add_patch("/whip/{name}/{session}", endpoint.patch)
+    app.router.add_delete("/whip/{name}/{session}", endpoint.delete)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    print(f"whip-peer listening on 127.0.0.1:{port}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    await stop.wait()
+    # Sessions still open are closed so their recordings end with whole files.
+    await endpoint.end_all()
+    await runner.cleanup()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--dir", required=True, help="where recordings are written")
+    parser.add_argument("--token-file", help="a file holding the bearer token to require")
+    arguments = parser.parse_args()
+    token = None
+    if arguments.token_file:
+        with open(arguments.token_file) as file:
+            token = file.read().strip()
+    os.makedirs(arguments.dir, exist_ok=True)
+    recorded_codecs_only()
+    asyncio.run(serve(arguments.port, arguments.dir, token))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

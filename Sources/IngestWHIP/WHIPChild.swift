@@ -20,6 +20,9 @@ final class WHIPChild: @unchecked Sendable {
   private var ended = false
   private var waited: Subprocess.Exit?
 
+  /// Held from creating the pipes to closing the child's ends after the spawn.
+  private static let spawnLock = ConditionLock()
+
   /// Where `ingest-whip` is: `INGEST_WHIP_BIN`, else beside the running `ingest`.
   static func locate() -> String {
     Executable.sibling("ingest-whip", overriddenBy: "INGEST_WHIP_BIN")
@@ -40,6 +43,11 @@ final class WHIPChild: @unchecked Sendable {
   ) throws(Errno) {
     var stdin: [Int32] = [-1, -1]
     var stdout: [Int32] = [-1, -1]
+    // Close-on-exec is set before any WHIP child is spawned: two outputs opening at once must
+    // not hand each other's pipe ends to their children, or an end of input (or of output)
+    // would never be seen. (Glibc's module has no pipe2.)
+    Self.spawnLock.lock()
+    defer { Self.spawnLock.unlock() }
     guard pipe(&stdin) == 0 else { throw Errno(errno) }
     guard pipe(&stdout) == 0 else {
       for fd in stdin { close(fd) }

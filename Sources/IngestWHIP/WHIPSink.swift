@@ -132,7 +132,8 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
   public func close() {
     guard let child else { return }
     child.terminate()
-    if !child.waitForEnd(until: SystemClock().now() + Self.finishTimeout) { child.kill() }
+    // After a failure: time for the DELETE, not for draining.
+    if !child.waitForEnd(until: SystemClock().now() + 3_000_000_000) { child.kill() }
     childPeakResident = child.wait().peakResidentBytes
     self.child = nil
     writer = nil

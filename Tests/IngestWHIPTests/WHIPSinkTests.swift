@@ -1,0 +1,97 @@
+import Foundation
+import IngestCore
+import IngestPOSIX
+import IngestTestSupport
+import Testing
+
+@testable import IngestWHIP
+
+/// `WHIPSink` against a stand-in for `ingest-whip` (a shell script): the child's lines become
+/// the link and the keyframe requests, and a child that stops reading never blocks the sender.
+@Suite struct WHIPSinkTests {
+  /// The first video sample of `screen.dump`, its format and the stream's tracks.
+  static func fixture() throws -> (TrackFormats, MediaSample) {
+    var tracks = TrackFormats()
+    var first: MediaSample?
+    for item in try DumpItems.read(CommandRunner.fixture("video-only.dump")) {
+      switch item {
+      case .format(let kind, let format): tracks.set(format, for: kind)
+      case .sample(let sample) where first == nil: first = sample
+      default: break
+      }
+    }
+    return (tracks, try #require(first))
+  }
+
+  /// A stand-in for `ingest-whip` that runs `body` (sh).
+  static func script(_ body: String) throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appending(path: "fake-whip-\(UUID()).sh")
+    try ("#!/bin/sh\n" + body + "\n").write(to: url, atomically: true, encoding: .utf8)
+    chmod(url.path, 0o755)
+    return url
+  }
+
+  static func target() throws -> WHIPTarget {
+    try WHIPTarget(parsing: "whip+http://127.0.0.1:9/whip/test", environment: [:])
+  }
+
+  @Test func theChildsLinesBecomeTheLinkAndOneKeyframeRequest() throws {
+    let fake = try Self.script(
+      """
+      echo '{"event":"connection","state":"connected"}'
+      echo '{"event":"stats","bytes_sent":1000,"packets_sent":10,"rtt_ms":12.5,"fraction_lost":0.01}'
+      echo '{"event":"keyframe"}'
+      echo '{"event":"deleted","status":200}'
+      cat >/dev/null
+      """)
+    defer { try? FileManager.default.removeItem(at: fake) }
+    let (tracks, sample) = try Self.fixture()
+    let clock = SystemClock()
+    let sink = WHIPSink(target: try Self.target(), executable: fake.path, clock: clock)
+    try sink.open(tracks: tracks)
+    try LoopbackServers.waitUntil("the fake child's lines") {
+      sink.summaryFields?.rendered.contains("\"delete_status\":200") ?? false
+    }
+    let estimate = try #require(sink.linkEstimate(now: clock.now()))
+    #expect(estimate.roundTripMilliseconds == 12.5)
+    #expect(estimate.lossRatio == 0.01)
+    // The connection coming up and the PLI ask once: a receiver repeats its request.
+    #expect(sink.takeKeyframeRequest(now: clock.now()))
+    #expect(!sink.takeKeyframeRequest(now: clock.now()))
+    let unit = OutgoingUnit(
+      kind: .video, pts: 0, dts: 0, isKeyframe: true, isDiscontinuity: false, prefixLength: 0)
+    let result = try sample.payload.withUnsafeBytes { bytes in
+      try sink.write(unit, bytes: bytes, now: clock.now())
+    }
+    #expect(result == .written)
+    try sink.finish()
+    #expect(sink.summaryLine?.contains("session deleted (HTTP 200)") == true)
+  }
+
+  @Test func aChildThatStopsReadingMakesWritesWaitNotBlock() throws {
+    let fake = try Self.script("exec sleep 60")
+    defer { try? FileManager.default.removeItem(at: fake) }
+    let (tracks, sample) = try Self.fixture()
+    let clock = SystemClock()
+    let sink = WHIPSink(target: try Self.target(), executable: fake.path, clock: clock)
+    try sink.open(tracks: tracks)
+    defer { sink.close() }
+    let unit = OutgoingUnit(
+      kind: .video, pts: 0, dts: 0, isKeyframe: true, isDiscontinuity: false, prefixLength: 0)
+    var written = 0
+    var waited = false
+    // The pipe (64 KiB) fills within a few units; the sink then asks to be called again.
+    for _ in 0..<1000 {
+      let result = try sample.payload.withUnsafeBytes { bytes in
+        try sink.write(unit, bytes: bytes, now: clock.now())
+      }
+      if case .wouldBlock = result {
+        waited = true
+        break
+      }
+      written += 1
+    }
+    #expect(waited)
+    #expect(written * sample.payload.count >= 32 << 10)
+  }
+}

@@ -11,6 +11,8 @@ import PackageDescription
 //               <- IngestRuntime (builds a run: pipeline, sender threads, pacing, status, summary)
 //               <- IngestBench (the benchmark harness, linked by the CLI only)
 //               <- IngestUpload (the host-app uploader: HLS directory -> HTTP PUT, libcurl)
+//               <- IngestWHIP (the WHIP output's pipeline side) ... ingest-whip (webrtcbin, its
+//                  own process: GStreamer never maps into the pipeline's)
 //               <- ingest (the CLI)
 //               <- IngestEncoder <- ingest-encode (the live encoder process; links libav*)
 let package = Package(

@@ -1,7 +1,12 @@
 #ifndef INGEST_CGSTREAMER_SHIM_H
 #define INGEST_CGSTREAMER_SHIM_H
+// webrtcbin's library is marked unstable API; the calls used here are the ones it has kept
+// since 1.16.
+#define GST_USE_UNSTABLE_API
 #include <gst/gst.h>
 #include <gst/app/gstappsrc.h>
+#include <gst/rtp/gstrtcpbuffer.h>
+#include <string.h>
 #include <gst/sdp/sdp.h>
 #include <gst/webrtc/webrtc.h>
 #include <openssl/evp.h>
@@ -157,6 +162,51 @@ static inline ingest_media_gate *ingest_gst_add_media_gate(GstPad *pad) {
 
 static inline void ingest_media_gate_open(ingest_media_gate *gate) {
   g_atomic_int_set(&gate->open, 1);
+}
+
+/// The last receiver estimated maximum bitrate (REMB) the receiver sent, in bits per second
+/// (0 before any), updated from RTCP's streaming thread.
+typedef struct {
+  guint64 bits_per_second;
+  guint64 count;
+} ingest_remb;
+
+static inline void ingest_remb_feedback(GObject *session, guint type, guint fbtype,
+                                        guint sender_ssrc, guint media_ssrc, GstBuffer *fci,
+                                        gpointer data) {
+  // REMB is an application-layer feedback (PSFB, FMT 15) whose FCI starts with "REMB", then
+  // the number of SSRCs (8 bits), the exponent (6 bits) and the mantissa (18 bits).
+  if (type != GST_RTCP_TYPE_PSFB || fbtype != GST_RTCP_PSFB_TYPE_AFB || fci == NULL) return;
+  GstMapInfo map;
+  if (!gst_buffer_map(fci, &map, GST_MAP_READ)) return;
+  if (map.size >= 8 && memcmp(map.data, "REMB", 4) == 0) {
+    guint exponent = map.data[5] >> 2;
+    guint64 mantissa = ((guint64)(map.data[5] & 3) << 16) | ((guint64)map.data[6] << 8) | map.data[7];
+    ingest_remb *remb = (ingest_remb *)data;
+    __atomic_store_n(&remb->bits_per_second, mantissa << exponent, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&remb->count, 1, __ATOMIC_RELAXED);
+  }
+  gst_buffer_unmap(fci, &map);
+}
+
+/// The last REMB's bit rate, 0 before any.
+static inline guint64 ingest_remb_bits_per_second(ingest_remb *remb) {
+  return __atomic_load_n(&remb->bits_per_second, __ATOMIC_RELAXED);
+}
+
+/// Listens for REMB on webrtcbin's RTP session (one session: bundled); NULL when the session
+/// is not there. The result lives as long as the process.
+static inline ingest_remb *ingest_webrtc_watch_remb(GstElement *webrtc) {
+  GstElement *rtpbin = gst_bin_get_by_name(GST_BIN(webrtc), "rtpbin");
+  if (rtpbin == NULL) return NULL;
+  GObject *session = NULL;
+  g_signal_emit_by_name(rtpbin, "get-internal-session", 0, &session);
+  gst_object_unref(rtpbin);
+  if (session == NULL) return NULL;
+  ingest_remb *remb = g_new0(ingest_remb, 1);
+  g_signal_connect(session, "on-feedback-rtcp", G_CALLBACK(ingest_remb_feedback), remb);
+  g_object_unref(session);
+  return remb;
 }
 
 /// Makes every transceiver send-only: a WHIP client publishes and receives nothing.

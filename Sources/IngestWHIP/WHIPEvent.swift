@@ -55,6 +55,8 @@ public struct WHIPStatistics: Sendable, Equatable {
   public var jitterMilliseconds: Double?
   /// Round trip from the receiver reports.
   public var roundTripMilliseconds: Double?
+  /// The receiver's last REMB, in bits per second, when it sent one.
+  public var receiverEstimateBitsPerSecond: Double?
   public var nackCount: Int64 = 0
   public var pliCount: Int64 = 0
   public var firCount: Int64 = 0
@@ -76,6 +78,7 @@ public struct WHIPStatistics: Sendable, Equatable {
     fractionLost = value["fraction_lost"]?.double
     jitterMilliseconds = value["jitter_ms"]?.double
     roundTripMilliseconds = value["rtt_ms"]?.double
+    receiverEstimateBitsPerSecond = value["remb_bps"]?.double
     nackCount = int64("nack")
     pliCount = int64("pli")
     firCount = int64("fir")

@@ -36,6 +36,8 @@ final class WebRTCSession: @unchecked Sendable {
   /// before (the units that gave webrtcbin its caps) would otherwise be held in webrtcbin and
   /// sent stale, in a burst, once DTLS is done.
   private var gates: [UnsafeMutablePointer<ingest_media_gate>] = []
+  /// The receiver's last REMB, once the answer is applied and the RTP session exists.
+  private var remb: UnsafeMutablePointer<ingest_remb>?
   /// The SHA-256 fingerprint of our DTLS certificate, as SDP writes it.
   private let fingerprint: String
 
@@ -287,6 +289,7 @@ final class WebRTCSession: @unchecked Sendable {
       defer { g_free(failure) }
       throw .badAnswer(String(cString: failure))
     }
+    remb = ingest_webrtc_watch_remb(webrtc)
   }
 
   /// Waits for the connection (ICE and DTLS) until `deadline`.
@@ -320,6 +323,10 @@ final class WebRTCSession: @unchecked Sendable {
           context.assumingMemoryBound(to: WebRTCStatistics.self).pointee.add(entry)
           return 1
         }, pointer)
+    }
+    if let remb {
+      let bitsPerSecond = ingest_remb_bits_per_second(remb)
+      if bitsPerSecond > 0 { statistics.receiverEstimateBitsPerSecond = Double(bitsPerSecond) }
     }
     statistics.queueBytes = Int(ingest_g_get_uint64(videoSource, "current-level-bytes"))
     if let audioSource {

@@ -17,6 +17,8 @@ struct WebRTCStatistics {
   var nackCount: Double = 0
   var pliCount: Double = 0
   var firCount: Double = 0
+  /// The receiver's last estimate of the bit rate it can take (REMB), when it sent one.
+  var receiverEstimateBitsPerSecond: Double?
   /// Bytes waiting in the appsrcs' queues.
   var queueBytes = 0
   /// Whether any receiver report arrived.
@@ -58,6 +60,9 @@ struct WebRTCStatistics {
     if let fractionLost { object.add("fraction_lost", fractionLost, decimals: 4) }
     if let jitterSeconds { object.add("jitter_ms", jitterSeconds * 1000, decimals: 2) }
     if let roundTripSeconds { object.add("rtt_ms", roundTripSeconds * 1000, decimals: 2) }
+    if let receiverEstimateBitsPerSecond {
+      object.add("remb_bps", Int64(receiverEstimateBitsPerSecond))
+    }
     object.add("nack", Int64(nackCount))
     object.add("pli", Int64(pliCount))
     object.add("fir", Int64(firCount))

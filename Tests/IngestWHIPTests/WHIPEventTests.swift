@@ -8,7 +8,8 @@ import Testing
     let line =
       #"{"event":"stats","bytes_sent":1334762,"packets_sent":1432,"packets_lost":3,"#
       + #""fraction_lost":0.0117,"jitter_ms":1.25,"rtt_ms":3.05,"nack":2,"pli":1,"fir":0,"#
-      + #""queue_bytes":30401,"dropped_before_connection":126,"keyframe_requests":1}"#
+      + #""queue_bytes":30401,"dropped_before_connection":126,"keyframe_requests":1,"#
+      + #""remb_bps":1500000}"#
     guard case .stats(let statistics)? = WHIPEvent(line: line) else {
       Issue.record("not a stats event")
       return
@@ -24,6 +25,7 @@ import Testing
     #expect(statistics.queueBytes == 30401)
     #expect(statistics.droppedBeforeConnection == 126)
     #expect(statistics.keyframeRequests == 1)
+    #expect(statistics.receiverEstimateBitsPerSecond == 1_500_000)
   }
 
   @Test func figuresTheReceiverHasNotReportedStayNil() {

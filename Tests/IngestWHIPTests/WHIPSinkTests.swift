@@ -68,6 +68,33 @@ import Testing
     #expect(sink.summaryLine?.contains("session deleted (HTTP 200)") == true)
   }
 
+  /// The token reaches the child in its environment, never its arguments (which `ps` shows to
+  /// every user).
+  @Test func theTokenIsInTheChildsEnvironmentNotItsArguments() throws {
+    let seen = FileManager.default.temporaryDirectory.appending(path: "fake-whip-\(UUID()).txt")
+    defer { try? FileManager.default.removeItem(at: seen) }
+    let fake = try Self.script(
+      """
+      printf 'token=%s\\nargs=%s\\n' "$INGEST_WHIP_TOKEN" "$*" > '\(seen.path)'
+      echo '{"event":"deleted","status":200}'
+      cat >/dev/null
+      """)
+    defer { try? FileManager.default.removeItem(at: fake) }
+    let target = try WHIPTarget(
+      parsing: "whip+http://127.0.0.1:9/whip/test",
+      environment: [WHIPTarget.tokenVariable: "T0KEN-in-env"])
+    let (tracks, _) = try Self.fixture()
+    let sink = WHIPSink(target: target, executable: fake.path)
+    try sink.open(tracks: tracks)
+    try LoopbackServers.waitUntil("the fake child's line") {
+      sink.summaryFields?.rendered.contains("\"delete_status\":200") ?? false
+    }
+    try sink.finish()
+    let text = LoopbackServers.text(of: seen)
+    #expect(text.contains("token=T0KEN-in-env\n"))
+    #expect(text.contains("args=http://127.0.0.1:9/whip/test\n"))
+  }
+
   @Test func aChildThatStopsReadingMakesWritesWaitNotBlock() throws {
     let fake = try Self.script("exec sleep 60")
     defer { try? FileManager.default.removeItem(at: fake) }

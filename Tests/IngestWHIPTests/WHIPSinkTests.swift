@@ -23,11 +23,15 @@ import Testing
     return (tracks, try #require(first))
   }
 
-  /// A stand-in for `ingest-whip` that runs `body` (sh).
+  /// A stand-in for `ingest-whip` that runs `body` (sh). Written through a close-on-exec
+  /// descriptor: a program another test spawns meanwhile must not inherit it open for
+  /// writing, or executing the script fails with ETXTBSY.
   static func script(_ body: String) throws -> URL {
     let url = FileManager.default.temporaryDirectory.appending(path: "fake-whip-\(UUID()).sh")
-    try ("#!/bin/sh\n" + body + "\n").write(to: url, atomically: true, encoding: .utf8)
-    chmod(url.path, 0o755)
+    let fd = try FileDescriptor.open(
+      url.path, O_WRONLY | O_CREAT | O_EXCL, permissions: 0o755)
+    defer { fd.close() }
+    try fd.writeAll("#!/bin/sh\n" + body + "\n")
     return url
   }
 

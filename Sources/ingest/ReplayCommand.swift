@@ -74,8 +74,8 @@ enum ReplayCommand: Command {
                                 budget, so a slow or failed output drops or fails alone
       --speed realtime|max|N    realtime (default) paces samples by their timestamps; max as fast
                                 as possible; N times realtime, N above 0 and up to 1000. max to
-                                srt:// or rtmp:// is paced to realtime: a live receiver cannot
-                                take more
+                                srt://, rtmp:// or whip+http:// is paced to realtime: a live
+                                receiver cannot take more
       --buffer SECONDS          longest buffered duration of the send ring, 2 to 5 (default 3)
       --budget MB               memory ceiling in MB of 10^6 bytes (default 50), at least
                                 (--overhead + 6) / 0.8 (33 with the default overhead): the

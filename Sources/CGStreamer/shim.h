@@ -169,7 +169,20 @@ static inline void ingest_media_gate_open(ingest_media_gate *gate) {
 typedef struct {
   guint64 bits_per_second;
   guint64 count;
+  /// When the last RTCP packet came from the receiver (g_get_monotonic_time, µs; 0: none).
+  gint64 last_rtcp;
 } ingest_remb;
+
+static inline void ingest_rtcp_received(GObject *session, GstBuffer *buffer, gpointer data) {
+  ingest_remb *remb = (ingest_remb *)data;
+  __atomic_store_n(&remb->last_rtcp, g_get_monotonic_time(), __ATOMIC_RELAXED);
+}
+
+/// Microseconds since the receiver's last RTCP packet (a report, a NACK, a PLI); -1 before any.
+static inline gint64 ingest_rtcp_silence(ingest_remb *remb) {
+  gint64 last = __atomic_load_n(&remb->last_rtcp, __ATOMIC_RELAXED);
+  return last == 0 ? -1 : g_get_monotonic_time() - last;
+}
 
 static inline void ingest_remb_feedback(GObject *session, guint type, guint fbtype,
                                         guint sender_ssrc, guint media_ssrc, GstBuffer *fci,
@@ -194,8 +207,8 @@ static inline guint64 ingest_remb_bits_per_second(ingest_remb *remb) {
   return __atomic_load_n(&remb->bits_per_second, __ATOMIC_RELAXED);
 }
 
-/// Listens for REMB on webrtcbin's RTP session (one session: bundled); NULL when the session
-/// is not there. The result lives as long as the process.
+/// Listens for REMB, and for any RTCP at all, on webrtcbin's RTP session (one session:
+/// bundled); NULL when the session is not there. The result lives as long as the process.
 static inline ingest_remb *ingest_webrtc_watch_remb(GstElement *webrtc) {
   GstElement *rtpbin = gst_bin_get_by_name(GST_BIN(webrtc), "rtpbin");
   if (rtpbin == NULL) return NULL;
@@ -205,6 +218,7 @@ static inline ingest_remb *ingest_webrtc_watch_remb(GstElement *webrtc) {
   if (session == NULL) return NULL;
   ingest_remb *remb = g_new0(ingest_remb, 1);
   g_signal_connect(session, "on-feedback-rtcp", G_CALLBACK(ingest_remb_feedback), remb);
+  g_signal_connect(session, "on-receiving-rtcp", G_CALLBACK(ingest_rtcp_received), remb);
   g_object_unref(session);
   return remb;
 }

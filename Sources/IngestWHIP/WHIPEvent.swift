@@ -57,6 +57,8 @@ public struct WHIPStatistics: Sendable, Equatable {
   public var roundTripMilliseconds: Double?
   /// The receiver's last REMB, in bits per second, when it sent one.
   public var receiverEstimateBitsPerSecond: Double?
+  /// Milliseconds since the receiver's last RTCP packet, once one came.
+  public var rtcpSilenceMilliseconds: Double?
   public var nackCount: Int64 = 0
   public var pliCount: Int64 = 0
   public var firCount: Int64 = 0
@@ -79,6 +81,7 @@ public struct WHIPStatistics: Sendable, Equatable {
     jitterMilliseconds = value["jitter_ms"]?.double
     roundTripMilliseconds = value["rtt_ms"]?.double
     receiverEstimateBitsPerSecond = value["remb_bps"]?.double
+    rtcpSilenceMilliseconds = value["rtcp_silence_ms"]?.double
     nackCount = int64("nack")
     pliCount = int64("pli")
     firCount = int64("fir")

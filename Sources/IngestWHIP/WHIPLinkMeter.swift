@@ -12,6 +12,9 @@ struct WHIPLinkMeter {
   /// a keyframe at 2 Mb/s is some 30 KB), not counted as queue: a snapshot of its appsrcs
   /// taken while one passes says nothing of the link.
   static let floorBytes = 48 * 1024
+  /// RTCP silence up to this is a receiver's ordinary report interval (about a second), not
+  /// a stall.
+  static let reportIntervalMilliseconds = 2500.0
   /// The span the delivered rate is measured over.
   private static let window: Int64 = 1_000_000_000
 
@@ -54,7 +57,11 @@ struct WHIPLinkMeter {
       queueBytes: queued, roundTripMilliseconds: latest.roundTripMilliseconds,
       deliveredBitsPerSecond: delivered, lossRatio: loss,
       latencyMilliseconds: Self.latencyMilliseconds)
-    estimate.stalledMilliseconds = Double(stalled) / 1e6
+    // A receiver that stopped reporting acknowledges nothing: a blackout shows here at once,
+    // while RTP still leaves (into the void) and the queue stays empty.
+    let silence = latest.rtcpSilenceMilliseconds ?? 0
+    estimate.stalledMilliseconds = max(
+      Double(stalled) / 1e6, silence > Self.reportIntervalMilliseconds ? silence : 0)
     return estimate
   }
 }

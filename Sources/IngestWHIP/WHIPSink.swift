@@ -219,6 +219,9 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
         if let rtt = latest.roundTripMilliseconds { object.add("rtt_ms", rtt, decimals: 1) }
         if let jitter = latest.jitterMilliseconds { object.add("jitter_ms", jitter, decimals: 1) }
         if let remb = latest.receiverEstimateBitsPerSecond { object.add("remb_bps", Int64(remb)) }
+        if let silence = latest.rtcpSilenceMilliseconds {
+          object.add("rtcp_silence_ms", silence, decimals: 0)
+        }
         object.add("nack", latest.nackCount)
         object.add("queue_bytes", latest.queueBytes)
         object.add("dropped_before_connection", latest.droppedBeforeConnection)

@@ -88,6 +88,7 @@ struct WHIPPublisher {
     throws(WHIPClientError)
   {
     let interval = Int64(options.statsIntervalMilliseconds) * 1_000_000
+    let connectedAt = clock.now()
     var nextStats = clock.now() + interval
     while !WHIPStop.requested {
       if let end = feeder.end {
@@ -97,6 +98,12 @@ struct WHIPPublisher {
         break
       }
       if let failure = session.failureReason { throw .connectionFailed(failure) }
+      // The receiver sends reports every second or so: its silence past the grace period is a
+      // dead session (webrtcbin 1.22's ICE has no consent checks to say so).
+      let silence = session.rtcpSilenceMilliseconds ?? Double(clock.now() - connectedAt) / 1e6
+      if silence > Double(options.deadAfterSeconds) * 1000 {
+        throw .connectionFailed("no RTCP from the receiver for \(Int(silence / 1000)) s")
+      }
       if let error = session.busError() { throw .pipeline(error) }
       let now = clock.now()
       if now >= nextStats {

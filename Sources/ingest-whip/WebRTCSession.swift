@@ -180,6 +180,14 @@ final class WebRTCSession: @unchecked Sendable {
     events.emit("keyframe")
   }
 
+  /// Milliseconds since the receiver's last RTCP packet; nil before the first (or before the
+  /// answer is applied).
+  var rtcpSilenceMilliseconds: Double? {
+    guard let remb else { return nil }
+    let silence = ingest_rtcp_silence(remb)
+    return silence >= 0 ? Double(silence) / 1000 : nil
+  }
+
   /// Keyframe requests seen so far (PLI or FIR from the receiver).
   var keyframeRequestCount: Int { lock.withLock { keyframeRequests } }
 
@@ -325,6 +333,8 @@ final class WebRTCSession: @unchecked Sendable {
         }, pointer)
     }
     if let remb {
+      let silence = ingest_rtcp_silence(remb)
+      if silence >= 0 { statistics.rtcpSilenceMilliseconds = Double(silence) / 1000 }
       let bitsPerSecond = ingest_remb_bits_per_second(remb)
       if bitsPerSecond > 0 { statistics.receiverEstimateBitsPerSecond = Double(bitsPerSecond) }
     }

@@ -19,6 +19,8 @@ struct WebRTCStatistics {
   var firCount: Double = 0
   /// The receiver's last estimate of the bit rate it can take (REMB), when it sent one.
   var receiverEstimateBitsPerSecond: Double?
+  /// Milliseconds since the receiver's last RTCP packet, once one came.
+  var rtcpSilenceMilliseconds: Double?
   /// Bytes waiting in the appsrcs' queues.
   var queueBytes = 0
   /// Whether any receiver report arrived.
@@ -62,6 +64,9 @@ struct WebRTCStatistics {
     if let roundTripSeconds { object.add("rtt_ms", roundTripSeconds * 1000, decimals: 2) }
     if let receiverEstimateBitsPerSecond {
       object.add("remb_bps", Int64(receiverEstimateBitsPerSecond))
+    }
+    if let rtcpSilenceMilliseconds {
+      object.add("rtcp_silence_ms", rtcpSilenceMilliseconds, decimals: 0)
     }
     object.add("nack", Int64(nackCount))
     object.add("pli", Int64(pliCount))

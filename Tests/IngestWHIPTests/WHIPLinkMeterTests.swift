@@ -65,6 +65,20 @@ import Testing
     #expect(estimate.stalledMilliseconds == 0)
   }
 
+  /// A receiver that stopped reporting: RTP still leaves, the queue is empty, and only the
+  /// RTCP silence tells.
+  @Test func aSilentReceiverShowsAsAStall() throws {
+    var meter = WHIPLinkMeter()
+    var quiet = Self.statistics(bytes: 100_000, packets: 100)
+    quiet.rtcpSilenceMilliseconds = 900
+    meter.observe(quiet, now: 1_000_000_000)
+    #expect(meter.estimate(now: 1_000_000_000, pendingBytes: 0)?.stalledMilliseconds == 0)
+    var silent = Self.statistics(bytes: 200_000, packets: 200)
+    silent.rtcpSilenceMilliseconds = 4000
+    meter.observe(silent, now: 2_000_000_000)
+    #expect(meter.estimate(now: 2_000_000_000, pendingBytes: 0)?.stalledMilliseconds == 4000)
+  }
+
   @Test func aQueueThatStopsDrainingShowsAsAStall() throws {
     var meter = WHIPLinkMeter()
     meter.observe(Self.statistics(bytes: 0, packets: 0), now: 0)

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import IngestTestSupport
 import Testing
 
@@ -73,6 +74,46 @@ import Testing
     let link = try #require(summary?["link"] as? [String: Any], "\(result.stdout)")
     #expect((link["packets_sent"] as? Int ?? 0) > 100)
     #expect(link["delete_status"] as? Int == 200)
+  }
+
+  /// The receiver goes silent for 5 s (the peer stopped with SIGSTOP: nothing read, nothing
+  /// answered) in a live run: the session survives (no new POST), the summary counts the
+  /// packets lost, the receiver's PLI after the gap reaches the encoder as a keyframe
+  /// request, and the recording still decodes.
+  @Test func aFiveSecondBlackoutIsRiddenOut() throws {
+    guard let (peer, directory, tokenFile) = try Self.peer() else { return }
+    defer { try? FileManager.default.removeItem(at: directory) }
+    defer { peer.kill() }
+    let name = "blackout-\(UUID().uuidString.prefix(8))"
+    let status = directory.appending(path: "status.jsonl")
+    let live = try ChildProcess(
+      CommandRunner.ingest,
+      [
+        "live", "testsrc", "--size", "640x360", "--quiet", "--duration", "14", "--to",
+        peer.url(name, query: "token-file=\(tokenFile.path)"), "--status", status.path,
+      ], directory: directory, name: "live")
+    defer { live.kill() }
+    try LoopbackServers.waitUntil("media at the peer") {
+      LoopbackServers.size(of: peer.directory.appending(path: "\(name).frames.jsonl")) > 4096
+    }
+    kill(peer.child.pid, SIGSTOP)
+    // The outage itself: five seconds of a receiver that neither reads nor reports.
+    Thread.sleep(forTimeInterval: 5)
+    kill(peer.child.pid, SIGCONT)
+    #expect(live.wait(timeout: 30))
+    #expect(live.process.terminationStatus == 0, "\(live.stderr)")
+    let posts = peer.events(name).filter { $0["event"] as? String == "post" }
+    #expect(posts.count == 1)
+    let summary = live.stderr
+    let lost = summary.firstMatch(of: /RTP packets sent, (\d+) lost/).flatMap { Int($0.1) }
+    #expect((lost ?? 0) > 0, "\(summary)")
+    #expect(summary.contains("session deleted (HTTP 200)"))
+    // The receiver's own requests (the summary does not count the one made at connection).
+    let requests = summary.firstMatch(of: /(\d+) keyframe requests/).flatMap { Int($0.1) }
+    #expect((requests ?? 0) > 0, "\(summary)")
+    #expect(LoopbackServers.text(of: status).contains("\"request\":\"keyframe\""))
+    try peer.waitForClose(name)
+    #expect(try CommandRunner.decodeErrors(peer.recording(name).path) == "")
   }
 
   /// A token the endpoint refuses: the run fails as an authentication failure, at once, and

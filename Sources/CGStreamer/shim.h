@@ -243,11 +243,17 @@ static inline gboolean ingest_dtls_element_added(GSignalInvocationHint *hint, gu
   if (factory != NULL && g_strcmp0(GST_OBJECT_NAME(factory), "dtlsdec") == 0) {
     g_object_set(element, "pem", (const gchar *)pem, NULL);
   }
+  // The media is paced already (the pipeline process sends in real time): a nicesink that
+  // waits for each buffer's running time plus the pipeline's latency (the audio encoder's,
+  // the payloaders') only holds every packet back, by some 340 ms here.
+  if (factory != NULL && g_strcmp0(GST_OBJECT_NAME(factory), "nicesink") == 0) {
+    g_object_set(element, "sync", FALSE, NULL);
+  }
   return TRUE;
 }
 
 /// Gives every DTLS decoder created from now on in this process the certificate `pem` (cert and
-/// key, copied). It has to be set when dtlssrtpdec adds its dtlsdec, before webrtcbin gives it a
+/// key, copied), and makes every nicesink send at once. It has to be set when dtlssrtpdec adds its dtlsdec, before webrtcbin gives it a
 /// connection id: a certificate set later leaves the connection on the one generated at
 /// creation, while the offer's fingerprint names the new one. Hence an emission hook on every
 /// bin's element-added rather than a property of webrtcbin.

@@ -17,6 +17,13 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
     var error: (name: String, message: String, retryable: Bool)?
     var keyframeWanted = false
     var keyframeRequests = 0
+    /// Sessions before this one (after reconnects), and what they sent and lost: the
+    /// summary counts the whole run.
+    var earlierSessions = 0
+    var earlierSent: Int64 = 0
+    var earlierLost: Int64 = 0
+    var packetsSent: Int64 { earlierSent + (meter.latest?.packetsSent ?? 0) }
+    var packetsLost: Int64 { earlierLost + (meter.latest?.packetsLost ?? 0) }
     var deleteStatus: Int?
     var deleteError: String?
   }
@@ -59,7 +66,14 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
     guard tracks.video != nil else {
       throw .unsupported(endpoint: target.redacted, reason: "WHIP needs a video track")
     }
-    lock.withLock { report = Report() }
+    lock.withLock {
+      var next = Report()
+      next.earlierSessions = report.earlierSessions + (report.meter.latest == nil ? 0 : 1)
+      next.earlierSent = report.packetsSent
+      next.earlierLost = report.packetsLost
+      next.keyframeRequests = report.keyframeRequests
+      report = next
+    }
     do {
       child = try WHIPChild(
         executable: executable, arguments: [target.endpoint], token: target.token
@@ -235,9 +249,10 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
   public var summaryFields: JSONObject? {
     lock.withLock {
       var object = JSONObject()
+      object.add("packets_sent", report.packetsSent)
+      object.add("packets_lost", report.packetsLost)
+      object.add("sessions", report.earlierSessions + (report.meter.latest == nil ? 0 : 1))
       if let latest = report.meter.latest {
-        object.add("packets_sent", latest.packetsSent)
-        object.add("packets_lost", latest.packetsLost)
         if let rtt = latest.roundTripMilliseconds { object.add("rtt_ms", rtt, decimals: 1) }
         object.add("dropped_before_connection", latest.droppedBeforeConnection)
       }
@@ -253,15 +268,19 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
   public var summaryLine: String? {
     lock.withLock {
       var parts: [String] = []
+      let sessions = report.earlierSessions + (report.meter.latest == nil ? 0 : 1)
+      if sessions > 0 {
+        parts.append("\(report.packetsSent) RTP packets sent, \(report.packetsLost) lost")
+        if sessions > 1 { parts.append("\(sessions) sessions") }
+      }
       if let latest = report.meter.latest {
-        parts.append("\(latest.packetsSent) RTP packets sent, \(latest.packetsLost) lost")
         if let rtt = latest.roundTripMilliseconds {
           parts.append("rtt \(JSONObject.fixed(rtt, decimals: 1)) ms")
         }
         if latest.droppedBeforeConnection > 0 {
           parts.append("\(latest.droppedBeforeConnection) samples before the connection")
         }
-      } else {
+      } else if sessions == 0 {
         parts.append("no statistics")
       }
       parts.append("\(report.keyframeRequests) keyframe requests")

@@ -36,24 +36,17 @@ final class SampleFeeder: @unchecked Sendable {
 
   /// Pushes the sample `reader` last returned, then every later one, until the input ends.
   func run(first: DumpSampleHeader) {
-    var header: DumpSampleHeader? = first
     var failure: String?
-    while let current = header {
-      push(current)
+    push(first)
+    reading: while true {
       do {
-        header = nil
-        while let record = try reader.next() {
-          if case .sample(let sample) = record {
-            header = sample
-            break
-          }
-        }
+        guard let record = try reader.next() else { break reading }
+        if case .sample(let sample) = record { push(sample) }
       } catch {
-        if error.isRecoverable {
-          header = nil
-          continue
-        }
+        // A record the reader refused (bad timestamp, codec) is skipped, as `ingest` does.
+        if error.isRecoverable { continue }
         failure = "\(error)"
+        break reading
       }
     }
     session.lock.withLock { ended = .some(failure) }

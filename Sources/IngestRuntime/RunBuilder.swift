@@ -190,6 +190,10 @@ public struct RunBuilder {
     case .whip(let url):
       let target: WHIPTarget
       do { target = try WHIPTarget(parsing: url) } catch { throw .usage("--to: \(error)") }
+      // Refused before anything starts: a WebRTC session here always carries video.
+      guard tracks.video != nil else {
+        throw .output("WHIP needs a video track; the input has none")
+      }
       return WHIPSink(target: target)
     case .hls(let directory, let playlist, let container):
       var configuration = HLSSink.Configuration(directory: directory)

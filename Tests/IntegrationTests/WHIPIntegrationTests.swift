@@ -135,6 +135,18 @@ import Testing
     #expect(!(result.stdout + result.stderr).contains("not-the-token"))
   }
 
+  /// WebRTC here always carries video: an input without it is refused before anything starts.
+  @Test func anInputWithoutVideoIsRefusedBeforeStarting() throws {
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("audio-only.dump"), "--to",
+        "whip+http://127.0.0.1:9/whip/a",
+      ],
+      timeout: 30)
+    #expect(result.status != 0)
+    #expect(result.stderr.contains("WHIP needs a video track"), "\(result.stderr)")
+  }
+
   /// HEVC to an endpoint that takes only H.264: a clear error naming the codec.
   @Test func hevcTheEndpointRefusesIsNamed() throws {
     guard let (peer, directory, tokenFile) = try Self.peer() else { return }

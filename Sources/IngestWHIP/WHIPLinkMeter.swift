@@ -59,6 +59,7 @@ struct WHIPLinkMeter {
       latencyMilliseconds: Self.latencyMilliseconds)
     // A receiver that stopped reporting acknowledges nothing: a blackout shows here at once,
     // while RTP still leaves (into the void) and the queue stays empty.
+    estimate.receiverEstimateBitsPerSecond = latest.receiverEstimateBitsPerSecond
     let silence = latest.rtcpSilenceMilliseconds ?? 0
     estimate.stalledMilliseconds = max(
       Double(stalled) / 1e6, silence > Self.reportIntervalMilliseconds ? silence : 0)

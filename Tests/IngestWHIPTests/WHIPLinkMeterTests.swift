@@ -25,10 +25,12 @@ import Testing
     let queue = WHIPLinkMeter.floorBytes + 25_000
     var second = Self.statistics(bytes: 250_000, packets: 200, lost: 4, queue: queue)
     second.roundTripMilliseconds = 42
+    second.receiverEstimateBitsPerSecond = 1_800_000
     meter.observe(second, now: 1_000_000_000)
     let estimate = try #require(meter.estimate(now: 1_000_000_000, pendingBytes: 0))
     #expect(estimate.deliveredBitsPerSecond == 2_000_000)
     #expect(estimate.roundTripMilliseconds == 42)
+    #expect(estimate.receiverEstimateBitsPerSecond == 1_800_000)
     // No loss fraction in the report: the cumulative counts give it.
     #expect(estimate.lossRatio == 0.02)
     // 25 000 bytes above the floor waiting at 250 000 bytes a second: 100 ms of queue.

@@ -11,6 +11,8 @@ import PackageDescription
 //               <- IngestRuntime (builds a run: pipeline, sender threads, pacing, status, summary)
 //               <- IngestBench (the benchmark harness, linked by the CLI only)
 //               <- IngestUpload (the host-app uploader: HLS directory -> HTTP PUT, libcurl)
+//               <- IngestWHIP (the WHIP output's pipeline side) ... ingest-whip (webrtcbin, its
+//                  own process: GStreamer never maps into the pipeline's)
 //               <- ingest (the CLI)
 //               <- IngestEncoder <- ingest-encode (the live encoder process; links libav*)
 let package = Package(
@@ -23,6 +25,7 @@ let package = Package(
     .executable(name: "ingest", targets: ["ingest"]),
     .executable(name: "ingest-encode", targets: ["ingest-encode"]),
     .executable(name: "ingest-upload", targets: ["ingest-upload"]),
+    .executable(name: "ingest-whip", targets: ["ingest-whip"]),
   ],
   targets: [
     // Portable core: standard library and Synchronization only.
@@ -70,7 +73,7 @@ let package = Package(
       name: "IngestRuntime",
       dependencies: [
         "IngestCore", "IngestPOSIX", "IngestSinks", "IngestSRT", "IngestRTMP", "IngestHLS",
-        "IngestMP4", "IngestAudioMix",
+        "IngestMP4", "IngestAudioMix", "IngestWHIP",
       ]),
     .systemLibrary(
       name: "CCurl",
@@ -79,6 +82,23 @@ let package = Package(
     ),
     .target(
       name: "IngestUpload", dependencies: ["IngestCore", "IngestPOSIX", "IngestHLS", "CCurl"]),
+    // GStreamer's webrtcbin and what it needs, for `ingest-whip` only (see IngestWHIP).
+    .systemLibrary(
+      name: "CGStreamer",
+      pkgConfig: "gstreamer-webrtc-1.0",
+      providers: [
+        .apt([
+          "libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev",
+          "libgstreamer-plugins-bad1.0-dev",
+        ])
+      ]
+    ),
+    // The WHIP output's pipeline side: spawns `ingest-whip`, feeds it access units, reads its
+    // statistics. No GStreamer here: that stays in the child.
+    .target(name: "IngestWHIP", dependencies: ["IngestCore", "IngestPOSIX"]),
+    // WebRTC (GLib, GStreamer, libnice, libcurl) in a program of its own, like the uploader.
+    .executableTarget(
+      name: "ingest-whip", dependencies: ["IngestCore", "IngestPOSIX", "CGStreamer", "CCurl"]),
     .target(
       name: "IngestBench",
       dependencies: ["IngestCore", "IngestPOSIX", "IngestSinks", "IngestSRT", "IngestRuntime"]),
@@ -112,6 +132,7 @@ let package = Package(
     .testTarget(
       name: "IngestRuntimeTests", dependencies: ["IngestRuntime", "IngestTestSupport"]),
     .testTarget(name: "IngestUploadTests", dependencies: ["IngestUpload", "IngestTestSupport"]),
+    .testTarget(name: "IngestWHIPTests", dependencies: ["IngestWHIP", "IngestTestSupport"]),
     .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI"]),
     .testTarget(
       name: "IngestEncoderTests",
@@ -124,7 +145,8 @@ let package = Package(
       name: "IntegrationTests",
       dependencies: [
         "IngestCore", "IngestPOSIX", "IngestSinks", "IngestSRT", "IngestRTMP", "IngestHLS",
-        "IngestMP4", "IngestCapture", "IngestRuntime", "IngestBench", "IngestTestSupport",
+        "IngestMP4", "IngestCapture", "IngestRuntime", "IngestBench", "IngestWHIP",
+        "IngestTestSupport",
       ]),
   ]
 )

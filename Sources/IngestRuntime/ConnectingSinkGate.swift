@@ -54,6 +54,13 @@ final class ConnectingSinkGate: OutputSink, @unchecked Sendable {
     isConnecting ? nil : sink.linkEstimate(now: now)
   }
 
+  func takeKeyframeRequest(now: Int64) -> Bool {
+    isConnecting ? false : sink.takeKeyframeRequest(now: now)
+  }
+
+  var summaryLine: String? { sink.summaryLine }
+  var summaryFields: JSONObject? { sink.summaryFields }
+
   /// Not while connecting: `open` (on the sender thread) may be adding one.
   var warnings: [String] { isConnecting ? [] : sink.warnings }
 }

@@ -17,7 +17,7 @@ public enum OutputAudio: Sendable, Equatable {
 
   /// What `target` carries of `tracks` when `selection` was asked for (nil: the default). An
   /// input with one audio track sends it whatever was asked (a mix of one track is that
-  /// track). With both: RTMP, which carries one audio track, mixes unless `app` or `mic` was
+  /// track). With both: RTMP and WHIP, which carry one audio track, mix unless `app` or `mic` was
   /// asked for; the others keep both unless asked otherwise.
   /// - Parameter mixedByEncoder: the gains the encoder mixed the input's app track with, when
   ///   it did.
@@ -32,7 +32,10 @@ public enum OutputAudio: Sendable, Equatable {
     case (false, true): self = .track(.audioMic)
     case (true, true):
       let carriesOne: Bool
-      if case .rtmp = target { carriesOne = true } else { carriesOne = false }
+      switch target {
+      case .rtmp, .whip: carriesOne = true
+      default: carriesOne = false
+      }
       switch selection {
       case .app?: self = .track(.audioApp)
       case .mic?: self = .track(.audioMic)

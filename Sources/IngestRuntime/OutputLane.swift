@@ -77,6 +77,8 @@ public final class OutputLane {
       tierChanges: reporter.tierChanges)
     summary.lostUnits = unstored?.reduce(0, +) ?? 0
     summary.warnings = sink.warnings
+    summary.sinkLine = sink.summaryLine
+    summary.sinkFields = sink.summaryFields
     summary.sinkError = failure
     summary.acceptedBytes = sink.acceptedBytes
     summary.audio = audio

@@ -21,6 +21,10 @@ public struct OutputSummary: Sendable {
   public var skippedSourceVideoFrames = 0
   /// What the output warned about during the run (a latency too short for the path).
   public var warnings: [String] = []
+  /// The sink's own figures for the summary (`OutputSink.summaryLine`), when it has any.
+  public var sinkLine: String?
+  /// The same for the JSON summary (`OutputSink.summaryFields`), its `link` member.
+  public var sinkFields: JSONObject?
   /// The audio the output carried. RTMP with one of two tracks counts the other as dropped
   /// (`notCarried`); other outputs leave a track not carried out of their program.
   public var audio: OutputAudio = .none
@@ -147,6 +151,7 @@ public struct OutputSummary: Sendable {
       object.add("source_skipped_video", skippedSourceVideoFrames)
     }
     if !warnings.isEmpty { object.add("warnings", warnings) }
+    if let sinkFields { object.add("link", sinkFields) }
     if let cause = undeliveredCause(readError: readError) {
       object.add("undelivered_cause", cause)
     }

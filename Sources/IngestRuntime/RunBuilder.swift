@@ -6,6 +6,7 @@ import IngestPOSIX
 import IngestRTMP
 import IngestSRT
 import IngestSinks
+import IngestWHIP
 
 /// The one place a run is assembled: the budget planned for every output, and for each output
 /// its sink, pipeline, sender (inline or on a thread of its own), control loop and status
@@ -186,6 +187,14 @@ public struct RunBuilder {
       let tls = RTMPSink.Options(
         verifyTLSPeer: options.rtmpsVerifyPeer, caFile: options.rtmpsCAFile)
       return RTMPSink(target: target, audio: audio, options: tls)
+    case .whip(let url):
+      let target: WHIPTarget
+      do { target = try WHIPTarget(parsing: url) } catch { throw .usage("--to: \(error)") }
+      // Refused before anything starts: a WebRTC session here always carries video.
+      guard tracks.video != nil else {
+        throw .output("WHIP needs a video track; the input has none")
+      }
+      return WHIPSink(target: target)
     case .hls(let directory, let playlist, let container):
       var configuration = HLSSink.Configuration(directory: directory)
       configuration.playlistName = playlist

@@ -8,6 +8,7 @@ import IngestCore
 /// null:                      nothing             (?rate=, ?stall= as above)
 /// srt://HOST:PORT?...        SRT caller          (latency, passphrase, pbkeylen, streamid, maxbw)
 /// rtmp://HOST/APP/KEY        RTMP publish        (rtmps:// for TLS)
+/// whip+http://HOST/PATH      WHIP (WebRTC) publish (whip+https:// for TLS; ?token-file=PATH)
 /// hls:DIR, DIR/NAME.m3u8     HLS segments and a live playlist in a directory
 ///                            (?container=ts|fmp4; fMP4 by default for HEVC, TS otherwise)
 /// rec.mp4, rec.mov           a fragmented MP4 (QuickTime brand for .mov), one fragment per GOP
@@ -17,6 +18,8 @@ public enum OutputTarget: Equatable, Sendable {
   case null(shaper: LinkShaper)
   case srt(url: String)
   case rtmp(url: String)
+  /// A WHIP endpoint (`whip+http://` or `whip+https://`), parsed by `IngestWHIP`'s `WHIPTarget`.
+  case whip(url: String)
   /// An HLS recording; `container` nil picks by codec (`HLSContainer.preferred(for:)`).
   case hls(directory: String, playlist: String, container: HLSContainer? = nil)
   /// A fragmented MP4 file; `quickTime` for a `.mov`.
@@ -29,10 +32,10 @@ public enum OutputTarget: Equatable, Sendable {
   /// Whether a file output's `path` is standard output.
   public static func isStandardOutput(_ path: String) -> Bool { path == standardOutputPath }
 
-  /// Whether the output is a live receiver over the network (SRT, RTMP).
+  /// Whether the output is a live receiver over the network (SRT, RTMP, WHIP).
   public var isNetwork: Bool {
     switch self {
-    case .srt, .rtmp: true
+    case .srt, .rtmp, .whip: true
     case .file, .null, .hls, .mp4: false
     }
   }
@@ -47,6 +50,10 @@ public enum OutputTarget: Equatable, Sendable {
     }
     if lower.hasPrefix("rtmp://") || lower.hasPrefix("rtmps://") {
       self = .rtmp(url: text)
+      return
+    }
+    if lower.hasPrefix("whip+http://") || lower.hasPrefix("whip+https://") {
+      self = .whip(url: text)
       return
     }
     if lower.hasPrefix("hls:") || Self.hlsPath(text).lowercased().hasSuffix(".m3u8") {
@@ -221,7 +228,7 @@ public enum OutputURLError: Error, Equatable, Sendable, CustomStringConvertible 
   public var description: String {
     switch self {
     case .unknownScheme(let text):
-      "'\(text)' is not an output: use a .ts, .mp4 or .mov path, file:PATH, - (standard output), null:, srt://, rtmp://, rtmps://, hls:DIR or a .m3u8 path"
+      "'\(text)' is not an output: use a .ts, .mp4 or .mov path, file:PATH, - (standard output), null:, srt://, rtmp://, rtmps://, whip+http://, whip+https://, hls:DIR or a .m3u8 path"
     case .missingPath(let text): "'\(text)' names no path"
     case .badOption(let text): "bad option '\(text)' (expected rate=800k or stall=10s@5s)"
     case .unknownOption(let name): "unknown option '\(name)' (known: rate, stall)"

@@ -20,7 +20,7 @@ enum OutputAccessCheck {
       case .file(let path, _) where OutputTarget.isStandardOutput(path): continue
       case .file(let path, _), .mp4(let path, _): try checkFile(path)
       case .hls(let directory, _, _): try checkDirectory(directory)
-      case .null, .srt, .rtmp: continue
+      case .null, .srt, .rtmp, .whip: continue
       }
     }
   }

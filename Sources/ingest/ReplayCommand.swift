@@ -46,6 +46,13 @@ enum ReplayCommand: Command {
                                 in this libavformat); the key may instead come from
                                 rtmp://HOST/APP?key_file=PATH or INGEST_RTMP_KEY
                                 (docs/secrets.md)
+      whip+http://HOST/PATH     WHIP (WebRTC) publish through ingest-whip, a program of its
+                                own (GStreamer webrtcbin): H.264 (HEVC where the endpoint's
+                                answer takes it) in RTP, audio as Opus, one audio track
+                                (app and mic mixed by default); whip+https:// for TLS; the
+                                bearer token from ?token-file=PATH or INGEST_WHIP_TOKEN,
+                                never the URL; the RTCP reports steer the encoder
+                                (docs/whip.md)
       hls:DIR, DIR/NAME.m3u8    HLS segments and a live playlist in DIR; ?container=ts
                                 (MPEG-TS segments, EXT-X-VERSION 3) or ?container=fmp4
                                 (.m4s segments after an initNNNNN.mp4 that EXT-X-MAP names,
@@ -67,8 +74,8 @@ enum ReplayCommand: Command {
                                 budget, so a slow or failed output drops or fails alone
       --speed realtime|max|N    realtime (default) paces samples by their timestamps; max as fast
                                 as possible; N times realtime, N above 0 and up to 1000. max to
-                                srt:// or rtmp:// is paced to realtime: a live receiver cannot
-                                take more
+                                srt://, rtmp:// or whip+http:// is paced to realtime: a live
+                                receiver cannot take more
       --buffer SECONDS          longest buffered duration of the send ring, 2 to 5 (default 3)
       --budget MB               memory ceiling in MB of 10^6 bytes (default 50), at least
                                 (--overhead + 6) / 0.8 (33 with the default overhead): the
@@ -372,6 +379,7 @@ enum ReplayCommand: Command {
           + "destination in time (counted as undelivered, not sent)")
     }
     if let note = output.audio.note { lines.append("  \(pad)audio    \(note)") }
+    if let line = output.sinkLine { lines.append("  \(pad)link     \(line)") }
     for warning in output.warnings { lines.append("  \(pad)warning  \(warning)") }
     lines.append("  \(pad)tiers    \(output.tierChanges) changes, final T\(s.tier.rawValue)")
     return lines

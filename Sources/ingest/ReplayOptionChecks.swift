@@ -45,7 +45,7 @@ enum ReplayOptionChecks {
       switch target {
       case .file(let path, _), .mp4(let path, _): place = path
       case .hls(let directory, _, _): place = directory
-      case .null, .srt, .rtmp: continue
+      case .null, .srt, .rtmp, .whip: continue
       }
       if seen.contains(where: { $0 == place || SameFileCheck.isSameFile($0, place) }) {
         throw UsageError("--to names \(place) twice: each output needs its own file or directory")

@@ -7,7 +7,14 @@ import Testing
 private final class FakeLink: LinkEstimateSource {
   var estimate: LinkEstimate?
   var congestion = 0.0
+  /// Keyframe requests the receiver made, not yet taken.
+  var keyframeRequests = 0
   private(set) var reads = 0
+  func takeKeyframeRequest(now: Int64) -> Bool {
+    guard keyframeRequests > 0 else { return false }
+    keyframeRequests -= 1
+    return true
+  }
   init(_ estimate: LinkEstimate?) { self.estimate = estimate }
   func linkEstimate(now: Int64) -> LinkEstimate? {
     reads += 1
@@ -97,6 +104,20 @@ private final class Recorder {
         .rate(recorder.decisions[0]), .encoderRequest(.bitrate(800_000), delivered: true),
         .rate(recorder.decisions[1]), .encoderRequest(.bitrate(534_722), delivered: true),
       ])
+  }
+
+  /// A receiver's keyframe request (WHIP: PLI or FIR) reaches the encoder once, with or
+  /// without a rate controller.
+  @Test func aReceiversKeyframeRequestIsDeliveredOnce() throws {
+    let clock = VirtualClock()
+    let link = FakeLink(nil)
+    let (loop, recorder) = try loop(clock, link: link)
+    run(loop, clock, seconds: 0.5)
+    #expect(recorder.delivered.isEmpty)
+    link.keyframeRequests = 1
+    run(loop, clock, seconds: 1)
+    #expect(recorder.delivered == [.keyframe])
+    #expect(recorder.events == [.encoderRequest(.keyframe, delivered: true)])
   }
 
   @Test func withoutAnEstimateNothingIsDecided() throws {

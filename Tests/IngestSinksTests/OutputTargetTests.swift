@@ -12,6 +12,10 @@ import Testing
     ("SRT://host:1", .srt(url: "SRT://host:1")),
     ("rtmp://h/app/key", .rtmp(url: "rtmp://h/app/key")),
     ("rtmps://h/app/key", .rtmp(url: "rtmps://h/app/key")),
+    ("whip+http://127.0.0.1:8889/whip/a", .whip(url: "whip+http://127.0.0.1:8889/whip/a")),
+    ("WHIP+HTTPS://h/w?token-file=/t", .whip(url: "WHIP+HTTPS://h/w?token-file=/t")),
+    // A .m3u8 or .mp4 ending does not make a WHIP URL a file.
+    ("whip+http://h/live.m3u8", .whip(url: "whip+http://h/live.m3u8")),
     ("hls:out/hls", .hls(directory: "out/hls", playlist: "index.m3u8")),
     ("rec/out.mp4", .mp4(path: "rec/out.mp4", quickTime: false)),
     ("file:Take 1.MOV", .mp4(path: "Take 1.MOV", quickTime: true)),

@@ -9,4 +9,12 @@ public protocol LinkEstimateSource: AnyObject {
   /// no link (files) or is not connected. Called from the thread that ticks the control loop,
   /// a few times a second.
   func linkEstimate(now: Int64) -> LinkEstimate?
+  /// Whether the receiver asked for a keyframe since the last call (WHIP: a PLI or FIR), which
+  /// the control loop passes to the encoder as `EncoderRequest.keyframe`. Called with the
+  /// link's reading; a source whose receiver cannot ask answers false.
+  func takeKeyframeRequest(now: Int64) -> Bool
+}
+
+extension LinkEstimateSource {
+  public func takeKeyframeRequest(now: Int64) -> Bool { false }
 }

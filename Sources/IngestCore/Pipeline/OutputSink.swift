@@ -97,6 +97,11 @@ public protocol OutputSink: LinkEstimateSource {
   /// What the sink warned about so far, each once (SRT: a latency too short for the round
   /// trip); also sent as a status event with a `warning` member when it happens.
   var warnings: [String] { get }
+  /// The sink's own figures for the run's text summary, one line (WHIP: RTP packets sent and
+  /// lost, round trip, keyframe requests), or nil. Read after `finish` or `close`.
+  var summaryLine: String? { get }
+  /// The same figures for the JSON summary (its output's `link` member), or nil.
+  var summaryFields: JSONObject? { get }
 }
 
 extension OutputSink {
@@ -106,4 +111,6 @@ extension OutputSink {
   public var acceptedBytes: Int64? { nil }
   public var unstoredUnits: [Int]? { nil }
   public var warnings: [String] { [] }
+  public var summaryLine: String? { nil }
+  public var summaryFields: JSONObject? { nil }
 }

@@ -30,6 +30,9 @@ public struct LinkEstimate: Sendable, Equatable {
   /// output can tell (SRT); a blackout shows here at once, in the delivered rate only after
   /// its window.
   public var stalledMilliseconds: Double?
+  /// The bit rate the receiver says it can take (WebRTC's REMB), when it sends one. Reported;
+  /// the controller does not steer by it yet.
+  public var receiverEstimateBitsPerSecond: Double?
 
   public init(
     time: Int64, queueMilliseconds: Double, queueBytes: Int = 0,
@@ -58,6 +61,9 @@ public struct LinkEstimate: Sendable, Equatable {
     object.add("latency_ms", latencyMilliseconds, decimals: 0)
     object.add("backlog_ms", backlogMilliseconds, decimals: 0)
     if let stalledMilliseconds { object.add("stalled_ms", stalledMilliseconds, decimals: 0) }
+    if let receiverEstimateBitsPerSecond {
+      object.add("receiver_estimate_bps", Int(receiverEstimateBitsPerSecond))
+    }
     return object
   }
 }

@@ -1,0 +1,68 @@
+import IngestCore
+
+/// Turns `ingest-whip`'s statistics into the `LinkEstimate` the rate controller reads, as
+/// SRT's statistics and RTMP's socket figures are: the rate at which RTP left (bytes sent over
+/// the last second or more), the loss and round trip the receiver's RTCP reports gave, and
+/// what waits on our side of the link (the pipe to the child, its appsrc queues) as queue.
+struct WHIPLinkMeter {
+  /// What the queue is judged against: media older than this at the sender is late for a
+  /// sub-second stream.
+  static let latencyMilliseconds = 400.0
+  /// Bytes always in flight in `ingest-whip` at a healthy moment (the frame being packetized:
+  /// a keyframe at 2 Mb/s is some 30 KB), not counted as queue: a snapshot of its appsrcs
+  /// taken while one passes says nothing of the link.
+  static let floorBytes = 48 * 1024
+  /// RTCP silence up to this is a receiver's ordinary report interval (about a second), not
+  /// a stall.
+  static let reportIntervalMilliseconds = 2500.0
+  /// The span the delivered rate is measured over.
+  private static let window: Int64 = 1_000_000_000
+
+  private var samples: [(time: Int64, bytes: Int64, lost: Int64, packets: Int64)] = []
+  private(set) var latest: WHIPStatistics?
+  private var lastProgress: Int64 = 0
+  /// How long nothing left while more than `floorBytes` waited, as of the last statistics.
+  private var stalled: Int64 = 0
+
+  /// Takes one `stats` line, received at `now` (pipeline clock).
+  mutating func observe(_ statistics: WHIPStatistics, now: Int64) {
+    if statistics.bytesSent > (latest?.bytesSent ?? 0) || statistics.queueBytes <= Self.floorBytes {
+      lastProgress = now
+    }
+    stalled = now - lastProgress
+    latest = statistics
+    if samples.count == 16 { samples.removeFirst() }
+    samples.append((now, statistics.bytesSent, statistics.packetsLost, statistics.packetsSent))
+  }
+
+  /// The estimate at `now`; nil before the first statistics.
+  /// - Parameter pendingBytes: bytes written for the child and not yet taken by its pipe.
+  func estimate(now: Int64, pendingBytes: Int) -> LinkEstimate? {
+    guard let latest, let newest = samples.last else { return nil }
+    var delivered: Double?
+    var loss = latest.fractionLost
+    if let oldest = samples.last(where: { newest.time - $0.time >= Self.window }) ?? samples.first,
+      newest.time > oldest.time
+    {
+      delivered = Double(newest.bytes - oldest.bytes) * 8e9 / Double(newest.time - oldest.time)
+      // Loss over the window from the cumulative counts when the reports give no fraction.
+      let sent = newest.packets - oldest.packets
+      if loss == nil, sent > 0 { loss = Double(max(0, newest.lost - oldest.lost)) / Double(sent) }
+    }
+    let queued = latest.queueBytes + pendingBytes
+    let excess = max(0, queued - Self.floorBytes)
+    let rate = (delivered ?? 0) / 8
+    var estimate = LinkEstimate(
+      time: now, queueMilliseconds: rate > 0 ? Double(excess) / rate * 1000 : 0,
+      queueBytes: queued, roundTripMilliseconds: latest.roundTripMilliseconds,
+      deliveredBitsPerSecond: delivered, lossRatio: loss,
+      latencyMilliseconds: Self.latencyMilliseconds)
+    // A receiver that stopped reporting acknowledges nothing: a blackout shows here at once,
+    // while RTP still leaves (into the void) and the queue stays empty.
+    estimate.receiverEstimateBitsPerSecond = latest.receiverEstimateBitsPerSecond
+    let silence = latest.rtcpSilenceMilliseconds ?? 0
+    estimate.stalledMilliseconds = max(
+      Double(stalled) / 1e6, silence > Self.reportIntervalMilliseconds ? silence : 0)
+    return estimate
+  }
+}

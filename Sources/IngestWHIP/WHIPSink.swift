@@ -1,0 +1,300 @@
+import IngestCore
+import IngestPOSIX
+
+/// A WHIP (WebRTC) output: access units go to `ingest-whip` as a dump stream on its standard
+/// input, and its statistics come back as JSON lines, so that GLib, GStreamer and libnice never
+/// run in this process (`docs/architecture.md`).
+///
+/// The child's RTCP figures become this output's `LinkEstimate` (`WHIPLinkMeter`) for the same
+/// rate controller as SRT's; the receiver's keyframe requests (PLI/FIR) become the encoder's
+/// (`takeKeyframeRequest`), and so does the connection coming up, where media starts. The sender calls `open`, `write`, `close` and `finish` from one
+/// thread; the child's lines arrive on its reader thread and are kept behind `lock`.
+public final class WHIPSink: OutputSink, @unchecked Sendable {
+  /// What the child reported, shared between its reader thread and the sink's callers.
+  private struct Report {
+    var meter = WHIPLinkMeter()
+    var connection = "new"
+    var error: (name: String, message: String, retryable: Bool)?
+    var keyframeWanted = false
+    var keyframeRequests = 0
+    /// Sessions before this one (after reconnects), and what they sent and lost: the
+    /// summary counts the whole run.
+    var earlierSessions = 0
+    var earlierSent: Int64 = 0
+    var earlierLost: Int64 = 0
+    var packetsSent: Int64 { earlierSent + (meter.latest?.packetsSent ?? 0) }
+    var packetsLost: Int64 { earlierLost + (meter.latest?.packetsLost ?? 0) }
+    var deleteStatus: Int?
+    var deleteError: String?
+  }
+
+  public let target: WHIPTarget
+  private let executable: String
+  private let clock: any PipelineClock
+  private var child: WHIPChild?
+  private var writer: DumpWriter<PendingBytes>?
+  private let pending = PendingBytes()
+  private let lock = ConditionLock()
+  private var report = Report()
+  private var lastKeyframeAsked: Int64 = .min / 2
+  private var takenBytes: Int64 = 0
+  private var childPeakResident: Int?
+
+  /// How long `finish` waits for the child to send what it holds and delete the session.
+  static let finishTimeout: Int64 = 10_000_000_000
+  /// Keyframe requests closer together than this become one (a receiver repeats its PLI
+  /// until a keyframe arrives).
+  static let keyframeInterval: Int64 = 1_000_000_000
+
+  /// - Parameters:
+  ///   - executable: `ingest-whip`'s path (default: beside the running program).
+  ///   - clock: the pipeline's clock, which the statistics are stamped with.
+  public init(
+    target: WHIPTarget, executable: String? = nil, clock: any PipelineClock = SystemClock()
+  ) {
+    self.target = target
+    self.executable = executable ?? WHIPChild.locate()
+    self.clock = clock
+  }
+
+  public var payloadFormat: PayloadFormat { .accessUnits }
+  /// The pipe to the child (64 KiB on Linux) and one pending record are outside the ring.
+  public var bufferBytes: Int { 64 << 10 }
+  public var redactedDescription: String { "WHIP \(target.redacted)" }
+
+  public func open(tracks: TrackFormats) throws(SinkError) {
+    guard tracks.video != nil else {
+      throw .unsupported(endpoint: target.redacted, reason: "WHIP needs a video track")
+    }
+    lock.withLock {
+      var next = Report()
+      next.earlierSessions = report.earlierSessions + (report.meter.latest == nil ? 0 : 1)
+      next.earlierSent = report.packetsSent
+      next.earlierLost = report.packetsLost
+      next.keyframeRequests = report.keyframeRequests
+      report = next
+    }
+    do {
+      child = try WHIPChild(
+        executable: executable, arguments: [target.endpoint], token: target.token
+      ) { [weak self] line in self?.handle(line) }
+    } catch {
+      throw .connect(
+        endpoint: target.redacted, reason: "cannot start \(executable): \(error)", retryable: false)
+    }
+    do {
+      var writer = try DumpWriter(sink: pending)
+      for kind in tracks.kinds {
+        if let format = tracks.format(for: kind) { try writer.writeFormat(format, for: kind) }
+      }
+      self.writer = writer
+    } catch {
+      throw .unsupported(endpoint: target.redacted, reason: "\(error)")
+    }
+  }
+
+  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
+    throws(SinkError) -> SinkWriteResult
+  {
+    guard let child else {
+      throw .write(endpoint: target.redacted, reason: "not connected", retryable: true)
+    }
+    try flush(child)
+    if !pending.isEmpty { return .wouldBlock(retryAt: now + 2_000_000) }
+    if child.hasEnded { throw childError() }
+    do {
+      if let format = unit.format { try writer?.writeFormat(format, for: unit.kind) }
+      try writer?.writeSample(
+        kind: unit.kind, pts: MediaTime(value: unit.pts, timescale: 90_000),
+        dts: MediaTime(value: unit.dts, timescale: 90_000), isKeyframe: unit.isKeyframe,
+        payload: bytes)
+    } catch {
+      return .discarded(.invalid)
+    }
+    takenBytes += Int64(bytes.count)
+    try flush(child)
+    return .written
+  }
+
+  private func flush(_ child: WHIPChild) throws(SinkError) {
+    do { try pending.drain { bytes throws(Errno) in try child.writeSome(bytes) } } catch {
+      throw childError()
+    }
+  }
+
+  /// The error the child reported, or its exit, as a sink error.
+  private func childError() -> SinkError {
+    let reported = lock.withLock { report.error }
+    let endpoint = target.redacted
+    guard let reported else {
+      return .write(endpoint: endpoint, reason: "ingest-whip ended", retryable: true)
+    }
+    switch reported.name {
+    case "rejected"
+    where reported.message.contains("HTTP 401") || reported.message.contains("HTTP 403"):
+      return .authentication(endpoint: endpoint, reason: reported.message)
+    case "rejected":
+      return .publishRefused(
+        endpoint: endpoint, reason: reported.message, retryable: reported.retryable)
+    case "transport", "connectionFailed":
+      return .connect(endpoint: endpoint, reason: reported.message, retryable: reported.retryable)
+    default:
+      return .unsupported(endpoint: endpoint, reason: reported.message)
+    }
+  }
+
+  public func close() {
+    guard let child else { return }
+    child.terminate()
+    // After a failure: time for the DELETE, not for draining.
+    if !child.waitForEnd(until: SystemClock().now() + 3_000_000_000) { child.kill() }
+    childPeakResident = child.wait().peakResidentBytes
+    self.child = nil
+    writer = nil
+  }
+
+  public func finish() throws(SinkError) {
+    guard let child else { return }
+    let deadline = SystemClock().now() + Self.finishTimeout
+    // What is pending goes first; then end of input: the child drains and deletes the session.
+    while !pending.isEmpty && !child.hasEnded && SystemClock().now() < deadline {
+      do { try flush(child) } catch { break }
+      if !pending.isEmpty { SystemClock().sleep(nanoseconds: 2_000_000) }
+    }
+    child.closeInput()
+    if !child.waitForEnd(until: deadline) {
+      child.terminate()
+      if !child.waitForEnd(until: SystemClock().now() + 2_000_000_000) { child.kill() }
+    }
+    let exit = child.wait()
+    childPeakResident = exit.peakResidentBytes
+    self.child = nil
+    writer = nil
+    if exit.status != 0 { throw childError() }
+  }
+
+  // MARK: The child's lines
+
+  private func handle(_ line: String) {
+    guard let event = WHIPEvent(line: line) else { return }
+    let now = clock.now()
+    lock.withLock {
+      switch event {
+      case .connection(let state):
+        report.connection = state
+        // Media starts at a keyframe once the connection is up (ingest-whip drops what came
+        // before): a live encoder makes one now rather than at the end of its GOP.
+        if state == "connected" { report.keyframeWanted = true }
+      case .stats(let statistics): report.meter.observe(statistics, now: now)
+      case .keyframe:
+        report.keyframeRequests += 1
+        report.keyframeWanted = true
+      case .deleted(let status, let error):
+        report.deleteStatus = status
+        report.deleteError = error
+      case .error(let name, let message, let retryable):
+        report.error = (name, message, retryable)
+      case .ice, .session, .end: break
+      }
+    }
+  }
+
+  // MARK: The link
+
+  public var congestion: Double {
+    guard let estimate = linkEstimate(now: clock.now()) else { return 0 }
+    return min(1, estimate.queueMilliseconds / WHIPLinkMeter.latencyMilliseconds)
+  }
+
+  public func linkEstimate(now: Int64) -> LinkEstimate? {
+    let waiting = pending.count
+    return lock.withLock { report.meter.estimate(now: now, pendingBytes: waiting) }
+  }
+
+  public func takeKeyframeRequest(now: Int64) -> Bool {
+    let wanted = lock.withLock {
+      defer { report.keyframeWanted = false }
+      return report.keyframeWanted
+    }
+    guard wanted, now - lastKeyframeAsked >= Self.keyframeInterval else { return false }
+    lastKeyframeAsked = now
+    return true
+  }
+
+  public func statusFields() -> JSONObject? {
+    lock.withLock {
+      var object = JSONObject()
+      object.add("connection", report.connection)
+      if let latest = report.meter.latest {
+        object.add("packets_sent", latest.packetsSent)
+        object.add("bytes_sent", latest.bytesSent)
+        object.add("packets_lost", latest.packetsLost)
+        if let loss = latest.fractionLost { object.add("fraction_lost", loss, decimals: 4) }
+        if let rtt = latest.roundTripMilliseconds { object.add("rtt_ms", rtt, decimals: 1) }
+        if let jitter = latest.jitterMilliseconds { object.add("jitter_ms", jitter, decimals: 1) }
+        if let remb = latest.receiverEstimateBitsPerSecond { object.add("remb_bps", Int64(remb)) }
+        if let silence = latest.rtcpSilenceMilliseconds {
+          object.add("rtcp_silence_ms", silence, decimals: 0)
+        }
+        object.add("nack", latest.nackCount)
+        object.add("queue_bytes", latest.queueBytes)
+        object.add("dropped_before_connection", latest.droppedBeforeConnection)
+      }
+      object.add("keyframe_requests", report.keyframeRequests)
+      return object
+    }
+  }
+
+  /// `summaryLine`'s figures for the JSON summary.
+  public var summaryFields: JSONObject? {
+    lock.withLock {
+      var object = JSONObject()
+      object.add("packets_sent", report.packetsSent)
+      object.add("packets_lost", report.packetsLost)
+      object.add("sessions", report.earlierSessions + (report.meter.latest == nil ? 0 : 1))
+      if let latest = report.meter.latest {
+        if let rtt = latest.roundTripMilliseconds { object.add("rtt_ms", rtt, decimals: 1) }
+        object.add("dropped_before_connection", latest.droppedBeforeConnection)
+      }
+      object.add("keyframe_requests", report.keyframeRequests)
+      if let status = report.deleteStatus { object.add("delete_status", status) }
+      if let childPeakResident { object.add("ingest_whip_peak_resident", childPeakResident) }
+      return object
+    }
+  }
+
+  /// The WebRTC figures of the run for its summary: packets sent and lost, round trip,
+  /// keyframe requests, the session's deletion, and `ingest-whip`'s peak resident size.
+  public var summaryLine: String? {
+    lock.withLock {
+      var parts: [String] = []
+      let sessions = report.earlierSessions + (report.meter.latest == nil ? 0 : 1)
+      if sessions > 0 {
+        parts.append("\(report.packetsSent) RTP packets sent, \(report.packetsLost) lost")
+        if sessions > 1 { parts.append("\(sessions) sessions") }
+      }
+      if let latest = report.meter.latest {
+        if let rtt = latest.roundTripMilliseconds {
+          parts.append("rtt \(JSONObject.fixed(rtt, decimals: 1)) ms")
+        }
+        if latest.droppedBeforeConnection > 0 {
+          parts.append("\(latest.droppedBeforeConnection) samples before the connection")
+        }
+      } else if sessions == 0 {
+        parts.append("no statistics")
+      }
+      parts.append("\(report.keyframeRequests) keyframe requests")
+      if let status = report.deleteStatus {
+        parts.append("session deleted (HTTP \(status))")
+      } else if let error = report.deleteError {
+        parts.append("session not deleted: \(error)")
+      }
+      if let childPeakResident {
+        parts.append(
+          "ingest-whip peak resident \(JSONObject.fixed(Double(childPeakResident) / 1e6, decimals: 1)) MB"
+        )
+      }
+      return parts.joined(separator: ", ")
+    }
+  }
+}

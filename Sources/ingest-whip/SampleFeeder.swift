@@ -1,0 +1,103 @@
+import CGStreamer
+import IngestCore
+import IngestPOSIX
+
+/// Reads the dump stream on standard input and pushes its samples into the appsrcs, on a
+/// thread of its own (an appsrc blocks when full).
+///
+/// Samples are stamped on the pipeline's running time: the first decode time maps to the
+/// running time when it is pushed, every later one keeps its distance from it, so presentation
+/// order and the gap between the tracks are the input's.
+///
+/// Before the connection is up, media would be lost on the way (or reach the receiver
+/// mid-GOP), so after the first units (which give webrtcbin its caps) samples are dropped until
+/// the connection is up, and video resumes at its next keyframe.
+final class SampleFeeder: @unchecked Sendable {
+  private var reader: DumpReader<FileByteSource>
+  private let session: WebRTCSession
+  private let audioKind: SampleKind?
+  private var base: (inputNanoseconds: Int64, runningTime: UInt)?
+  private var waitingForKeyframe = true
+  // Guarded by `session.lock`.
+  private var dropped = 0
+  private var ended: String??
+
+  init(reader: DumpReader<FileByteSource>, session: WebRTCSession, audioKind: SampleKind?) {
+    self.reader = reader
+    self.session = session
+    self.audioKind = audioKind
+  }
+
+  /// Samples dropped while the connection was not up.
+  var droppedCount: Int { session.lock.withLock { dropped } }
+
+  /// Nil while reading; then nil inside when the input ended cleanly, else why it failed.
+  var end: String?? { session.lock.withLock { ended } }
+
+  /// Pushes the sample `reader` last returned, then every later one, until the input ends.
+  func run(first: DumpSampleHeader) {
+    var failure: String?
+    push(first)
+    reading: while true {
+      do {
+        guard let record = try reader.next() else { break reading }
+        if case .sample(let sample) = record { push(sample) }
+      } catch {
+        // A record the reader refused (bad timestamp, codec) is skipped, as `ingest` does.
+        if error.isRecoverable { continue }
+        failure = "\(error)"
+        break reading
+      }
+    }
+    session.lock.withLock { ended = .some(failure) }
+    session.lock.broadcast()
+  }
+
+  private func push(_ sample: DumpSampleHeader) {
+    let source: UnsafeMutablePointer<GstElement>
+    if sample.kind == .video {
+      source = session.videoSource
+    } else if sample.kind == audioKind, let audio = session.audioSource {
+      source = audio
+    } else {
+      return
+    }
+    switch session.lock.withLock({ session.phase }) {
+    case .negotiating: break
+    case .connecting:
+      waitingForKeyframe = true
+      session.lock.withLock { dropped += 1 }
+      return
+    case .connected:
+      if waitingForKeyframe {
+        guard sample.kind == .video && sample.isKeyframe else {
+          session.lock.withLock { dropped += 1 }
+          return
+        }
+        waitingForKeyframe = false
+      }
+    }
+    guard let pts = Self.nanoseconds(sample.pts) else { return }
+    let dts = sample.dts.flatMap(Self.nanoseconds) ?? pts
+    if base == nil {
+      var now = ingest_gst_running_time(session.pipeline)
+      if now == UInt.max { now = 0 }
+      base = (dts, now)
+    }
+    guard let base else { return }
+    let offset = Int64(base.runningTime) - base.inputNanoseconds
+    let buffer = reader.withPayload { payload in
+      ingest_gst_buffer(
+        payload.baseAddress, UInt(payload.count), UInt(max(0, pts + offset)),
+        UInt(max(0, dts + offset)), sample.isKeyframe ? 1 : 0)
+    }
+    _ = source.withMemoryRebound(to: GstAppSrc.self, capacity: 1) {
+      gst_app_src_push_buffer($0, buffer)
+    }
+  }
+
+  static func nanoseconds(_ time: MediaTime) -> Int64? {
+    guard time.isValid else { return nil }
+    return Int64((Int128(time.value) * 1_000_000_000) / Int128(time.timescale))
+  }
+}

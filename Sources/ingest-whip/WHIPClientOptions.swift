@@ -1,0 +1,55 @@
+/// `ingest-whip`'s command line: the endpoint's URL and the statistics interval. The bearer
+/// token comes from the environment only (`INGEST_WHIP_TOKEN`, set by the pipeline process
+/// for this child), never the command line, where every user of the machine could read it.
+struct WHIPClientOptions {
+  static let tokenVariable = "INGEST_WHIP_TOKEN"
+
+  static let usage = """
+    usage: ingest-whip [--stats-interval MS] [--connect-timeout S] [--dead-after S]
+                       http(s)://HOST[:PORT]/PATH
+      Publishes the dump stream on standard input (docs/dump-format.md) to a WHIP endpoint
+      through GStreamer's webrtcbin: H.264 (or HEVC where the answer takes it) in RTP, AAC
+      re-encoded as Opus. Writes JSON lines on standard output (docs/whip.md). The bearer
+      token, if any, is read from the environment variable INGEST_WHIP_TOKEN.
+      Stops at the end of input, SIGINT or SIGTERM, and DELETEs the session. A receiver
+      silent (no RTCP) for --dead-after seconds (default 10) is gone: the session ends
+      with an error, so that a new one can be made; a shorter blackout is ridden out.
+    """
+
+  var endpoint: String
+  var statsIntervalMilliseconds = 1000
+  var connectTimeoutSeconds = 15
+  /// How long the receiver may send no RTCP before the session is taken for dead. Longer
+  /// than a blackout worth riding out (a few seconds), shorter than a viewer's patience.
+  var deadAfterSeconds = 10
+
+  init(_ arguments: [String]) throws(WHIPClientError) {
+    var endpoint: String?
+    var index = 0
+    func value(_ name: String) throws(WHIPClientError) -> Int {
+      index += 1
+      guard index < arguments.count, let number = Int(arguments[index]), number > 0,
+        number <= 600_000
+      else { throw .usage("\(name) takes a positive whole number\n\(Self.usage)") }
+      return number
+    }
+    while index < arguments.count {
+      let argument = arguments[index]
+      switch argument {
+      case "--stats-interval": statsIntervalMilliseconds = try value(argument)
+      case "--connect-timeout": connectTimeoutSeconds = try value(argument)
+      case "--dead-after": deadAfterSeconds = try value(argument)
+      case "-h", "--help": throw .usage(Self.usage)
+      default:
+        let lower = argument.lowercased()
+        guard endpoint == nil, lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
+          throw .usage("unexpected argument '\(argument.prefix(64))'\n\(Self.usage)")
+        }
+        endpoint = argument
+      }
+      index += 1
+    }
+    guard let endpoint else { throw .usage("no endpoint URL\n\(Self.usage)") }
+    self.endpoint = endpoint
+  }
+}

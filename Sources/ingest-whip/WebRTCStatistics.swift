@@ -1,0 +1,79 @@
+import CGStreamer
+import IngestCore
+
+/// What one `get-stats` of webrtcbin says about the sending side, summed over the streams
+/// (video and audio): what left (outbound-rtp) and what the receiver reported back in its
+/// RTCP receiver reports (remote-inbound-rtp).
+struct WebRTCStatistics {
+  var bytesSent: Double = 0
+  var packetsSent: Double = 0
+  var packetsLost: Double = 0
+  /// The largest loss fraction any stream's last receiver report gave (0...1).
+  var fractionLost: Double?
+  /// The largest interarrival jitter reported, in seconds.
+  var jitterSeconds: Double?
+  /// The largest round trip measured from the receiver reports, in seconds.
+  var roundTripSeconds: Double?
+  var nackCount: Double = 0
+  var pliCount: Double = 0
+  var firCount: Double = 0
+  /// The receiver's last estimate of the bit rate it can take (REMB), when it sent one.
+  var receiverEstimateBitsPerSecond: Double?
+  /// Milliseconds since the receiver's last RTCP packet, once one came.
+  var rtcpSilenceMilliseconds: Double?
+  /// Bytes waiting in the appsrcs' queues.
+  var queueBytes = 0
+  /// Whether any receiver report arrived.
+  var hasRemote = false
+
+  mutating func add(_ entry: UnsafePointer<GstStructure>) {
+    guard let type = ingest_webrtc_stats_type(entry).map({ String(cString: $0) }) else { return }
+    func number(_ name: String) -> Double? {
+      var value = 0.0
+      return ingest_gst_structure_number(entry, name, &value) != 0 ? value : nil
+    }
+    switch type {
+    case "outbound-rtp":
+      bytesSent += number("bytes-sent") ?? 0
+      packetsSent += number("packets-sent") ?? 0
+      nackCount += number("nack-count") ?? 0
+      pliCount += number("pli-count") ?? 0
+      firCount += number("fir-count") ?? 0
+    case "remote-inbound-rtp":
+      hasRemote = true
+      packetsLost += max(0, number("packets-lost") ?? 0)
+      if let fraction = number("fraction-lost") {
+        fractionLost = max(fractionLost ?? 0, fraction)
+      }
+      if let jitter = number("jitter") { jitterSeconds = max(jitterSeconds ?? 0, jitter) }
+      if let rtt = number("round-trip-time"), rtt > 0 {
+        roundTripSeconds = max(roundTripSeconds ?? 0, rtt)
+      }
+    default: break
+    }
+  }
+
+  /// The `stats` event line's fields (see `WHIPEvent` in `IngestWHIP`).
+  func fields(droppedBeforeConnection: Int, keyframeRequests: Int) -> JSONObject {
+    var object = JSONObject()
+    object.add("bytes_sent", Int64(bytesSent))
+    object.add("packets_sent", Int64(packetsSent))
+    object.add("packets_lost", Int64(packetsLost))
+    if let fractionLost { object.add("fraction_lost", fractionLost, decimals: 4) }
+    if let jitterSeconds { object.add("jitter_ms", jitterSeconds * 1000, decimals: 2) }
+    if let roundTripSeconds { object.add("rtt_ms", roundTripSeconds * 1000, decimals: 2) }
+    if let receiverEstimateBitsPerSecond {
+      object.add("remb_bps", Int64(receiverEstimateBitsPerSecond))
+    }
+    if let rtcpSilenceMilliseconds {
+      object.add("rtcp_silence_ms", rtcpSilenceMilliseconds, decimals: 0)
+    }
+    object.add("nack", Int64(nackCount))
+    object.add("pli", Int64(pliCount))
+    object.add("fir", Int64(firCount))
+    object.add("queue_bytes", queueBytes)
+    object.add("dropped_before_connection", droppedBeforeConnection)
+    object.add("keyframe_requests", keyframeRequests)
+    return object
+  }
+}

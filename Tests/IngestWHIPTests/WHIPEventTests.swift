@@ -1,0 +1,59 @@
+import Testing
+
+@testable import IngestWHIP
+
+/// The lines ingest-whip writes, as the pipeline process reads them.
+@Suite struct WHIPEventTests {
+  @Test func aStatsLineGivesEveryFigure() {
+    let line =
+      #"{"event":"stats","bytes_sent":1334762,"packets_sent":1432,"packets_lost":3,"#
+      + #""fraction_lost":0.0117,"jitter_ms":1.25,"rtt_ms":3.05,"nack":2,"pli":1,"fir":0,"#
+      + #""queue_bytes":30401,"dropped_before_connection":126,"keyframe_requests":1,"#
+      + #""remb_bps":1500000}"#
+    guard case .stats(let statistics)? = WHIPEvent(line: line) else {
+      Issue.record("not a stats event")
+      return
+    }
+    #expect(statistics.bytesSent == 1_334_762)
+    #expect(statistics.packetsSent == 1432)
+    #expect(statistics.packetsLost == 3)
+    #expect(statistics.fractionLost == 0.0117)
+    #expect(statistics.jitterMilliseconds == 1.25)
+    #expect(statistics.roundTripMilliseconds == 3.05)
+    #expect(statistics.nackCount == 2)
+    #expect(statistics.pliCount == 1)
+    #expect(statistics.queueBytes == 30401)
+    #expect(statistics.droppedBeforeConnection == 126)
+    #expect(statistics.keyframeRequests == 1)
+    #expect(statistics.receiverEstimateBitsPerSecond == 1_500_000)
+  }
+
+  @Test func figuresTheReceiverHasNotReportedStayNil() {
+    guard case .stats(let statistics)? = WHIPEvent(line: #"{"event":"stats","bytes_sent":10}"#)
+    else {
+      Issue.record("not a stats event")
+      return
+    }
+    #expect(statistics.fractionLost == nil)
+    #expect(statistics.roundTripMilliseconds == nil)
+  }
+
+  @Test func statesKeyframesDeletionsAndErrors() {
+    #expect(WHIPEvent(line: #"{"event":"ice","state":"connected"}"#) == .ice("connected"))
+    #expect(
+      WHIPEvent(line: #"{"event":"connection","state":"failed"}"#) == .connection("failed"))
+    #expect(WHIPEvent(line: #"{"event":"keyframe"}"#) == .keyframe)
+    #expect(
+      WHIPEvent(line: #"{"event":"deleted","status":200}"#) == .deleted(status: 200, error: nil))
+    #expect(
+      WHIPEvent(
+        line: #"{"event":"error","name":"rejected","message":"HTTP 401","retryable":false}"#)
+        == .error(name: "rejected", message: "HTTP 401", retryable: false))
+  }
+
+  @Test func unknownAndMalformedLinesAreSkipped() {
+    #expect(WHIPEvent(line: #"{"event":"future-thing"}"#) == nil)
+    #expect(WHIPEvent(line: "not json") == nil)
+    #expect(WHIPEvent(line: #"{"no_event":1}"#) == nil)
+  }
+}

@@ -1,0 +1,92 @@
+import Testing
+
+@testable import IngestWHIP
+
+/// ingest-whip's statistics as the rate controller's `LinkEstimate`.
+@Suite struct WHIPLinkMeterTests {
+  static func statistics(bytes: Int64, packets: Int64, lost: Int64 = 0, queue: Int = 0)
+    -> WHIPStatistics
+  {
+    var statistics = WHIPStatistics()
+    statistics.bytesSent = bytes
+    statistics.packetsSent = packets
+    statistics.packetsLost = lost
+    statistics.queueBytes = queue
+    return statistics
+  }
+
+  @Test func nothingBeforeTheFirstStatistics() {
+    #expect(WHIPLinkMeter().estimate(now: 0, pendingBytes: 0) == nil)
+  }
+
+  @Test func theDeliveredRateLossAndRoundTripComeFromTheReports() throws {
+    var meter = WHIPLinkMeter()
+    meter.observe(Self.statistics(bytes: 0, packets: 0), now: 0)
+    let queue = WHIPLinkMeter.floorBytes + 25_000
+    var second = Self.statistics(bytes: 250_000, packets: 200, lost: 4, queue: queue)
+    second.roundTripMilliseconds = 42
+    second.receiverEstimateBitsPerSecond = 1_800_000
+    meter.observe(second, now: 1_000_000_000)
+    let estimate = try #require(meter.estimate(now: 1_000_000_000, pendingBytes: 0))
+    #expect(estimate.deliveredBitsPerSecond == 2_000_000)
+    #expect(estimate.roundTripMilliseconds == 42)
+    #expect(estimate.receiverEstimateBitsPerSecond == 1_800_000)
+    // No loss fraction in the report: the cumulative counts give it.
+    #expect(estimate.lossRatio == 0.02)
+    // 25 000 bytes above the floor waiting at 250 000 bytes a second: 100 ms of queue.
+    #expect(estimate.queueBytes == queue)
+    #expect(estimate.queueMilliseconds == 100)
+    #expect(estimate.latencyMilliseconds == WHIPLinkMeter.latencyMilliseconds)
+  }
+
+  @Test func theReceiverReportsLossFractionWins() throws {
+    var meter = WHIPLinkMeter()
+    meter.observe(Self.statistics(bytes: 0, packets: 0), now: 0)
+    var second = Self.statistics(bytes: 100_000, packets: 100, lost: 50)
+    second.fractionLost = 0.1
+    meter.observe(second, now: 1_000_000_000)
+    #expect(meter.estimate(now: 1_000_000_000, pendingBytes: 0)?.lossRatio == 0.1)
+  }
+
+  @Test func bytesWaitingForThePipeAreQueueToo() throws {
+    var meter = WHIPLinkMeter()
+    meter.observe(Self.statistics(bytes: 0, packets: 0), now: 0)
+    let queue = WHIPLinkMeter.floorBytes + 1000
+    meter.observe(Self.statistics(bytes: 100_000, packets: 100, queue: queue), now: 1_000_000_000)
+    let estimate = try #require(meter.estimate(now: 1_000_000_000, pendingBytes: 9000))
+    #expect(estimate.queueBytes == queue + 9000)
+    #expect(estimate.queueMilliseconds == 100)
+  }
+
+  @Test func aFrameInFlightIsNoQueue() throws {
+    var meter = WHIPLinkMeter()
+    meter.observe(Self.statistics(bytes: 0, packets: 0), now: 0)
+    meter.observe(Self.statistics(bytes: 100_000, packets: 100, queue: 30_000), now: 1_000_000_000)
+    let estimate = try #require(meter.estimate(now: 1_000_000_000, pendingBytes: 0))
+    #expect(estimate.queueMilliseconds == 0)
+    #expect(estimate.stalledMilliseconds == 0)
+  }
+
+  /// A receiver that stopped reporting: RTP still leaves, the queue is empty, and only the
+  /// RTCP silence tells.
+  @Test func aSilentReceiverShowsAsAStall() throws {
+    var meter = WHIPLinkMeter()
+    var quiet = Self.statistics(bytes: 100_000, packets: 100)
+    quiet.rtcpSilenceMilliseconds = 900
+    meter.observe(quiet, now: 1_000_000_000)
+    #expect(meter.estimate(now: 1_000_000_000, pendingBytes: 0)?.stalledMilliseconds == 0)
+    var silent = Self.statistics(bytes: 200_000, packets: 200)
+    silent.rtcpSilenceMilliseconds = 4000
+    meter.observe(silent, now: 2_000_000_000)
+    #expect(meter.estimate(now: 2_000_000_000, pendingBytes: 0)?.stalledMilliseconds == 4000)
+  }
+
+  @Test func aQueueThatStopsDrainingShowsAsAStall() throws {
+    var meter = WHIPLinkMeter()
+    meter.observe(Self.statistics(bytes: 0, packets: 0), now: 0)
+    meter.observe(Self.statistics(bytes: 100_000, packets: 100, queue: 5000), now: 1_000_000_000)
+    meter.observe(Self.statistics(bytes: 100_000, packets: 100, queue: 90_000), now: 3_000_000_000)
+    let estimate = try #require(meter.estimate(now: 3_000_000_000, pendingBytes: 0))
+    #expect(estimate.stalledMilliseconds == 2000)
+  }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import IngestCore
+import IngestPOSIX
+import IngestTestSupport
+import Testing
+
+@testable import IngestWHIP
+
+/// `WHIPSink` against a stand-in for `ingest-whip` (a shell script): the child's lines become
+/// the link and the keyframe requests, and a child that stops reading never blocks the sender.
+@Suite struct WHIPSinkTests {
+  /// The first video sample of `screen.dump`, its format and the stream's tracks.
+  static func fixture() throws -> (TrackFormats, MediaSample) {
+    var tracks = TrackFormats()
+    var first: MediaSample?
+    for item in try DumpItems.read(CommandRunner.fixture("video-only.dump")) {
+      switch item {
+      case .format(let kind, let format): tracks.set(format, for: kind)
+      case .sample(let sample) where first == nil: first = sample
+      default: break
+      }
+    }
+    return (tracks, try #require(first))
+  }
+
+  /// A stand-in for `ingest-whip` that runs `body` (sh). Written through a close-on-exec
+  /// descriptor: a program another test spawns meanwhile must not inherit it open for
+  /// writing, or executing the script fails with ETXTBSY.
+  static func script(_ body: String) throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appending(path: "fake-whip-\(UUID()).sh")
+    let fd = try FileDescriptor.open(
+      url.path, O_WRONLY | O_CREAT | O_EXCL, permissions: 0o755)
+    defer { fd.close() }
+    try fd.writeAll("#!/bin/sh\n" + body + "\n")
+    return url
+  }
+
+  static func target() throws -> WHIPTarget {
+    try WHIPTarget(parsing: "whip+http://127.0.0.1:9/whip/test", environment: [:])
+  }
+
+  @Test func theChildsLinesBecomeTheLinkAndOneKeyframeRequest() throws {
+    let fake = try Self.script(
+      """
+      echo '{"event":"connection","state":"connected"}'
+      echo '{"event":"stats","bytes_sent":1000,"packets_sent":10,"rtt_ms":12.5,"fraction_lost":0.01}'
+      echo '{"event":"keyframe"}'
+      echo '{"event":"deleted","status":200}'
+      cat >/dev/null
+      """)
+    defer { try? FileManager.default.removeItem(at: fake) }
+    let (tracks, sample) = try Self.fixture()
+    let clock = SystemClock()
+    let sink = WHIPSink(target: try Self.target(), executable: fake.path, clock: clock)
+    try sink.open(tracks: tracks)
+    try LoopbackServers.waitUntil("the fake child's lines") {
+      sink.summaryFields?.rendered.contains("\"delete_status\":200") ?? false
+    }
+    let estimate = try #require(sink.linkEstimate(now: clock.now()))
+    #expect(estimate.roundTripMilliseconds == 12.5)
+    #expect(estimate.lossRatio == 0.01)
+    // The connection coming up and the PLI ask once: a receiver repeats its request.
+    #expect(sink.takeKeyframeRequest(now: clock.now()))
+    #expect(!sink.takeKeyframeRequest(now: clock.now()))
+    let unit = OutgoingUnit(
+      kind: .video, pts: 0, dts: 0, isKeyframe: true, isDiscontinuity: false, prefixLength: 0)
+    let result = try sample.payload.withUnsafeBytes { bytes in
+      try sink.write(unit, bytes: bytes, now: clock.now())
+    }
+    #expect(result == .written)
+    try sink.finish()
+    #expect(sink.summaryLine?.contains("session deleted (HTTP 200)") == true)
+  }
+
+  /// The token reaches the child in its environment, never its arguments (which `ps` shows to
+  /// every user).
+  @Test func theTokenIsInTheChildsEnvironmentNotItsArguments() throws {
+    let seen = FileManager.default.temporaryDirectory.appending(path: "fake-whip-\(UUID()).txt")
+    defer { try? FileManager.default.removeItem(at: seen) }
+    let fake = try Self.script(
+      """
+      printf 'token=%s\\nargs=%s\\n' "$INGEST_WHIP_TOKEN" "$*" > '\(seen.path)'
+      echo '{"event":"deleted","status":200}'
+      cat >/dev/null
+      """)
+    defer { try? FileManager.default.removeItem(at: fake) }
+    let target = try WHIPTarget(
+      parsing: "whip+http://127.0.0.1:9/whip/test",
+      environment: [WHIPTarget.tokenVariable: "T0KEN-in-env"])
+    let (tracks, _) = try Self.fixture()
+    let sink = WHIPSink(target: target, executable: fake.path)
+    try sink.open(tracks: tracks)
+    try LoopbackServers.waitUntil("the fake child's line") {
+      sink.summaryFields?.rendered.contains("\"delete_status\":200") ?? false
+    }
+    try sink.finish()
+    let text = LoopbackServers.text(of: seen)
+    #expect(text.contains("token=T0KEN-in-env\n"))
+    #expect(text.contains("args=http://127.0.0.1:9/whip/test\n"))
+  }
+
+  @Test func aChildThatStopsReadingMakesWritesWaitNotBlock() throws {
+    let fake = try Self.script("exec sleep 60")
+    defer { try? FileManager.default.removeItem(at: fake) }
+    let (tracks, sample) = try Self.fixture()
+    let clock = SystemClock()
+    let sink = WHIPSink(target: try Self.target(), executable: fake.path, clock: clock)
+    try sink.open(tracks: tracks)
+    defer { sink.close() }
+    let unit = OutgoingUnit(
+      kind: .video, pts: 0, dts: 0, isKeyframe: true, isDiscontinuity: false, prefixLength: 0)
+    var written = 0
+    var waited = false
+    // The pipe (64 KiB) fills within a few units; the sink then asks to be called again.
+    for _ in 0..<1000 {
+      let result = try sample.payload.withUnsafeBytes { bytes in
+        try sink.write(unit, bytes: bytes, now: clock.now())
+      }
+      if case .wouldBlock = result {
+        waited = true
+        break
+      }
+      written += 1
+    }
+    #expect(waited)
+    #expect(written * sample.payload.count >= 32 << 10)
+  }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Glibc
+import IngestTestSupport
+
+/// The WHIP endpoint of the tests (`Scripts/whip-peer/whip_peer.py`, aiortc: a WebRTC stack
+/// independent of GStreamer) on its own port and directory, stopped by its pid.
+final class WHIPPeer {
+  let port: Int
+  let directory: URL
+  let child: ChildProcess
+
+  static let script = CommandRunner.packageRoot.appending(path: "Scripts/whip-peer/whip_peer.py")
+
+  /// Why the peer cannot run here (no script, no aiortc), or nil.
+  static var unavailableReason: String? {
+    guard FileManager.default.fileExists(atPath: script.path) else {
+      return "Scripts/whip-peer/whip_peer.py is missing"
+    }
+    let check = try? CommandRunner.run("python3", ["-c", "import aiortc, aiohttp, av"])
+    guard check?.status == 0 else { return "python3 with aiortc, aiohttp and av is missing" }
+    for tool in ["ffmpeg", "ffprobe", "gst-launch-1.0"] where !CommandRunner.has(tool) {
+      return "\(tool) is missing"
+    }
+    return nil
+  }
+
+  /// Starts the peer and returns once it listens.
+  /// - Parameter tokenFile: a file holding the bearer token the peer requires.
+  init(directory: URL, tokenFile: URL? = nil) throws {
+    port = try LoopbackServers.freePort(SOCK_STREAM)
+    self.directory = directory
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    var arguments = [Self.script.path, "--port", String(port), "--dir", directory.path]
+    if let tokenFile { arguments += ["--token-file", tokenFile.path] }
+    child = try ChildProcess("python3", arguments, directory: directory, name: "whip-peer")
+    try LoopbackServers.waitUntil("the WHIP peer on port \(port)") {
+      guard child.process.isRunning else {
+        throw LoopbackServers.Failure("whip_peer.py exited: \(child.stderr)")
+      }
+      return child.stdout.contains("whip-peer listening on 127.0.0.1:\(port)")
+    }
+  }
+
+  deinit { kill() }
+
+  /// The `--to` URL for a session recorded as `name`.
+  func url(_ name: String, query: String = "") -> String {
+    "whip+http://127.0.0.1:\(port)/whip/\(name)" + (query.isEmpty ? "" : "?" + query)
+  }
+
+  func recording(_ name: String) -> URL { directory.appending(path: "\(name).mkv") }
+
+  /// The session's event lines (post, ICE states, delete, closed), as JSON objects.
+  func events(_ name: String) -> [[String: Any]] {
+    LoopbackServers.text(of: directory.appending(path: "\(name).events.jsonl"))
+      .split(separator: "\n").compactMap {
+        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+      }
+  }
+
+  /// Waits until the session's recording is closed (after its DELETE).
+  func waitForClose(_ name: String) throws {
+    try LoopbackServers.waitUntil("the WHIP peer to close \(name)") {
+      events(name).contains { $0["event"] as? String == "closed" }
+    }
+  }
+
+  func kill() { child.kill() }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import Glibc
+import IngestTestSupport
+import Testing
+
+/// `--to whip+http://…` against the aiortc WHIP peer, one per test: what the peer recorded
+/// decodes with ffmpeg and GStreamer, the session is deleted at the end, the bearer token
+/// is checked and never printed.
+@Suite struct WHIPIntegrationTests {
+  static let token = "whip-T0KEN-secret"
+
+  /// A token file and a peer that requires its token, in a fresh directory.
+  private static func peer() throws -> (WHIPPeer, URL, URL)? {
+    if let reason = WHIPPeer.unavailableReason {
+      TestEnvironment.unavailable(reason)
+      return nil
+    }
+    let directory = try CommandRunner.temporaryDirectory()
+    let tokenFile = directory.appending(path: "token")
+    try (token + "\n").write(to: tokenFile, atomically: true, encoding: .utf8)
+    let peer = try WHIPPeer(directory: directory.appending(path: "peer"), tokenFile: tokenFile)
+    return (peer, directory, tokenFile)
+  }
+
+  /// `screen.dump` at real time (10 s): H.264 and the app/mic mix as Opus reach the peer,
+  /// whose recording decodes cleanly; the summary names the session's deletion.
+  @Test func replayedFixtureIsRecordedAndDecodesClean() throws {
+    guard let (peer, directory, tokenFile) = try Self.peer() else { return }
+    defer { try? FileManager.default.removeItem(at: directory) }
+    defer { peer.kill() }
+    let name = "replay-\(UUID().uuidString.prefix(8))"
+    let status = directory.appending(path: "status.jsonl")
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--to",
+        peer.url(name, query: "token-file=\(tokenFile.path)"), "--status", status.path,
+      ], timeout: 60)
+    #expect(result.status == 0, "\(result.stderr)")
+    let summary = result.stdout + result.stderr
+    #expect(summary.contains("session deleted (HTTP 200)"), "\(summary)")
+    #expect(summary.contains("RTP packets sent"))
+    try peer.waitForClose(name)
+    try Self.expectCleanRecording(peer.recording(name))
+    let events = peer.events(name).compactMap { $0["event"] as? String }
+    #expect(events.contains("post"))
+    #expect(events.contains("delete"))
+    let closed = try #require(peer.events(name).first { $0["event"] as? String == "closed" })
+    #expect((closed["video"] as? Int ?? 0) > 150, "\(closed)")
+    #expect((closed["audio"] as? Int ?? 0) > 200, "\(closed)")
+    #expect((closed["decode_errors"] as? Int) == 0, "\(closed)")
+    // The WHIP figures reach the status events; the token is nowhere.
+    let statusText = LoopbackServers.text(of: status)
+    #expect(statusText.contains("\"packets_sent\""))
+    for text in [result.stdout, result.stderr, statusText] { #expect(!text.contains(Self.token)) }
+  }
+
+  /// `ingest live testsrc` for 5 s: the encoder's stream reaches the peer and decodes.
+  @Test func liveTestPatternIsRecordedAndDecodesClean() throws {
+    guard let (peer, directory, tokenFile) = try Self.peer() else { return }
+    defer { try? FileManager.default.removeItem(at: directory) }
+    defer { peer.kill() }
+    let name = "live-\(UUID().uuidString.prefix(8))"
+    let result = try CommandRunner.ingest(
+      [
+        "live", "testsrc", "--size", "640x360", "--quiet", "--json", "--duration", "5", "--to",
+        peer.url(name, query: "token-file=\(tokenFile.path)"),
+      ], timeout: 60)
+    #expect(result.status == 0, "\(result.stderr)")
+    try peer.waitForClose(name)
+    try Self.expectCleanRecording(peer.recording(name))
+    #expect(peer.events(name).contains { $0["event"] as? String == "delete" })
+    // The JSON summary's WHIP figures (one output: its members are the summary's own).
+    let summary = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+    let link = try #require(summary?["link"] as? [String: Any], "\(result.stdout)")
+    #expect((link["packets_sent"] as? Int ?? 0) > 100)
+    #expect(link["delete_status"] as? Int == 200)
+  }
+
+  /// The receiver goes silent for 5 s (the peer stopped with SIGSTOP: nothing read, nothing
+  /// answered) in a live run: the session survives (no new POST), the summary counts the
+  /// packets lost, the receiver's PLI after the gap reaches the encoder as a keyframe
+  /// request, and the recording still decodes.
+  @Test func aFiveSecondBlackoutIsRiddenOut() throws {
+    guard let (peer, directory, tokenFile) = try Self.peer() else { return }
+    defer { try? FileManager.default.removeItem(at: directory) }
+    defer { peer.kill() }
+    let name = "blackout-\(UUID().uuidString.prefix(8))"
+    let status = directory.appending(path: "status.jsonl")
+    let live = try ChildProcess(
+      CommandRunner.ingest,
+      [
+        "live", "testsrc", "--size", "640x360", "--quiet", "--duration", "14", "--to",
+        peer.url(name, query: "token-file=\(tokenFile.path)"), "--status", status.path,
+      ], directory: directory, name: "live")
+    defer { live.kill() }
+    try LoopbackServers.waitUntil("media at the peer") {
+      LoopbackServers.size(of: peer.directory.appending(path: "\(name).frames.jsonl")) > 4096
+    }
+    kill(peer.child.pid, SIGSTOP)
+    // The outage itself: five seconds of a receiver that neither reads nor reports.
+    Thread.sleep(forTimeInterval: 5)
+    kill(peer.child.pid, SIGCONT)
+    #expect(live.wait(timeout: 30))
+    #expect(live.process.terminationStatus == 0, "\(live.stderr)")
+    let posts = peer.events(name).filter { $0["event"] as? String == "post" }
+    #expect(posts.count == 1)
+    let summary = live.stderr
+    let lost = summary.firstMatch(of: /RTP packets sent, (\d+) lost/).flatMap { Int($0.1) }
+    #expect((lost ?? 0) > 0, "\(summary)")
+    #expect(summary.contains("session deleted (HTTP 200)"))
+    // The receiver's own requests (the summary does not count the one made at connection).
+    let requests = summary.firstMatch(of: /(\d+) keyframe requests/).flatMap { Int($0.1) }
+    #expect((requests ?? 0) > 0, "\(summary)")
+    #expect(LoopbackServers.text(of: status).contains("\"request\":\"keyframe\""))
+    try peer.waitForClose(name)
+    #expect(try CommandRunner.decodeErrors(peer.recording(name).path) == "")
+  }
+
+  /// A token the endpoint refuses: the run fails as an authentication failure, at once, and
+  /// neither message shows the token.
+  @Test func aRefusedTokenIsAnAuthenticationFailure() throws {
+    guard let (peer, directory, _) = try Self.peer() else { return }
+    defer { try? FileManager.default.removeItem(at: directory) }
+    defer { peer.kill() }
+    let wrong = directory.appending(path: "wrong-token")
+    try "not-the-token".write(to: wrong, atomically: true, encoding: .utf8)
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("video-only.dump"), "--to",
+        peer.url("refused", query: "token-file=\(wrong.path)"),
+      ], timeout: 60)
+    #expect(result.status != 0)
+    #expect(result.stderr.contains("authentication failed"), "\(result.stderr)")
+    #expect(result.stderr.contains("HTTP 401"))
+    #expect(!(result.stdout + result.stderr).contains("not-the-token"))
+  }
+
+  /// WebRTC here always carries video: an input without it is refused before anything starts.
+  @Test func anInputWithoutVideoIsRefusedBeforeStarting() throws {
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("audio-only.dump"), "--to",
+        "whip+http://127.0.0.1:9/whip/a",
+      ],
+      timeout: 30)
+    #expect(result.status != 0)
+    #expect(result.stderr.contains("WHIP needs a video track"), "\(result.stderr)")
+  }
+
+  /// HEVC to an endpoint that takes only H.264: a clear error naming the codec.
+  @Test func hevcTheEndpointRefusesIsNamed() throws {
+    guard let (peer, directory, tokenFile) = try Self.peer() else { return }
+    defer { try? FileManager.default.removeItem(at: directory) }
+    defer { peer.kill() }
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("screen-hevc.dump"), "--to",
+        peer.url("hevc", query: "token-file=\(tokenFile.path)"),
+      ], timeout: 60)
+    #expect(result.status != 0)
+    #expect(result.stderr.contains("does not accept HEVC"), "\(result.stderr)")
+  }
+
+  /// ffmpeg prints nothing decoding the recording, GStreamer logs no warning, and it holds an
+  /// H.264 and an Opus stream.
+  static func expectCleanRecording(_ recording: URL) throws {
+    #expect(try CommandRunner.streams(recording.path) == ["h264", "opus,48000,2"])
+    #expect(try CommandRunner.decodeErrors(recording.path) == "")
+    let result = try CommandRunner.run(
+      "env",
+      [
+        "GST_DEBUG=2", "GST_DEBUG_NO_COLOR=1", "gst-launch-1.0", "-q", "filesrc",
+        "location=\(recording.path)", "!", "queue", "!", "matroskademux", "name=d", "d.video_0",
+        "!", "queue",
+        "max-size-buffers=0", "max-size-bytes=0", "max-size-time=0", "!", "h264parse", "!",
+        "avdec_h264", "!", "fakesink", "d.audio_0", "!", "queue", "max-size-buffers=0",
+        "max-size-bytes=0", "max-size-time=0", "!", "opusparse", "!", "opusdec", "!", "fakesink",
+      ], timeout: 60)
+    // libavformat's Matroska writer (the peer's) adds a Void element to track entries and
+    // CueRelativePosition to cues, which GStreamer 1.22's demuxer does not know and skips
+    // with a warning: the container's, not the stream's.
+    let containerNotes = ["Unknown TrackEntry subelement 0xec", "Unknown CueTrackPositions"]
+    let problems = result.stderr.split(separator: "\n").filter { line in
+      (line.contains("WARN") || line.contains("ERROR"))
+        && !containerNotes.contains { line.contains($0) }
+    }
+    #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+    #expect(result.status == 0 && !result.timedOut)
+  }
+}

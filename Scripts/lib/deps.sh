@@ -40,9 +40,12 @@ ingest_packages=(
   "cmd:mediainfo:mediainfo"
   "pc:gstreamer-webrtc-1.0:libgstreamer-plugins-bad1.0-dev"
   "pc:gstreamer-app-1.0:libgstreamer-plugins-base1.0-dev"
+  "pc:openssl:libssl-dev"
   "gst:webrtcbin:gstreamer1.0-plugins-bad"
   "gst:nicesrc:gstreamer1.0-nice"
   "gst:rtph264pay:gstreamer1.0-plugins-good"
+  "gst:rtpopuspay:gstreamer1.0-plugins-good"
+  "gst:dtlssrtpenc:gstreamer1.0-plugins-bad"
   "gst:opusenc:gstreamer1.0-plugins-base"
   "gst:appsrc:gstreamer1.0-plugins-base"
 )

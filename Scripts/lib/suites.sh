@@ -13,7 +13,7 @@ ingest_long_suites=(
   FaultInjectionTests ImpairedPathTests MultiOutputTests ConformanceCaseTests SRTReplayTests
   LiveTests StreamRecordUploadTests LiveHEVCTests HLSIntegrationTests SecretsTests
   SRTShapedLinkTests RTMPReplayTests HLSFragmentedMP4IntegrationTests MP4RecordingTests
-  H264OpenGOPTests UploadFaultTests AudioMixTests
+  H264OpenGOPTests UploadFaultTests AudioMixTests WHIPIntegrationTests
 )
 
 # run_suite SUITE LOGDIR BUNDLE: one suite in its own process; writes LOGDIR/SUITE.log and

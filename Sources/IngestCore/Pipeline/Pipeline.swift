@@ -3,8 +3,8 @@ import Synchronization
 /// The capture-side entry point: timestamps, packaging, the send ring, the memory ledger and the
 /// degradation ladder.
 ///
-/// Threads: one capture thread calls `append`; one sender thread calls `beginSend` and
-/// `completeSend`; a reporter reads `snapshot` and drains events. What they share (the ring, the
+/// Threads: one capture thread calls `append`; one sender thread calls `nextSend` (or
+/// `beginSend` and `completeSend`); a reporter reads `snapshot` and drains events. What they share (the ring, the
 /// counters, the ladder, the events: `PipelineShared`) is held by one lock; what only the capture
 /// thread uses (the timeline and packetizer: `PipelineCapture`) by a second lock that only the
 /// capture thread takes, so it never waits on it. The capture thread never does I/O, never
@@ -280,6 +280,43 @@ public final class Pipeline: Sendable {
   }
 
   // MARK: Sender thread
+
+  /// How the sender ended the unit it took from the ring.
+  public enum SendCompletion: Sendable {
+    /// Delivered: `bytes` on the wire, prefix included.
+    case sent(SampleKind, bytes: Int)
+    /// Taken by the sink without being sent (see `SinkWriteResult.discarded`): it leaves the
+    /// ring and is counted as dropped for the reason, not as sent.
+    case discarded(SampleKind, DropReason)
+  }
+
+  /// Ends the unit in flight as `completion` (when given), then takes the oldest waiting unit,
+  /// with the format record a `changeFormat` before it set for its track (nil when the announced
+  /// one, `tracks`, is in force). One lock for both, so a sender takes the lock once per unit.
+  /// - Returns: nil when the ring is empty.
+  public func nextSend(after completion: SendCompletion?) -> (
+    unit: SendRing.InFlightUnit, format: FormatDescription?
+  )? {
+    let now = completion == nil ? 0 : clock.now()
+    return shared.withLock { shared in
+      switch completion {
+      case .sent(let kind, let bytes)?:
+        shared.ring.completeSend()
+        shared.counters.sent[Int(kind.rawValue)] += 1
+        shared.counters.sentBytes += Int64(bytes)
+        shared.noteRingChange(now: now, budget: budget, tier: currentTier)
+      case .discarded(let kind, let reason)?:
+        shared.ring.completeSend()
+        shared.ring.countDrop(kind, reason)
+        shared.noteRingChange(now: now, budget: budget, tier: currentTier)
+      case nil:
+        break
+      }
+      guard let unit = shared.ring.beginSend() else { return nil }
+      // Asked in the order units are sent, so the changes older units needed are forgotten.
+      return (unit, shared.format(of: unit.info.kind, at: unit.sequence))
+    }
+  }
 
   /// Takes the oldest waiting unit; nil when the ring is empty.
   public func beginSend() -> SendRing.InFlightUnit? {

@@ -212,7 +212,7 @@ public final class SenderThread: @unchecked Sendable {
   /// already draining sleeps its whole time).
   private func sleep(until deadline: Int64, wakingOnStop: Bool) {
     let left = deadline - clock.now()
-    guard left > 0 else { return }
+    guard left > 0, !(wakingOnStop && stopRequested.load(ordering: .acquiring)) else { return }
     if left <= batchNanoseconds {
       // The batch timer: no lock, no condition (a futex wait, and a futex wake when the mutex
       // is let go after it). A stop asked for meanwhile waits for it, a batch at most.
@@ -220,6 +220,7 @@ public final class SenderThread: @unchecked Sendable {
       return
     }
     lock.lock()
+    // Read again under the lock: `beginStopping` signals with it held.
     let stop = wakingOnStop && stopRequested.load(ordering: .acquiring)
     if !stop && clock.now() < deadline {
       lock.wait(Self.sending, until: deadline)

@@ -66,7 +66,10 @@ trap cleanup EXIT INT TERM
 run() {
   local sender=$1 row=$2 trace=$3 port command=()
   port=$(free_port SOCK_DGRAM)
-  "$ROOT/Scripts/servers" srt-listener "$port" /dev/null 2>"$WORK/listener.log" &
+  # The listener the test servers start (-a:no: it exits when its caller leaves; -v prints
+  # " listen..." once bound), started here so that no shared server is touched.
+  srt-live-transmit -a:no -v "srt://127.0.0.1:$port?mode=listener" file://con \
+    >/dev/null </dev/null 2>"$WORK/listener.log" &
   listener_pid=$!
   for _ in $(seq 100); do
     grep -q listen "$WORK/listener.log" 2>/dev/null && break

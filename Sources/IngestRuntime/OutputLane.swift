@@ -96,3 +96,29 @@ public final class OutputLane {
     return summary
   }
 }
+
+/// The pipelines of the live lanes that take a sample of `kind` (every live lane when
+/// `everyLane`: a track refused before the run, which each pipeline refuses and counts), in lane
+/// order: what the replay loop hands a sample to, through `Pipeline.append(to:...)`, without
+/// building an array per sample.
+struct LivePipelines: Sequence, IteratorProtocol {
+  let lanes: [OutputLane]
+  let kind: SampleKind
+  let everyLane: Bool
+  private var index = 0
+
+  init(lanes: [OutputLane], kind: SampleKind, everyLane: Bool) {
+    self.lanes = lanes
+    self.kind = kind
+    self.everyLane = everyLane
+  }
+
+  mutating func next() -> Pipeline? {
+    while index < lanes.count {
+      let lane = lanes[index]
+      index += 1
+      if lane.isLive && (everyLane || lane.carries(kind)) { return lane.pipeline }
+    }
+    return nil
+  }
+}

@@ -130,12 +130,12 @@ public final class Replayer<Source: ByteSource> {
         }
       }
       reader.withPayload { payload in
-        let refused = refusedKinds.contains(header.kind)
-        for lane in lanes where lane.isLive && (refused || lane.carries(header.kind)) {
-          _ = lane.pipeline.append(
-            kind: header.kind, pts: header.pts, dts: header.dts, isKeyframe: header.isKeyframe,
-            payload: payload, nalUnits: header.nalUnits)
-        }
+        // Packaged once for the outputs that carry the same transport stream.
+        Pipeline.append(
+          to: LivePipelines(
+            lanes: lanes, kind: header.kind, everyLane: refusedKinds.contains(header.kind)),
+          kind: header.kind, pts: header.pts, dts: header.dts, isKeyframe: header.isKeyframe,
+          payload: payload, nalUnits: header.nalUnits)
         if let mix { feed(mix, header, payload) }
       }
       mix?.drain(emit: appendMixed, refused: mixRefused)

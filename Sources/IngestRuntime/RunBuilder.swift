@@ -116,6 +116,12 @@ public struct RunBuilder {
     let everyOutputThreaded = outputs.count > 1 && outputs.contains(where: \.isNetwork)
     // One encoder, steered from one link: the first network output's (or the only output's).
     let steering = outputs.firstIndex(where: \.isNetwork) ?? 0
+    // Several outputs on threads of their own read the process's memory from one reading; on
+    // a simulated clock (inline senders) each loop keeps its own, as the tests script them.
+    var probe = options.residentProbe
+    if outputs.count > 1, case .threaded(let threadClock) = senders {
+      probe = SharedResidentProbe(probe, clock: threadClock)
+    }
     var lanes: [OutputLane] = []
     for (offset, output) in outputs.enumerated() {
       let pipeline = pipelines[offset]
@@ -134,7 +140,7 @@ public struct RunBuilder {
         rateControl: offset == steering ? options.rateControl : nil)
       configuration.nominalFrameRate = options.nominalFrameRate
       let control = ControlLoop(
-        pipeline: pipeline, probe: options.residentProbe, clock: clock,
+        pipeline: pipeline, probe: probe, clock: clock,
         configuration: configuration)
       control.attach(sink)
       control.deliver = options.encoderRequests

@@ -11,8 +11,15 @@ import Synchronization
 /// Runs a `Sender` on its own thread, so network I/O (connects, sends with timeouts, reconnect
 /// backoff) never blocks the capture thread.
 ///
-/// The capture side calls `wake()` after each append; the thread sleeps on a condition variable
-/// until woken, until the sink's retry time, or for at most 100 ms (to keep status flowing).
+/// The thread sends in batches, not per sample: once units are in the ring it lets them gather
+/// for `batchNanoseconds` and then hands them all to the sink in one pass, so a stream wakes it
+/// (and libsrt's own send thread, which each first message after a pause wakes) about 25 times
+/// a second whatever its frame and audio rates, instead of once per sample. `wake()`, called
+/// after each append, costs two atomic operations; it takes the lock and signals only when the
+/// thread waits on an empty ring (no unit came in for a whole batch). Otherwise the thread
+/// sleeps until the next batch is due, until the sink can take more
+/// (`Sender.PumpResult.blocked`), or until its control loop or status reporter is due,
+/// whichever comes first: one timer for all three.
 ///
 /// Each pass ticks the output's control loop, then its status reporter: both read the sink, and
 /// the sink is only ever called from this thread.
@@ -20,18 +27,28 @@ import Synchronization
 /// A connection attempt blocks the sender thread for up to its connect timeout, so a second
 /// thread ticks the control loop and the reporter every 100 ms while an attempt is in progress:
 /// memory is still read, the ladder still moves, status events keep coming, stamped with the
-/// time they are made. Both see the sink through a `ConnectingSinkGate`, which keeps the two
-/// threads' ticks apart and the sink out of them while it connects.
+/// time they are made. Between attempts it sleeps without a deadline. Both see the sink through
+/// a `ConnectingSinkGate`, which keeps the two threads' ticks apart and the sink out of them
+/// while it connects.
 ///
-/// `@unchecked`: the flags below are guarded by `lock`, which the compiler cannot check; every
-/// one is read and written with it held.
+/// `@unchecked`: `tickerStopped` is guarded by `lock` and `drainDeadline` is written before
+/// `stopRequested` is set (release) and read after it is seen (acquire), which the compiler
+/// cannot check.
 public final class SenderThread: @unchecked Sendable {
+  /// How long the first unit of a batch waits for others before the thread sends them: 40 ms,
+  /// a third of SRT's default latency (libsrt stamps each message when it is handed over, so
+  /// the wait adds to the end-to-end delay, not to what the receiver's latency must cover).
+  /// Against 20 ms it halves the wake-ups of this thread and of libsrt's send thread again; a
+  /// 720p30 push costs about a fifth less CPU (`docs/benchmarks.md`, live cost).
+  public static let defaultBatchNanoseconds: Int64 = 40_000_000
+
   private let sender: Sender
   private let clock: SystemClock
   private let control: ControlLoop?
   private let reporter: StatusReporter?
+  private let batchNanoseconds: Int64
   /// Condition `sending` wakes the sender thread; the ticker has its own, `ticking`, so that
-  /// `wake()` always reaches the sender thread.
+  /// each signal reaches the thread it is meant for.
   private let lock = ConditionLock(conditions: 2)
   private static let sending = 0
   private static let ticking = 1
@@ -39,8 +56,11 @@ public final class SenderThread: @unchecked Sendable {
   private var ticker: pthread_t?
   private var tickerStopped = false
   private let gate: ConnectingSinkGate
-  private var pending = false
-  private var stopping = false
+  /// Set by `wake()`; cleared by the thread before each pass over the ring.
+  private let appended = Atomic<Bool>(false)
+  /// Set while the thread waits on an empty ring: the one time `wake()` has to signal it.
+  private let waitingForData = Atomic<Bool>(false)
+  private let stopRequested = Atomic<Bool>(false)
   private var drainDeadline: Int64 = .max
   /// The fatal error that ended the thread, written by it and read by the capture side.
   private let failed = HandOverLock<SinkError?>(nil)
@@ -48,19 +68,27 @@ public final class SenderThread: @unchecked Sendable {
   /// - Parameters:
   ///   - control: the output's control loop, ticked on this thread (it reads the sink's link).
   ///   - reporter: the output's status reporter, ticked after it.
+  ///   - batchNanoseconds: how long the first unit appended to an empty ring waits for others
+  ///     before the thread sends (0: at once).
   public init(
     sender: Sender, clock: SystemClock = SystemClock(), control: ControlLoop?,
-    reporter: StatusReporter?
+    reporter: StatusReporter?, batchNanoseconds: Int64 = SenderThread.defaultBatchNanoseconds
   ) {
     self.sender = sender
     self.clock = clock
     self.control = control
     self.reporter = reporter
+    self.batchNanoseconds = max(0, batchNanoseconds)
     let gate = ConnectingSinkGate(sink: sender.sink)
     self.gate = gate
     control?.attach(gate)
     reporter?.attach(gate)
-    sender.onConnectAttempt = { inProgress in gate.setConnecting(inProgress) }
+    let lock = lock
+    sender.onConnectAttempt = { inProgress in
+      gate.setConnecting(inProgress)
+      // The ticker sleeps without a deadline between attempts.
+      if inProgress { lock.withLock { lock.signal(Self.ticking) } }
+    }
   }
 
   /// The fatal sink error that stopped the thread, if any.
@@ -75,12 +103,15 @@ public final class SenderThread: @unchecked Sendable {
     }
   }
 
-  /// New data is in the ring.
+  /// New data is in the ring. Called after each append: lock-free unless the thread waits on an
+  /// empty ring.
   public func wake() {
-    lock.withLock {
-      pending = true
-      lock.signal(Self.sending)
-    }
+    // Sequentially consistent, as the thread's store to `waitingForData` and load of
+    // `appended`: of the two, at least one sees the other's store, so a unit is never left
+    // waiting for a signal that nobody sends.
+    appended.store(true, ordering: .sequentiallyConsistent)
+    guard waitingForData.exchange(false, ordering: .sequentiallyConsistent) else { return }
+    lock.withLock { lock.signal(Self.sending) }
   }
 
   /// Lets the thread send what the ring holds (up to `timeout` nanoseconds), then stops it.
@@ -94,8 +125,8 @@ public final class SenderThread: @unchecked Sendable {
   /// waits for it. Several outputs drain at the same time this way.
   public func beginStopping(drainingFor timeout: Int64) {
     lock.withLock {
-      stopping = true
       drainDeadline = clock.now() + timeout
+      stopRequested.store(true, ordering: .releasing)
       lock.signal(Self.sending)
     }
   }
@@ -116,11 +147,21 @@ public final class SenderThread: @unchecked Sendable {
 
   private func loop() {
     while true {
+      // Read before the pass: a stop seen here comes after the last append, so a pass that
+      // then finds the ring empty has sent everything.
+      let stopping = stopRequested.load(ordering: .acquiring)
+      // Whether units came in since the last pass: while they do, the stream flows and the
+      // thread keeps its batch timer rather than waiting to be signalled for each batch.
+      let flowing = appended.exchange(false, ordering: .sequentiallyConsistent)
       let result = sender.pump(now: clock.now())
       // The time after the pump: a connect or a send may have blocked for seconds.
       let now = clock.now()
-      gate.tickLock.withLock { tick(now: now) }
-      var wakeAt = now + 100_000_000
+      var wakeAt = gate.tickLock.withLock {
+        tick(now: now)
+        return min(control?.nextTickDue ?? .max, reporter?.nextTickDue ?? .max)
+      }
+      // A tick is at most a second away, whatever the loop and reporter say.
+      wakeAt = min(wakeAt, now + 1_000_000_000)
       switch result {
       case .failed(let error):
         failed.withLock { $0 = error }
@@ -130,19 +171,61 @@ public final class SenderThread: @unchecked Sendable {
       case .idle:
         break
       }
-      lock.lock()
-      // An output that never answered during the whole run is not waited for at its end.
-      if stopping && (result == .idle || now >= drainDeadline || !sender.hasConnected) {
-        lock.unlock()
-        return
+      if stopping {
+        // An output that never answered during the whole run is not waited for at its end.
+        if result == .idle || now >= drainDeadline || !sender.hasConnected { return }
+        sleep(until: min(wakeAt, drainDeadline), wakingOnStop: false)
+        continue
       }
-      if !pending {
-        if stopping { wakeAt = min(wakeAt, drainDeadline) }
-        lock.wait(Self.sending, until: wakeAt)
+      if result == .idle {
+        if flowing || appended.load(ordering: .sequentiallyConsistent) {
+          // The units that come in meanwhile go with the next batch.
+          wakeAt = min(wakeAt, now + batchNanoseconds)
+        } else if waitForData(until: wakeAt) {
+          // The first unit of a batch: the ones after it join it.
+          wakeAt = min(wakeAt, clock.now() + batchNanoseconds)
+        } else {
+          continue
+        }
       }
-      pending = false
-      lock.unlock()
+      sleep(until: wakeAt, wakingOnStop: true)
     }
+  }
+
+  /// Waits on an empty ring until `wake()` or `beginStopping` signals, or `deadline`.
+  /// - Returns: whether a unit came in or a stop was asked for.
+  private func waitForData(until deadline: Int64) -> Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    waitingForData.store(true, ordering: .sequentiallyConsistent)
+    if !appended.load(ordering: .sequentiallyConsistent)
+      && !stopRequested.load(ordering: .acquiring)
+    {
+      lock.wait(Self.sending, until: deadline)
+    }
+    waitingForData.store(false, ordering: .sequentiallyConsistent)
+    return appended.load(ordering: .sequentiallyConsistent)
+      || stopRequested.load(ordering: .acquiring)
+  }
+
+  /// Sleeps until `deadline`, or, `wakingOnStop`, until `beginStopping` signals (a thread
+  /// already draining sleeps its whole time).
+  private func sleep(until deadline: Int64, wakingOnStop: Bool) {
+    let left = deadline - clock.now()
+    guard left > 0, !(wakingOnStop && stopRequested.load(ordering: .acquiring)) else { return }
+    if left <= batchNanoseconds {
+      // The batch timer: no lock, no condition (a futex wait, and a futex wake when the mutex
+      // is let go after it). A stop asked for meanwhile waits for it, a batch at most.
+      clock.sleep(until: deadline)
+      return
+    }
+    lock.lock()
+    // Read again under the lock: `beginStopping` signals with it held.
+    let stop = wakingOnStop && stopRequested.load(ordering: .acquiring)
+    if !stop && clock.now() < deadline {
+      lock.wait(Self.sending, until: deadline)
+    }
+    lock.unlock()
   }
 
   /// The control loop, then the reporter, which reports what the loop read; under `tickLock`.
@@ -151,10 +234,15 @@ public final class SenderThread: @unchecked Sendable {
     reporter?.tick(now: now)
   }
 
-  /// The ticker thread: every 100 ms, a status tick if the sender thread is connecting.
+  /// The ticker thread: every 100 ms while the sender thread is inside a connection attempt, a
+  /// status tick; otherwise asleep until an attempt starts.
   private func tickWhileConnecting() {
     lock.lock()
     while !tickerStopped {
+      guard gate.isConnecting else {
+        lock.wait(Self.ticking)
+        continue
+      }
       lock.wait(Self.ticking, until: clock.now() + 100_000_000)
       if tickerStopped { break }
       lock.unlock()

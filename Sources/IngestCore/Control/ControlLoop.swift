@@ -74,6 +74,13 @@ public final class ControlLoop {
     self.link = link
   }
 
+  /// When the next reading is due (the link's, when the loop steers from it, or memory's): a
+  /// thread that drives the loop need not wake before then unless the pipeline has news.
+  public var nextTickDue: Int64 {
+    guard link != nil, controller != nil else { return nextMemoryRead }
+    return min(nextLinkRead, nextMemoryRead)
+  }
+
   /// Does what is due at `now`: passes the pipeline's queued events on (tier changes with the
   /// ladder's requests), reads the link when due, and memory once a second.
   /// - Parameter force: read memory now even if a second has not passed (end of run).

@@ -3,8 +3,8 @@ import Synchronization
 /// The capture-side entry point: timestamps, packaging, the send ring, the memory ledger and the
 /// degradation ladder.
 ///
-/// Threads: one capture thread calls `append`; one sender thread calls `beginSend` and
-/// `completeSend`; a reporter reads `snapshot` and drains events. What they share (the ring, the
+/// Threads: one capture thread calls `append`; one sender thread calls `nextSend` (or
+/// `beginSend` and `completeSend`); a reporter reads `snapshot` and drains events. What they share (the ring, the
 /// counters, the ladder, the events: `PipelineShared`) is held by one lock; what only the capture
 /// thread uses (the timeline and packetizer: `PipelineCapture`) by a second lock that only the
 /// capture thread takes, so it never waits on it. The capture thread never does I/O, never
@@ -106,28 +106,118 @@ public final class Pipeline: Sendable {
     kind: SampleKind, pts: MediaTime, dts: MediaTime?, isKeyframe: Bool,
     payload: UnsafeRawBufferPointer, nalUnits: AVCCSummary? = nil
   ) -> Bool {
+    guard
+      let reservation = reserve(
+        kind: kind, pts: pts, dts: dts, isKeyframe: isKeyframe, payload: payload,
+        nalUnits: nalUnits)
+    else { return false }
+    return finish(reservation, written: fill(reservation, payload: payload))
+  }
+
+  /// Appends one sample to each of `pipelines` (as `append` does) and packages it once for all
+  /// that carry the same transport stream: the first of them packetizes it into its ring slot,
+  /// and the others copy those packets into theirs before any is committed. Each pipeline keeps
+  /// its own timeline, checks, ring and drop policy; a pipeline whose program or stamps differ
+  /// from the first one's (another set of tracks, access units) packages the sample itself.
+  /// TS packets leave the packetizer with continuity counters and PCR still to be stamped (the
+  /// sender's `TSOutputStream` does that per output), so the copies are exact.
+  ///
+  /// What this saves per extra output: the PES/TS writing of the sample (Annex B conversion,
+  /// ADTS headers, packet headers), replaced by one copy of its packets.
+  public static func append(
+    to pipelines: some Sequence<Pipeline>, kind: SampleKind, pts: MediaTime, dts: MediaTime?,
+    isKeyframe: Bool, payload: UnsafeRawBufferPointer, nalUnits: AVCCSummary? = nil
+  ) {
+    // The first pipeline that packetized the sample: its slot stays reserved (so its sender
+    // cannot touch the packets) until every other pipeline has copied them.
+    var first: (pipeline: Pipeline, reservation: Reservation, written: Bool)?
+    for pipeline in pipelines {
+      guard
+        let reservation = pipeline.reserve(
+          kind: kind, pts: pts, dts: dts, isKeyframe: isKeyframe, payload: payload,
+          nalUnits: nalUnits)
+      else { continue }
+      guard let packaged = first else {
+        if reservation.layout == nil {
+          // Access units: nothing to share, the copy is the whole of the packaging.
+          _ = pipeline.finish(reservation, written: pipeline.fill(reservation, payload: payload))
+        } else {
+          first = (pipeline, reservation, pipeline.fill(reservation, payload: payload))
+        }
+        continue
+      }
+      if packaged.written, reservation.packages(like: packaged.reservation),
+        pipeline.tracks == packaged.pipeline.tracks
+      {
+        reservation.slot.copyMemory(
+          from: UnsafeRawBufferPointer(packaged.reservation.slot))
+        _ = pipeline.finish(reservation, written: true)
+      } else {
+        _ = pipeline.finish(reservation, written: pipeline.fill(reservation, payload: payload))
+      }
+    }
+    if let first { _ = first.pipeline.finish(first.reservation, written: first.written) }
+  }
+
+  /// A sample that passed every check of `append` and holds a reserved ring slot, between
+  /// `reserve` and `finish`.
+  struct Reservation {
+    let kind: SampleKind
+    let stamp: Timeline.Stamp
+    let isKeyframe: Bool
+    /// Whether the frames after it must wait for a keyframe should it not enter the ring.
+    let lost: Bool
+    /// The PES/TS layout; nil when the ring holds access units.
+    let layout: TSPacketizer.Layout?
+    /// Bytes of the payload's ADTS header (removed).
+    let headerBytes: Int
+    /// The reserved slot, `layout.byteCount` (or the payload's) bytes.
+    let slot: UnsafeMutableRawBufferPointer
+    let now: Int64
+
+    /// Whether a packetizer with the same program writes the same packets for both.
+    func packages(like other: Reservation) -> Bool {
+      kind == other.kind && stamp.pts == other.stamp.pts && stamp.dts == other.stamp.dts
+        && isKeyframe == other.isKeyframe && slot.count == other.slot.count
+        && headerBytes == other.headerBytes
+    }
+  }
+
+  /// Checks, stamps and lays out the sample, and reserves its ring slot; nil when it was
+  /// refused or dropped (counted).
+  private func reserve(
+    kind: SampleKind, pts: MediaTime, dts: MediaTime?, isKeyframe: Bool,
+    payload: UnsafeRawBufferPointer, nalUnits: AVCCSummary?
+  ) -> Reservation? {
     let now = clock.now()
-    return capture.withLock { capture in
+    return capture.withLock { capture -> Reservation? in
       guard let format = capture.formats.format(for: kind) else {
-        return refuse(kind, .invalid)
+        _ = refuse(kind, .invalid)
+        return nil
       }
       // A refused video frame may be a reference: the frames after it must wait for a keyframe.
       let lost = kind == .video
-      guard payload.count > 0 else { return refuse(kind, .invalid, awaitKeyframe: lost) }
+      guard payload.count > 0 else {
+        _ = refuse(kind, .invalid, awaitKeyframe: lost)
+        return nil
+      }
       guard payload.count <= maximumSampleBytes else {
-        return refuse(
+        _ = refuse(
           kind, .tooLarge, awaitKeyframe: lost,
           event: .sampleTooLarge(kind: kind, bytes: payload.count, limit: maximumSampleBytes))
+        return nil
       }
       var payload = payload
+      var headerBytes = 0
       if case .aac(let aac) = format, let adts = ADTSPrefix(parsing: payload) {
         let track = Int(kind.rawValue)
         do throws(FormatError) { try adts.validate(against: aac) } catch {
           let first = !capture.reportedADTSRefusal[track]
           capture.reportedADTSRefusal[track] = true
-          return refuse(
-            kind, .invalid, event: first ? .sampleRefused(kind: kind, error: error) : nil)
+          _ = refuse(kind, .invalid, event: first ? .sampleRefused(kind: kind, error: error) : nil)
+          return nil
         }
+        headerBytes = adts.headerSize
         payload = UnsafeRawBufferPointer(rebasing: payload[adts.headerSize...])
         if kind == .audioMic {
           adtsRemovedMic.add(1, ordering: .relaxed)
@@ -143,9 +233,11 @@ public final class Pipeline: Sendable {
       do throws(TimelineError) {
         stamp = try capture.timeline.stamp(kind: kind, pts: pts, dts: dts)
       } catch .awaitingSharedClock {
-        return refuse(kind, .awaitingClock)
+        _ = refuse(kind, .awaitingClock)
+        return nil
       } catch {
-        return refuse(kind, .invalid, awaitKeyframe: lost)
+        _ = refuse(kind, .invalid, awaitKeyframe: lost)
+        return nil
       }
       var summary: AVCCSummary?
       if let video = format.video {
@@ -153,7 +245,8 @@ public final class Pipeline: Sendable {
           summary = nalUnits
         } else {
           do throws(FormatError) { summary = try video.summarize(payload) } catch {
-            return refuse(kind, .invalid, awaitKeyframe: lost)
+            _ = refuse(kind, .invalid, awaitKeyframe: lost)
+            return nil
           }
         }
       }
@@ -165,7 +258,8 @@ public final class Pipeline: Sendable {
       if kind == .video && capture.awaitingFirstKeyframe {
         // Video that starts mid-GOP: drop until the first keyframe, and ask for one.
         guard isKeyframe else {
-          return refuse(kind, .awaitingKeyframe, awaitKeyframe: true, stamp: stamp)
+          _ = refuse(kind, .awaitingKeyframe, awaitKeyframe: true, stamp: stamp)
+          return nil
         }
         capture.awaitingFirstKeyframe = false
       }
@@ -174,14 +268,17 @@ public final class Pipeline: Sendable {
       capture.pendingDiscontinuity[track] = discontinuity
       let tier = self.tier
       if kind == .audioMic && tier >= .noMic {
-        return refuse(kind, .tierMic, stamp: stamp)
+        _ = refuse(kind, .tierMic, stamp: stamp)
+        return nil
       }
       if kind == .video && !isKeyframe {
         if tier >= .keyframesOnly {
-          return refuse(kind, .tierKeyframesOnly, awaitKeyframe: true, stamp: stamp)
+          _ = refuse(kind, .tierKeyframesOnly, awaitKeyframe: true, stamp: stamp)
+          return nil
         }
         if disposable && tier >= .reducedFrameRate {
-          return refuse(kind, .tierDisposable, stamp: stamp)
+          _ = refuse(kind, .tierDisposable, stamp: stamp)
+          return nil
         }
       }
       let info = SendRing.UnitInfo(
@@ -198,7 +295,8 @@ public final class Pipeline: Sendable {
             kind: kind, pts: stamp.pts, dts: stamp.dts, isKeyframe: info.isKeyframe,
             payload: payload, nalUnits: summary)
         } catch {
-          return refuse(kind, .invalid, awaitKeyframe: lost, stamp: stamp)
+          _ = refuse(kind, .invalid, awaitKeyframe: lost, stamp: stamp)
+          return nil
         }
       }
       let byteCount = layout?.byteCount ?? payload.count
@@ -206,26 +304,46 @@ public final class Pipeline: Sendable {
         $0.reserve(
           info, byteCount: byteCount, stamp: stamp, now: now, budget: budget, tier: currentTier)
       }
-      guard let slot else { return false }
-      // Outside the shared lock: the sender never sees a reserved slot.
-      var written = true
-      if let packetizer = capture.packetizer, let layout {
-        do throws(FormatError) {
-          _ = try packetizer.write(layout, payload: payload, into: slot)
-        } catch {
-          written = false
-        }
-      } else {
-        slot.copyMemory(from: payload)
-      }
-      let accepted = shared.withLock {
-        $0.finishReservation(
-          of: kind, written: written, awaitKeyframe: lost, now: now, budget: budget,
-          tier: currentTier)
-      }
-      if accepted { capture.pendingDiscontinuity[track] = false }
-      return accepted
+      guard let slot else { return nil }
+      return Reservation(
+        kind: kind, stamp: stamp, isKeyframe: info.isKeyframe, lost: lost, layout: layout,
+        headerBytes: headerBytes, slot: slot, now: now)
     }
+  }
+
+  /// Writes the reserved unit into its slot: its TS packets, or the access unit as it is.
+  /// Outside the shared lock: the sender never sees a reserved slot.
+  /// - Returns: false when the payload was not the sample measured (the slot is given back).
+  private func fill(_ reservation: Reservation, payload: UnsafeRawBufferPointer) -> Bool {
+    let payload = UnsafeRawBufferPointer(rebasing: payload[reservation.headerBytes...])
+    guard let layout = reservation.layout else {
+      reservation.slot.copyMemory(from: payload)
+      return true
+    }
+    return capture.withLock { capture in
+      guard let packetizer = capture.packetizer else { return false }
+      do throws(FormatError) {
+        _ = try packetizer.write(layout, payload: payload, into: reservation.slot)
+        return true
+      } catch {
+        return false
+      }
+    }
+  }
+
+  /// Commits the reserved slot when it was `written`, or gives it back and counts the unit as
+  /// invalid. Returns whether the unit entered the ring.
+  private func finish(_ reservation: Reservation, written: Bool) -> Bool {
+    let accepted = shared.withLock {
+      $0.finishReservation(
+        of: reservation.kind, written: written, awaitKeyframe: reservation.lost,
+        now: reservation.now, budget: budget, tier: currentTier)
+    }
+    if accepted {
+      let track = Int(reservation.kind.rawValue)
+      capture.withLock { $0.pendingDiscontinuity[track] = false }
+    }
+    return accepted
   }
 
   /// A new format record for a track of the program, at a keyframe: the device rotated
@@ -280,6 +398,43 @@ public final class Pipeline: Sendable {
   }
 
   // MARK: Sender thread
+
+  /// How the sender ended the unit it took from the ring.
+  public enum SendCompletion: Sendable {
+    /// Delivered: `bytes` on the wire, prefix included.
+    case sent(SampleKind, bytes: Int)
+    /// Taken by the sink without being sent (see `SinkWriteResult.discarded`): it leaves the
+    /// ring and is counted as dropped for the reason, not as sent.
+    case discarded(SampleKind, DropReason)
+  }
+
+  /// Ends the unit in flight as `completion` (when given), then takes the oldest waiting unit,
+  /// with the format record a `changeFormat` before it set for its track (nil when the announced
+  /// one, `tracks`, is in force). One lock for both, so a sender takes the lock once per unit.
+  /// - Returns: nil when the ring is empty.
+  public func nextSend(after completion: SendCompletion?) -> (
+    unit: SendRing.InFlightUnit, format: FormatDescription?
+  )? {
+    let now = completion == nil ? 0 : clock.now()
+    return shared.withLock { shared in
+      switch completion {
+      case .sent(let kind, let bytes)?:
+        shared.ring.completeSend()
+        shared.counters.sent[Int(kind.rawValue)] += 1
+        shared.counters.sentBytes += Int64(bytes)
+        shared.noteRingChange(now: now, budget: budget, tier: currentTier)
+      case .discarded(let kind, let reason)?:
+        shared.ring.completeSend()
+        shared.ring.countDrop(kind, reason)
+        shared.noteRingChange(now: now, budget: budget, tier: currentTier)
+      case nil:
+        break
+      }
+      guard let unit = shared.ring.beginSend() else { return nil }
+      // Asked in the order units are sent, so the changes older units needed are forgotten.
+      return (unit, shared.format(of: unit.info.kind, at: unit.sequence))
+    }
+  }
 
   /// Takes the oldest waiting unit; nil when the ring is empty.
   public func beginSend() -> SendRing.InFlightUnit? {

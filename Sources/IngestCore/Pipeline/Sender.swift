@@ -76,19 +76,22 @@ public final class Sender {
       if now < retryAt { return .blocked(until: retryAt) }
       if let result = connect(now: now) { return result }
     }
+    // The unit just written goes back to the ring with the next one taken: one lock per unit.
+    var completion: Pipeline.SendCompletion?
     while true {
       if current == nil {
-        guard let unit = pipeline.beginSend() else { return .idle }
-        current = prepare(unit)
+        guard let (unit, format) = pipeline.nextSend(after: completion) else { return .idle }
+        completion = nil
+        current = prepare(unit, format: format)
       }
       guard let (unit, bytes, outgoing) = current else { return .idle }
       do {
         switch try sink.write(outgoing, bytes: bytes, now: now) {
         case .written:
-          pipeline.completeSend(unit, bytes: bytes.count)
+          completion = .sent(unit.info.kind, bytes: bytes.count)
           current = nil
         case .discarded(let reason):
-          pipeline.discardSend(unit, reason: reason)
+          completion = .discarded(unit.info.kind, reason)
           current = nil
         case .wouldBlock(let until):
           return .blocked(until: until)
@@ -160,8 +163,9 @@ public final class Sender {
     return .blocked(until: retryAt)
   }
 
-  /// Writes the PSI/PCR prefix into the unit's headroom and stamps its packets.
-  private func prepare(_ unit: SendRing.InFlightUnit) -> (
+  /// Writes the PSI/PCR prefix into the unit's headroom and stamps its packets. `format`: the
+  /// record a format change set for the unit's track (`Pipeline.nextSend`).
+  private func prepare(_ unit: SendRing.InFlightUnit, format: FormatDescription?) -> (
     SendRing.InFlightUnit, UnsafeRawBufferPointer, OutgoingUnit
   ) {
     var prefixLength = 0
@@ -179,7 +183,7 @@ public final class Sender {
     var changed: FormatDescription?
     // Nil: the announced format, which the sink had from `open` (units go in append order, so
     // none of them follows a changed one).
-    if let format = pipeline.format(for: unit), format != sinkFormats.format(for: unit.info.kind) {
+    if let format, format != sinkFormats.format(for: unit.info.kind) {
       changed = format
       sinkFormats.set(format, for: unit.info.kind)
     }

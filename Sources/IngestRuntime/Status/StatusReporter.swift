@@ -100,6 +100,9 @@ public final class StatusReporter: @unchecked Sendable {
     }
   }
 
+  /// When the next periodic report (`sink`, `stats`, `drops`) is due.
+  public var nextTickDue: Int64 { nextSample }
+
   /// Passes new warnings of the output on and, once a second, emits `sink`, `stats` and
   /// `drops`. Cheap when nothing is due. Called after the output's `ControlLoop.tick`, which
   /// reads memory into the pipeline's counters.

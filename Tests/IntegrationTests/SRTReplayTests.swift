@@ -213,8 +213,9 @@ import Testing
       CommandRunner.ingest,
       [
         "replay", CommandRunner.fixture("screen.dump"), "--to",
-        "srt://127.0.0.1:\(port)?mode=listener&latency=200", "--speed", "4", "--json", "--quiet",
-        "--status", status.path,
+        // A caller that a busy machine starts late still finds the listener waiting.
+        "srt://127.0.0.1:\(port)?mode=listener&latency=200&conntimeo=15000", "--speed", "4",
+        "--json", "--quiet", "--status", status.path,
       ], directory: directory, name: "ingest")
     defer { sender.kill() }
     try LoopbackServers.waitUntil("ingest to bind UDP port \(port)") {
@@ -252,8 +253,8 @@ import Testing
       CommandRunner.ingest,
       [
         "replay", CommandRunner.fixture("screen.dump"), "--to",
-        "srt://127.0.0.1:\(port)?mode=listener&latency=200", "--json", "--quiet", "--status",
-        status.path,
+        "srt://127.0.0.1:\(port)?mode=listener&latency=200&conntimeo=15000", "--json",
+        "--quiet", "--status", status.path,
       ], directory: directory, name: "ingest")
     defer { sender.kill() }
     try LoopbackServers.waitUntil("ingest to bind UDP port \(port)") {

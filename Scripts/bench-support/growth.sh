@@ -16,7 +16,8 @@
 #
 #   Scripts/bench-support/growth.sh INGEST_BINARY WORK_DIR [RUNS]
 #
-# Prints a markdown section on stdout; the per-second samples stay in WORK_DIR/growth/*.csv.
+# Prints a markdown section on stdout; the per-second samples stay in WORK_DIR/growth/*.csv,
+# the realtime run's status lines in WORK_DIR/growth/realtime-HOUR.status.jsonl.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BIN="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
@@ -125,8 +126,9 @@ for _ in $(seq 100); do
   grep -q listen listener.log 2>/dev/null && break
   sleep 0.05
 done
+# The status lines say what the ring, the ladder and the link did when the resident set moves.
 sampled realtime-HOUR.csv "$BIN" replay HOUR.dump --to "srt://127.0.0.1:$port" --speed realtime \
-  --quiet
+  --quiet --status realtime-HOUR.status.jsonl
 wait "$listener_pid" 2>/dev/null || true
 listener_pid=""
 

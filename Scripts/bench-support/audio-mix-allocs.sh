@@ -12,14 +12,8 @@
 set -euo pipefail
 INGEST=$1 ENCODER=$2 WORK=$3
 mkdir -p "$WORK"
-graph='lavfi:testsrc2=size=320x240:rate=30[out0];sine=frequency=440:sample_rate=48000[out1];'
-graph+='sine=frequency=660:sample_rate=48000[out2]'
-for seconds in 10 30; do
-  dump="$WORK/tones-$seconds.dump"
-  [[ -s $dump ]] && continue
-  "$ENCODER" "$graph" --size 320x240 --bitrate 300000 --duration "$seconds" >"$dump" \
-    2>"$WORK/encoder-$seconds.log"
-done
+source "$(dirname "${BASH_SOURCE[0]}")/bench-media.sh"
+make_tone_dumps "$ENCODER" "$WORK"
 for seconds in 10 30; do
   heaptrack -o "$WORK/heaptrack-$seconds" "$INGEST" replay "$WORK/tones-$seconds.dump" \
     --to null: --speed max --audio mix --json --quiet >"$WORK/summary-$seconds.json" 2>/dev/null

@@ -26,19 +26,14 @@ RUNS="${3:-3}"
 # The base length, looped six times; shorter only to try the script out.
 BASE="${GROWTH_BASE_SECONDS:-600}"
 WORK="$WORK/$BASE"
+source "$ROOT/Scripts/bench-support/bench-media.sh"
 mkdir -p "$WORK"
 cd "$WORK"
 TICKS="$(getconf CLK_TCK)"
 
 if [[ ! -s TEN.mp4 ]]; then
   echo "growth: encoding $BASE s of 720x1280 H.264 + 2 AAC tracks" >&2
-  ffmpeg -nostdin -v error -y \
-    -f lavfi -i "testsrc2=size=720x1280:rate=30:duration=$BASE" \
-    -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=$BASE" \
-    -f lavfi -i "sine=frequency=660:sample_rate=48000:duration=$BASE" \
-    -map 0 -map 1 -map 2 -c:v libx264 -preset ultrafast -tune zerolatency \
-    -b:v 3M -maxrate 3M -bufsize 6M -g 60 -pix_fmt yuv420p -c:a aac -b:a 128k TEN.tmp.mp4
-  mv TEN.tmp.mp4 TEN.mp4
+  make_long_content "$BASE" TEN.mp4
 fi
 if [[ ! -s HOUR.mp4 ]]; then
   echo "growth: looping it to one hour" >&2

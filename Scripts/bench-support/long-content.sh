@@ -19,19 +19,13 @@ BIN="$1"
 WORK="$2/long"
 RUNS="${3:-5}"
 SECONDS_OF_CONTENT="${LONG_CONTENT_SECONDS:-600}"
+source "$(dirname "${BASH_SOURCE[0]}")/bench-media.sh"
 mkdir -p "$WORK"
 cd "$WORK"
 
 if [[ ! -s BIG.mp4 ]]; then
   echo "long-content: encoding ${SECONDS_OF_CONTENT} s of 720x1280 H.264 + 2 AAC tracks" >&2
-  ffmpeg -nostdin -v error -y \
-    -f lavfi -i "testsrc2=size=720x1280:rate=30:duration=$SECONDS_OF_CONTENT" \
-    -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=$SECONDS_OF_CONTENT" \
-    -f lavfi -i "sine=frequency=660:sample_rate=48000:duration=$SECONDS_OF_CONTENT" \
-    -map 0 -map 1 -map 2 -c:v libx264 -preset ultrafast -tune zerolatency \
-    -b:v 3M -maxrate 3M -bufsize 6M -g 60 -pix_fmt yuv420p -c:a aac -b:a 128k \
-    BIG.tmp.mp4
-  mv BIG.tmp.mp4 BIG.mp4
+  make_long_content "$SECONDS_OF_CONTENT" BIG.mp4
 fi
 if [[ ! -s BIG.dump || BIG.dump -ot BIG.mp4 ]]; then
   echo "long-content: capturing BIG.mp4 into BIG.dump" >&2

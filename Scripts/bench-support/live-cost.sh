@@ -4,7 +4,11 @@
 # alternating, RUNS times each, then by ingest with more outputs (SRT + HLS; SRT + HLS + .ts +
 # RTMP to a private nginx-rtmp). Each run under GNU time (user and sys CPU, voluntary and
 # involuntary context switches, peak RSS), and one more run of each under `strace -c -f` for
-# the futex and send calls. Prints a Markdown table of medians per second of media.
+# the futex and send calls. Prints a Markdown table of medians per second of media. On the
+# rows named by LIVE_COST_LIVE_ROWS (default 720p30) `ingest live testsrc` at the row's size,
+# rate and bitrate is a sender too: the pipeline process's CPU apart from its encoder's (the
+# encoder runs under its own GNU time, through INGEST_ENCODE_BIN) and its own peak RSS (the
+# summary's `peak_resident`); its strace run counts the pipeline process's calls alone.
 #
 #   Scripts/bench-support/live-cost.sh INGEST WORK_DIR [RUNS] [ROW...]
 #
@@ -26,14 +30,33 @@ for tool in ffmpeg srt-live-transmit strace nginx /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "live-cost: $tool is missing" >&2; exit 2; }
 done
 
+LIVE_ROWS=" ${LIVE_COST_LIVE_ROWS-720p30} "
+# The encoder `ingest live` starts, timed on its own: its CPU is taken from the run's.
+ENCODER="$(dirname "$INGEST")/ingest-encode"
+cat >"$WORK/ingest-encode-timed" <<WRAPPER
+#!/bin/sh
+exec /usr/bin/time -f "%U %S %w %c" -o "$WORK/encoder-time.txt" "$ENCODER" "\$@"
+WRAPPER
+chmod +x "$WORK/ingest-encode-timed"
+
+# row_format ROW: sets size, rate and bitrate (b/s) of ROW.
+row_format() {
+  case "$1" in
+  720p30) size=1280x720 rate=30 bitrate=2000000 ;;
+  1080p60) size=1920x1080 rate=60 bitrate=20000000 ;;
+  2160p60) size=3840x2160 rate=60 bitrate=50000000 ;;
+  *) echo "live-cost: unknown row $1 (720p30, 1080p60, 2160p60)" >&2; exit 2 ;;
+  esac
+}
+
 # make_media ROW: WORK/ROW.mp4, .ts and .dump, once.
 make_media() {
   local row=$1 size rate bitrate codec=()
+  row_format "$row"
   case "$row" in
-  720p30) size=1280x720 rate=30 bitrate=2M codec=(-c:v libx264 -preset veryfast) ;;
-  1080p60) size=1920x1080 rate=60 bitrate=20M codec=(-c:v libx264 -preset ultrafast) ;;
-  2160p60) size=3840x2160 rate=60 bitrate=50M codec=(-c:v libx265 -preset ultrafast -tag:v hvc1) ;;
-  *) echo "live-cost: unknown row $row (720p30, 1080p60, 2160p60)" >&2; exit 2 ;;
+  720p30) codec=(-c:v libx264 -preset veryfast) ;;
+  1080p60) codec=(-c:v libx264 -preset ultrafast) ;;
+  2160p60) codec=(-c:v libx265 -preset ultrafast -tag:v hvc1) ;;
   esac
   [[ -s $WORK/$row.dump ]] && return
   echo "live-cost: making $row ($SECONDS_OF_MEDIA s)" >&2
@@ -92,8 +115,28 @@ run() {
       --to "$WORK/out.ts" --to "rtmp://127.0.0.1:$rtmp_port/live/bench" --audio app
       --speed realtime --quiet)
     ;;
+  live)
+    local size rate bitrate
+    row_format "$row"
+    rm -f "$WORK/encoder-time.txt"
+    command=(env INGEST_ENCODE_BIN="$WORK/ingest-encode-timed" "$INGEST" live testsrc --size "$size"
+      --fps "$rate" --bitrate "$bitrate" --duration "$SECONDS_OF_MEDIA" --to "$srt" --json
+      --quiet)
+    ;;
   esac
-  if [[ $trace == 1 ]]; then
+  if [[ $trace == 1 && $sender == live ]]; then
+    # The pipeline's threads, not the encoder's: strace attaches once the encoder is started
+    # (env runs ingest in its own pid), so -f follows threads started later but no encoder.
+    "${command[@]}" >"$WORK/sender.log" 2>&1 &
+    local pid=$! tracer=""
+    until pgrep -P "$pid" >/dev/null || ! kill -0 "$pid" 2>/dev/null; do sleep 0.01; done
+    if kill -0 "$pid" 2>/dev/null; then
+      strace -c -f -p "$pid" -o "$WORK/strace.txt" 2>/dev/null &
+      tracer=$!
+    fi
+    wait "$pid" || true
+    [[ -n $tracer ]] && { wait "$tracer" 2>/dev/null || true; }
+  elif [[ $trace == 1 ]]; then
     strace -c -f -o "$WORK/strace.txt" "${command[@]}" >"$WORK/sender.log" 2>&1
   else
     /usr/bin/time -f "%U %S %M %w %c %e" -o "$WORK/time.txt" "${command[@]}" \
@@ -116,12 +159,23 @@ echo "|---|---|---|---|---|---|---|---|"
 for row in "${ROWS[@]}"; do
   make_media "$row"
   senders=(srt ffmpeg srt+hls four)
+  [[ $LIVE_ROWS == *" $row "* ]] && senders+=(live)
   declare -A user=() sys=() rss=() switches=()
   for _ in $(seq "$RUNS"); do
     # Alternating: each sender's runs are spread over the same minutes as the others'.
     for sender in "${senders[@]}"; do
       run "$sender" "$row" 0
       read -r u s m v c _ <"$WORK/time.txt"
+      if [[ $sender == live ]]; then
+        # The pipeline process alone: less the encoder's CPU, its own peak from the summary.
+        read -r eu es ew ec <"$WORK/encoder-time.txt"
+        u=$(awk -v a="$u" -v b="$eu" 'BEGIN { print a - b }')
+        s=$(awk -v a="$s" -v b="$es" 'BEGIN { print a - b }')
+        v=$((v - ew))
+        c=$((c - ec))
+        m=$(tail -1 "$WORK/sender.log" | python3 -c \
+          'import json, sys; print(json.loads(sys.stdin.read())["peak_resident"] // 1024)')
+      fi
       user[$sender]+="$u "
       sys[$sender]+="$s "
       rss[$sender]+="$m "
@@ -142,6 +196,7 @@ for row in "${ROWS[@]}"; do
     ffmpeg) name='`ffmpeg -re -c copy` to SRT' ;;
     srt+hls) name='ingest: SRT + HLS' ;;
     four) name='ingest: SRT + HLS + .ts + RTMP' ;;
+    live) name='`ingest live testsrc --to srt://`, pipeline process (no encoder)' ;;
     esac
     awk -v row="$row" -v name="$name" -v u="$u" -v s="$s" -v m="$m" -v w="$w" -v f="$futex" \
       -v n="$sends" -v t="$SECONDS_OF_MEDIA" 'BEGIN {

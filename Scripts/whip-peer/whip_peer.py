@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """A WHIP endpoint (RFC 9725) on an independent WebRTC stack (aiortc), for the tests.
 
-    whip_peer.py --port PORT --dir DIR [--token-file FILE]
+    whip_peer.py --port PORT --dir DIR [--token-file FILE] [--host ADDRESS]
 
-Listens on 127.0.0.1:PORT and prints "whip-peer listening on 127.0.0.1:PORT" when ready.
+Listens on ADDRESS:PORT (default 127.0.0.1) and prints "whip-peer listening on ADDRESS:PORT"
+when ready. A test that runs the peer in a network namespace behind a shaped link gives the
+namespace's own address, which is also where aiortc's ICE candidates are.
 
     POST   /whip/<name>            SDP offer in, 201 + Location + SDP answer out (non-trickle:
                                    the answer holds every candidate); 401 when a token is set
@@ -326,7 +328,7 @@ class Endpoint:
             await self.end(session)
 
 
-async def serve(port: int, directory: str, token: str | None) -> None:
+async def serve(host: str, port: int, directory: str, token: str | None) -> None:
     endpoint = Endpoint(directory, token)
     app = web.Application()
     app.router.add_post("/whip/{name}", endpoint.post)
@@ -334,8 +336,8 @@ async def serve(port: int, directory: str, token: str | None) -> None:
     app.router.add_delete("/whip/{name}/{session}", endpoint.delete)
     runner = web.AppRunner(app)
     await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    print(f"whip-peer listening on 127.0.0.1:{port}", flush=True)
+    await web.TCPSite(runner, host, port).start()
+    print(f"whip-peer listening on {host}:{port}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -351,6 +353,7 @@ def main() -> int:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--dir", required=True, help="where recordings are written")
     parser.add_argument("--token-file", help="a file holding the bearer token to require")
+    parser.add_argument("--host", default="127.0.0.1", help="the address to listen on")
     arguments = parser.parse_args()
     token = None
     if arguments.token_file:
@@ -358,7 +361,7 @@ def main() -> int:
             token = file.read().strip()
     os.makedirs(arguments.dir, exist_ok=True)
     recorded_codecs_only()
-    asyncio.run(serve(arguments.port, arguments.dir, token))
+    asyncio.run(serve(arguments.host, arguments.port, arguments.dir, token))
     return 0
 
 

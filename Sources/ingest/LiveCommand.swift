@@ -109,6 +109,14 @@ enum LiveCommand: Command {
       let audioTracks = args.has("--no-mic") || encoderMix ? 1 : 2
       let audio = try positive(args, "--audio-bitrate") ?? 128_000
       configuration.fixedBitsPerSecond = audioTracks * audio * 115 / 100
+      if case .whip = options.targets.first(where: \.isNetwork) {
+        // WHIP carries one Opus track at 64 kb/s (ingest-whip mixes and re-encodes), not the
+        // AAC tracks: counting those would leave the controller thinking the link carries a
+        // few hundred kb/s less video than it does, and cut to the floor for nothing.
+        configuration.fixedBitsPerSecond = 64_000 * 115 / 100
+        // Its link shows congestion only in the receiver's reports, about a second late.
+        configuration.increaseLimitOfDelivered = 1.5
+      }
       if let fps = try positive(args, "--fps") { configuration.nominalFrameRate = fps }
       configuration.reducedFrameRates = configuration.reducedFrameRates.filter {
         $0 < configuration.nominalFrameRate

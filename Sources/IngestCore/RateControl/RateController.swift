@@ -85,9 +85,10 @@ public struct RateController: Sendable {
     /// The factor of each start-up step.
     public var startupStep: Double = 1.25
     /// When set, an increase goes no further than this multiple of the video the link
-    /// delivered (GCC's 1.5): where congestion shows only as loss, late (WebRTC's receiver
-    /// reports), a target far above what the encoder actually fills would be found too late,
-    /// when the encoder's next burst (a keyframe) overflows the bottleneck. Nil: no limit.
+    /// delivered (GCC has 1.5). Where congestion shows late (WebRTC's receiver reports, about
+    /// a second behind), a climb by steps of 25 % is past a bottleneck and through its queue
+    /// before the first sign of it; a climb bounded by what got through approaches it in
+    /// small steps. Nil: no limit.
     public var increaseLimitOfDelivered: Double?
     /// How long the link must keep below the floor, at the lowest frame rate, before only
     /// keyframes are asked for (nanoseconds).

@@ -1,9 +1,12 @@
 import IngestCore
 
 /// Turns `ingest-whip`'s statistics into the `LinkEstimate` the rate controller reads, as
-/// SRT's statistics and RTMP's socket figures are: the rate at which RTP left (bytes sent over
-/// the last second or more), the loss and round trip the receiver's RTCP reports gave, and
-/// what waits on our side of the link (the pipe to the child, its appsrc queues) as queue.
+/// SRT's statistics and RTMP's socket figures are: the rate at which RTP got through (bytes
+/// sent over the last second or more, less the share the receiver reports lost), the loss and
+/// round trip the receiver's RTCP reports gave, and what waits on our side of the link (the
+/// pipe to the child, its appsrc queues) as queue, or the whole latency when a fresh report
+/// lost heavily (a bottleneck's queue overflowed: nothing waits on our side, webrtcbin does
+/// not pace).
 struct WHIPLinkMeter {
   /// What the queue is judged against: media older than this at the sender is late for a
   /// sub-second stream.

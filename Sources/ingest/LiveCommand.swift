@@ -17,8 +17,9 @@ enum LiveCommand: Command {
     encoder for (bitrate, frame rate, mic, keyframes) goes to the child as it happens. The
     rate controller (queue-delay-aimd, docs/rate-control.md) steers the bitrate from the first
     network output's own figures: for SRT the send buffer, round trip, acknowledged rate and
-    loss; for RTMP the socket's unacknowledged bytes and round trip. Distance and random loss
-    are not congestion; the frame rate goes down only at the floor.
+    loss; for RTMP the socket's unacknowledged bytes and round trip; for WHIP the receiver's
+    RTCP reports (loss, round trip). Distance and random loss are not congestion; the frame
+    rate goes down only at the floor.
 
     The child's memory is not the pipeline's: the summary reports the encoder's peak resident
     size apart (`encoder.peak_resident`), as VideoToolbox is outside an extension's budget.
@@ -38,8 +39,8 @@ enum LiveCommand: Command {
       --duration SECONDS        stop after this much media time (default: until stopped)
 
     rate control
-      --rate-control on|off     steer the encoder from the link (default on; SRT and RTMP
-                                outputs measure their link, files and HLS do not)
+      --rate-control on|off     steer the encoder from the link (default on; SRT, RTMP and
+                                WHIP outputs measure their link, files and HLS do not)
       --floor BPS               the lowest bitrate asked for (default 300000)
 
     audio mix

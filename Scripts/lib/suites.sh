@@ -12,7 +12,8 @@
 ingest_long_suites=(
   FaultInjectionTests ImpairedPathTests MultiOutputTests ConformanceCaseTests SRTReplayTests
   LiveTests StreamRecordUploadTests LiveHEVCTests HLSIntegrationTests SecretsTests
-  SRTShapedLinkTests RTMPReplayTests HLSFragmentedMP4IntegrationTests MP4RecordingTests
+  WHIPShapedLinkTests SRTShapedLinkTests RTMPReplayTests HLSFragmentedMP4IntegrationTests
+  MP4RecordingTests
   H264OpenGOPTests UploadFaultTests AudioMixTests WHIPIntegrationTests
 )
 

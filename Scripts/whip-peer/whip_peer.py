@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """A WHIP endpoint (RFC 9725) on an independent WebRTC stack (aiortc), for the tests.
 
-    whip_peer.py --port PORT --dir DIR [--token-file FILE]
+    whip_peer.py --port PORT --dir DIR [--token-file FILE] [--host ADDRESS]
+                 [--video-jitter-packets N]
 
-Listens on 127.0.0.1:PORT and prints "whip-peer listening on 127.0.0.1:PORT" when ready.
+Listens on ADDRESS:PORT (default 127.0.0.1) and prints "whip-peer listening on ADDRESS:PORT"
+when ready. A test that runs the peer in a network namespace behind a shaped link gives the
+namespace's own address, which is also where aiortc's ICE candidates are.
 
     POST   /whip/<name>            SDP offer in, 201 + Location + SDP answer out (non-trickle:
                                    the answer holds every candidate); 401 when a token is set
@@ -17,6 +20,12 @@ Per session, in DIR:
     <name>.frames.jsonl  one line per received frame: kind, NAL unit types, RTP timestamp
                          (from 0), arrival time (unix ns), size, keyframe, and whether aiortc's decoder took it
     <name>.events.jsonl  the request, ICE and connection states, the DELETE, the totals
+
+--video-jitter-packets (a power of 2; default aiortc's 512) bounds how long a lost video
+packet holds every later frame back: aiortc waits for it until that many packets came after
+it (a browser gives up after about a second and asks for a keyframe). The sender does not
+retransmit, so on a link shaped below the stream's rate one lost packet would hold the
+picture for many seconds, and what is still held when the session ends is never recorded.
 
 aiortc answers with receiver reports, NACKs, PLIs and REMB, as a browser would. Its H.264
 list is cut to H.264 (widened to Main and High profiles, which the senders this endpoint
@@ -235,6 +244,16 @@ def recording_decoder_worker(loop, input_q: queue.Queue, output_q: asyncio.Queue
 rtcrtpreceiver.decoder_worker = recording_decoder_worker
 
 
+def bound_video_jitter_buffer(packets: int) -> None:
+    """Makes aiortc's video jitter buffers hold `packets` packets (see --video-jitter-packets)."""
+    aiortc_buffer = rtcrtpreceiver.JitterBuffer
+
+    def make(capacity: int, prefetch: int = 0, is_video: bool = False):
+        return aiortc_buffer(capacity=packets if is_video else capacity, prefetch=prefetch, is_video=is_video)
+
+    rtcrtpreceiver.JitterBuffer = make
+
+
 class Endpoint:
     def __init__(self, directory: str, token: str | None) -> None:
         self.directory = directory
@@ -326,7 +345,7 @@ class Endpoint:
             await self.end(session)
 
 
-async def serve(port: int, directory: str, token: str | None) -> None:
+async def serve(host: str, port: int, directory: str, token: str | None) -> None:
     endpoint = Endpoint(directory, token)
     app = web.Application()
     app.router.add_post("/whip/{name}", endpoint.post)
@@ -334,8 +353,8 @@ async def serve(port: int, directory: str, token: str | None) -> None:
     app.router.add_delete("/whip/{name}/{session}", endpoint.delete)
     runner = web.AppRunner(app)
     await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    print(f"whip-peer listening on 127.0.0.1:{port}", flush=True)
+    await web.TCPSite(runner, host, port).start()
+    print(f"whip-peer listening on {host}:{port}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -351,6 +370,10 @@ def main() -> int:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--dir", required=True, help="where recordings are written")
     parser.add_argument("--token-file", help="a file holding the bearer token to require")
+    parser.add_argument("--host", default="127.0.0.1", help="the address to listen on")
+    parser.add_argument(
+        "--video-jitter-packets", type=int, default=512, help="packets a lost video packet is waited for"
+    )
     arguments = parser.parse_args()
     token = None
     if arguments.token_file:
@@ -358,7 +381,11 @@ def main() -> int:
             token = file.read().strip()
     os.makedirs(arguments.dir, exist_ok=True)
     recorded_codecs_only()
-    asyncio.run(serve(arguments.port, arguments.dir, token))
+    packets = arguments.video_jitter_packets
+    if packets < 1 or packets & (packets - 1):
+        parser.error("--video-jitter-packets must be a power of 2")
+    bound_video_jitter_buffer(packets)
+    asyncio.run(serve(arguments.host, arguments.port, arguments.dir, token))
     return 0
 
 

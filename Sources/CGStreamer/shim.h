@@ -216,6 +216,10 @@ static inline ingest_remb *ingest_webrtc_watch_remb(GstElement *webrtc) {
   g_signal_emit_by_name(rtpbin, "get-internal-session", 0, &session);
   gst_object_unref(rtpbin);
   if (session == NULL) return NULL;
+  // Sender reports every half second or so rather than every 5 s: the round trip a receiver
+  // report gives is measured on the last sender report, which crossed the bottleneck's queue
+  // when it was sent; at 5 s a queue filling up shows there far too late to steer by.
+  g_object_set(session, "rtcp-min-interval", (guint64)(500 * GST_MSECOND), NULL);
   ingest_remb *remb = g_new0(ingest_remb, 1);
   g_signal_connect(session, "on-feedback-rtcp", G_CALLBACK(ingest_remb_feedback), remb);
   g_signal_connect(session, "on-receiving-rtcp", G_CALLBACK(ingest_rtcp_received), remb);

@@ -1,9 +1,12 @@
 import IngestCore
 
 /// Turns `ingest-whip`'s statistics into the `LinkEstimate` the rate controller reads, as
-/// SRT's statistics and RTMP's socket figures are: the rate at which RTP left (bytes sent over
-/// the last second or more), the loss and round trip the receiver's RTCP reports gave, and
-/// what waits on our side of the link (the pipe to the child, its appsrc queues) as queue.
+/// SRT's statistics and RTMP's socket figures are: the rate at which RTP got through (bytes
+/// sent over the last second or more, less the share the receiver reports lost), the loss and
+/// round trip the receiver's RTCP reports gave, and what waits on our side of the link (the
+/// pipe to the child, its appsrc queues) as queue, or the whole latency when a fresh report
+/// lost heavily (a bottleneck's queue overflowed: nothing waits on our side, webrtcbin does
+/// not pace).
 struct WHIPLinkMeter {
   /// What the queue is judged against: media older than this at the sender is late for a
   /// sub-second stream.
@@ -15,6 +18,14 @@ struct WHIPLinkMeter {
   /// RTCP silence up to this is a receiver's ordinary report interval (about a second), not
   /// a stall.
   static let reportIntervalMilliseconds = 2500.0
+  /// A receiver report losing this share of the packets (GCC's threshold for lowering the
+  /// rate, draft-ietf-rmcat-gcc) says a bottleneck's queue overflowed.
+  static let overflowLoss = 0.1
+  /// How long after its statistics line a loss is read as an overflow: long enough for the
+  /// controller's two readings (200 ms apart) that make a severe queue, short enough that
+  /// the same report, read again until the next line a second later, is not taken for new
+  /// congestion once the rate is already lowered.
+  static let overflowFreshness: Int64 = 450_000_000
   /// The span the delivered rate is measured over.
   private static let window: Int64 = 1_000_000_000
 
@@ -42,7 +53,7 @@ struct WHIPLinkMeter {
     var delivered: Double?
     var loss = latest.fractionLost
     if let oldest = samples.last(where: { newest.time - $0.time >= Self.window }) ?? samples.first,
-      newest.time > oldest.time
+      newest.time > oldest.time, newest.bytes >= oldest.bytes
     {
       delivered = Double(newest.bytes - oldest.bytes) * 8e9 / Double(newest.time - oldest.time)
       // Loss over the window from the cumulative counts when the reports give no fraction.
@@ -52,8 +63,21 @@ struct WHIPLinkMeter {
     let queued = latest.queueBytes + pendingBytes
     let excess = max(0, queued - Self.floorBytes)
     let rate = (delivered ?? 0) / 8
+    var queueMilliseconds = rate > 0 ? Double(excess) / rate * 1000 : 0
+    // webrtcbin does not pace and libnice does not block: a bottleneck slower than the stream
+    // shows here neither as bytes waiting nor (RTP having left) as a lower sent rate, only in
+    // the receiver's reports, whose round trip lags (it needs a sender report through the
+    // full queue and a report back). What left but was lost did not arrive; and heavy loss
+    // is the bottleneck's queue overflowing, so it is reported as a queue of the whole
+    // latency, which the controller answers at once rather than after the round trip rises.
+    if let loss, let sent = delivered {
+      delivered = sent * (1 - min(1, max(0, loss)))
+      if loss >= Self.overflowLoss, now - newest.time <= Self.overflowFreshness {
+        queueMilliseconds = max(queueMilliseconds, Self.latencyMilliseconds)
+      }
+    }
     var estimate = LinkEstimate(
-      time: now, queueMilliseconds: rate > 0 ? Double(excess) / rate * 1000 : 0,
+      time: now, queueMilliseconds: queueMilliseconds,
       queueBytes: queued, roundTripMilliseconds: latest.roundTripMilliseconds,
       deliveredBitsPerSecond: delivered, lossRatio: loss,
       latencyMilliseconds: Self.latencyMilliseconds)

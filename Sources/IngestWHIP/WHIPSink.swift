@@ -208,7 +208,14 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
 
   public func linkEstimate(now: Int64) -> LinkEstimate? {
     let waiting = pending.count
-    return lock.withLock { report.meter.estimate(now: now, pendingBytes: waiting) }
+    let estimate = lock.withLock { report.meter.estimate(now: now, pendingBytes: waiting) }
+    // Before the first statistics (a second after the connection) a bare estimate, so that
+    // the controller's start target reaches the encoder before media flows: at the nominal
+    // rate, the first second would overflow a link narrower than the stream.
+    return estimate
+      ?? LinkEstimate(
+        time: now, queueMilliseconds: 0, queueBytes: waiting,
+        latencyMilliseconds: WHIPLinkMeter.latencyMilliseconds)
   }
 
   public func takeKeyframeRequest(now: Int64) -> Bool {

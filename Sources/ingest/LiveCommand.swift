@@ -17,8 +17,9 @@ enum LiveCommand: Command {
     encoder for (bitrate, frame rate, mic, keyframes) goes to the child as it happens. The
     rate controller (queue-delay-aimd, docs/rate-control.md) steers the bitrate from the first
     network output's own figures: for SRT the send buffer, round trip, acknowledged rate and
-    loss; for RTMP the socket's unacknowledged bytes and round trip. Distance and random loss
-    are not congestion; the frame rate goes down only at the floor.
+    loss; for RTMP the socket's unacknowledged bytes and round trip; for WHIP the receiver's
+    RTCP reports (loss, round trip). Distance and random loss are not congestion; the frame
+    rate goes down only at the floor.
 
     The child's memory is not the pipeline's: the summary reports the encoder's peak resident
     size apart (`encoder.peak_resident`), as VideoToolbox is outside an extension's budget.
@@ -38,8 +39,8 @@ enum LiveCommand: Command {
       --duration SECONDS        stop after this much media time (default: until stopped)
 
     rate control
-      --rate-control on|off     steer the encoder from the link (default on; SRT and RTMP
-                                outputs measure their link, files and HLS do not)
+      --rate-control on|off     steer the encoder from the link (default on; SRT, RTMP and
+                                WHIP outputs measure their link, files and HLS do not)
       --floor BPS               the lowest bitrate asked for (default 300000)
 
     audio mix
@@ -109,6 +110,17 @@ enum LiveCommand: Command {
       let audioTracks = args.has("--no-mic") || encoderMix ? 1 : 2
       let audio = try positive(args, "--audio-bitrate") ?? 128_000
       configuration.fixedBitsPerSecond = audioTracks * audio * 115 / 100
+      if case .whip = options.targets.first(where: \.isNetwork) {
+        // WHIP carries one Opus track at 64 kb/s (ingest-whip mixes and re-encodes), not the
+        // AAC tracks: counting those would leave the controller thinking the link carries a
+        // few hundred kb/s less video than it does, and cut to the floor for nothing.
+        configuration.fixedBitsPerSecond = 64_000 * 115 / 100
+        // Its link shows congestion only in the receiver's reports, about a second late: the
+        // target climbs at most 15 % above the video that got through, so a bottleneck is
+        // approached in small steps (with 1.5 the climb overshot a half-rate link by 40 %
+        // and lost a tenth of the frames; docs/whip.md).
+        configuration.increaseLimitOfDelivered = 1.15
+      }
       if let fps = try positive(args, "--fps") { configuration.nominalFrameRate = fps }
       configuration.reducedFrameRates = configuration.reducedFrameRates.filter {
         $0 < configuration.nominalFrameRate

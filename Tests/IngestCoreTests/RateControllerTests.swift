@@ -162,6 +162,27 @@ private func simulate(
     #expect(samples.allSatisfy { $0.frameRate == 30 && !$0.keyframesOnly })
   }
 
+  /// With `increaseLimitOfDelivered` the climb stays within that multiple of the video the
+  /// link delivered, and does not climb while it gives no delivered rate at all.
+  @Test func anIncreaseLimitBoundsTheClimbByWhatWasDelivered() {
+    var configuration = RateController.Configuration(nominalBitsPerSecond: 1_000_000)
+    configuration.framingShare = 0
+    configuration.increaseLimitOfDelivered = 1.15
+    var controller = RateController(configuration: configuration)
+    var now: Int64 = 0
+    func clear(delivered: Double?) -> LinkEstimate {
+      now += 200_000_000
+      return LinkEstimate(
+        time: now, queueMilliseconds: 0, deliveredBitsPerSecond: delivered,
+        latencyMilliseconds: 400)
+    }
+    #expect(controller.update(clear(delivered: nil))?.reason == .start)
+    for _ in 0..<20 { _ = controller.update(clear(delivered: nil)) }
+    #expect(controller.targetBitsPerSecond == 400_000)
+    for _ in 0..<50 { _ = controller.update(clear(delivered: 420_000)) }
+    #expect((482_000...483_000).contains(controller.targetBitsPerSecond))
+  }
+
   @Test func neverUndershootsTheFloor() {
     let (samples, decisions) = simulate(seconds: 60) { _ in 150_000 }
     #expect(samples.allSatisfy { $0.target >= 300_000 })

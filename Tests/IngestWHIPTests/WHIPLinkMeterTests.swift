@@ -28,7 +28,8 @@ import Testing
     second.receiverEstimateBitsPerSecond = 1_800_000
     meter.observe(second, now: 1_000_000_000)
     let estimate = try #require(meter.estimate(now: 1_000_000_000, pendingBytes: 0))
-    #expect(estimate.deliveredBitsPerSecond == 2_000_000)
+    // 2 Mb/s left; the 2 % the receiver lost did not arrive.
+    #expect(estimate.deliveredBitsPerSecond == 1_960_000)
     #expect(estimate.roundTripMilliseconds == 42)
     #expect(estimate.receiverEstimateBitsPerSecond == 1_800_000)
     // No loss fraction in the report: the cumulative counts give it.
@@ -37,6 +38,22 @@ import Testing
     #expect(estimate.queueBytes == queue)
     #expect(estimate.queueMilliseconds == 100)
     #expect(estimate.latencyMilliseconds == WHIPLinkMeter.latencyMilliseconds)
+  }
+
+  /// webrtcbin neither paces nor blocks: a bottleneck narrower than the stream shows only as
+  /// the receiver's loss, which is read as its queue overflowing, once, while fresh.
+  @Test func heavyLossIsAnOverflowedQueueWhileFresh() throws {
+    var meter = WHIPLinkMeter()
+    meter.observe(Self.statistics(bytes: 0, packets: 0), now: 0)
+    var second = Self.statistics(bytes: 125_000, packets: 100, lost: 20)
+    second.fractionLost = 0.2
+    meter.observe(second, now: 1_000_000_000)
+    let fresh = try #require(meter.estimate(now: 1_200_000_000, pendingBytes: 0))
+    #expect(fresh.queueMilliseconds == WHIPLinkMeter.latencyMilliseconds)
+    #expect(fresh.deliveredBitsPerSecond == 800_000)
+    // The same report read again later is no new overflow.
+    let stale = try #require(meter.estimate(now: 1_600_000_000, pendingBytes: 0))
+    #expect(stale.queueMilliseconds == 0)
   }
 
   @Test func theReceiverReportsLossFractionWins() throws {

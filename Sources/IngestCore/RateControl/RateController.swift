@@ -84,6 +84,12 @@ public struct RateController: Sendable {
     public var startShare: Double = 0.4
     /// The factor of each start-up step.
     public var startupStep: Double = 1.25
+    /// When set, an increase goes no further than this multiple of the video the link
+    /// delivered (GCC has 1.5). Where congestion shows late (WebRTC's receiver reports, about
+    /// a second behind), a climb by steps of 25 % is past a bottleneck and through its queue
+    /// before the first sign of it; a climb bounded by what got through approaches it in
+    /// small steps. Nil: no limit.
+    public var increaseLimitOfDelivered: Double?
     /// How long the link must keep below the floor, at the lowest frame rate, before only
     /// keyframes are asked for (nanoseconds).
     public var keyframesOnlyAfterNanoseconds: Int64 = 3_000_000_000
@@ -342,7 +348,8 @@ public struct RateController: Sendable {
       guard now - (lastChange ?? .min / 2) >= configuration.increaseHoldNanoseconds else {
         return nil
       }
-      let next = Int(Double(targetBitsPerSecond) * configuration.startupStep)
+      let next = limitedIncrease(Double(targetBitsPerSecond) * configuration.startupStep, link)
+      guard next > targetBitsPerSecond else { return nil }
       targetBitsPerSecond = min(configuration.nominalBitsPerSecond, next)
       startingUp = targetBitsPerSecond < configuration.nominalBitsPerSecond
       return decide(.probe, link, delay: delay, now: now)
@@ -385,7 +392,9 @@ public struct RateController: Sendable {
       // Below the last congestion point: quickly up to just under it, then small steps.
       next = min(next, 0.95 * ceiling)
     }
-    targetBitsPerSecond = min(configuration.nominalBitsPerSecond, Int(next))
+    let limited = limitedIncrease(next, link)
+    guard limited > targetBitsPerSecond else { return nil }
+    targetBitsPerSecond = min(configuration.nominalBitsPerSecond, limited)
     return decide(.probe, link, delay: delay, now: now)
   }
 
@@ -433,6 +442,17 @@ public struct RateController: Sendable {
       return decide(.keyframesOnly, link, delay: delay, now: now)
     }
     return nil
+  }
+
+  /// `next`, within `increaseLimitOfDelivered` of the video `link` delivered (the target
+  /// while it gives no delivered rate), never below the target.
+  private func limitedIncrease(_ next: Double, _ link: LinkEstimate) -> Int {
+    guard let limit = configuration.increaseLimitOfDelivered else { return Int(next) }
+    // No figure of what the link carries yet: nothing to climb on.
+    guard let delivered = link.deliveredBitsPerSecond.map(videoShare), delivered > 0 else {
+      return targetBitsPerSecond
+    }
+    return max(targetBitsPerSecond, Int(min(next, limit * delivered)))
   }
 
   /// The part of a delivered link rate that was video (what the target is for).

@@ -6,6 +6,7 @@ import IngestTestSupport
 /// independent of GStreamer) on its own port and directory, stopped by its pid.
 final class WHIPPeer {
   let port: Int
+  let host: String
   let directory: URL
   let child: ChildProcess
 
@@ -25,19 +26,39 @@ final class WHIPPeer {
   }
 
   /// Starts the peer and returns once it listens.
-  /// - Parameter tokenFile: a file holding the bearer token the peer requires.
-  init(directory: URL, tokenFile: URL? = nil) throws {
+  /// - Parameters:
+  ///   - tokenFile: a file holding the bearer token the peer requires.
+  ///   - host: the address it listens on; with `namespace`, that namespace's own.
+  ///   - namespace: a network namespace to run it in (`ip netns exec`, which execs: the pid
+  ///     stays the peer's).
+  ///   - videoJitterPackets: `--video-jitter-packets`.
+  init(
+    directory: URL, tokenFile: URL? = nil, host: String = "127.0.0.1", namespace: String? = nil,
+    videoJitterPackets: Int? = nil
+  ) throws {
     port = try LoopbackServers.freePort(SOCK_STREAM)
+    self.host = host
     self.directory = directory
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    var arguments = [Self.script.path, "--port", String(port), "--dir", directory.path]
+    var arguments = [
+      Self.script.path, "--port", String(port), "--dir", directory.path, "--host", host,
+    ]
     if let tokenFile { arguments += ["--token-file", tokenFile.path] }
-    child = try ChildProcess("python3", arguments, directory: directory, name: "whip-peer")
+    if let videoJitterPackets {
+      arguments += ["--video-jitter-packets", String(videoJitterPackets)]
+    }
+    if let namespace {
+      child = try ChildProcess(
+        "ip", ["netns", "exec", namespace, "python3"] + arguments, directory: directory,
+        name: "whip-peer")
+    } else {
+      child = try ChildProcess("python3", arguments, directory: directory, name: "whip-peer")
+    }
     try LoopbackServers.waitUntil("the WHIP peer on port \(port)") {
       guard child.process.isRunning else {
         throw LoopbackServers.Failure("whip_peer.py exited: \(child.stderr)")
       }
-      return child.stdout.contains("whip-peer listening on 127.0.0.1:\(port)")
+      return child.stdout.contains("whip-peer listening on \(host):\(port)")
     }
   }
 
@@ -45,10 +66,18 @@ final class WHIPPeer {
 
   /// The `--to` URL for a session recorded as `name`.
   func url(_ name: String, query: String = "") -> String {
-    "whip+http://127.0.0.1:\(port)/whip/\(name)" + (query.isEmpty ? "" : "?" + query)
+    "whip+http://\(host):\(port)/whip/\(name)" + (query.isEmpty ? "" : "?" + query)
   }
 
   func recording(_ name: String) -> URL { directory.appending(path: "\(name).mkv") }
+
+  /// The session's frame lines (kind, keyframe, decoded, …), as JSON objects.
+  func frames(_ name: String) -> [[String: Any]] {
+    LoopbackServers.text(of: directory.appending(path: "\(name).frames.jsonl"))
+      .split(separator: "\n").compactMap {
+        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+      }
+  }
 
   /// The session's event lines (post, ICE states, delete, closed), as JSON objects.
   func events(_ name: String) -> [[String: Any]] {

@@ -2,7 +2,8 @@ import IngestCore
 
 /// Turns `ingest-whip`'s statistics into the `LinkEstimate` the rate controller reads, as
 /// SRT's statistics and RTMP's socket figures are: the rate at which RTP got through (bytes
-/// sent over the last second or more, less the share the receiver reports lost), the loss and
+/// sent over the last second or more, less the share the receiver reports lost, and never above
+/// the receiver's own bandwidth estimate (REMB) where it sends one), the loss and
 /// round trip the receiver's RTCP reports gave, and what waits on our side of the link (the
 /// pipe to the child, its appsrc queues) as queue, or the whole latency when a fresh report
 /// lost heavily (a bottleneck's queue overflowed: nothing waits on our side, webrtcbin does
@@ -75,6 +76,11 @@ struct WHIPLinkMeter {
       if loss >= Self.overflowLoss, now - newest.time <= Self.overflowFreshness {
         queueMilliseconds = max(queueMilliseconds, Self.latencyMilliseconds)
       }
+    }
+    // A receiver that estimates its own bandwidth (REMB) says what it can take: the rate the
+    // controller climbs from, and judges keeping up by, is at most that.
+    if let remb = latest.receiverEstimateBitsPerSecond, remb > 0, let got = delivered {
+      delivered = min(got, remb)
     }
     var estimate = LinkEstimate(
       time: now, queueMilliseconds: queueMilliseconds,

@@ -25,19 +25,31 @@ import Testing
     let queue = WHIPLinkMeter.floorBytes + 25_000
     var second = Self.statistics(bytes: 250_000, packets: 200, lost: 4, queue: queue)
     second.roundTripMilliseconds = 42
-    second.receiverEstimateBitsPerSecond = 1_800_000
+    second.receiverEstimateBitsPerSecond = 2_500_000
     meter.observe(second, now: 1_000_000_000)
     let estimate = try #require(meter.estimate(now: 1_000_000_000, pendingBytes: 0))
     // 2 Mb/s left; the 2 % the receiver lost did not arrive.
     #expect(estimate.deliveredBitsPerSecond == 1_960_000)
     #expect(estimate.roundTripMilliseconds == 42)
-    #expect(estimate.receiverEstimateBitsPerSecond == 1_800_000)
+    #expect(estimate.receiverEstimateBitsPerSecond == 2_500_000)
     // No loss fraction in the report: the cumulative counts give it.
     #expect(estimate.lossRatio == 0.02)
     // 25 000 bytes above the floor waiting at 250 000 bytes a second: 100 ms of queue.
     #expect(estimate.queueBytes == queue)
     #expect(estimate.queueMilliseconds == 100)
     #expect(estimate.latencyMilliseconds == WHIPLinkMeter.latencyMilliseconds)
+  }
+
+  /// A receiver's REMB below what got through bounds the delivered rate the controller climbs
+  /// from; one above it changes nothing (the test above).
+  @Test func theReceiversEstimateBoundsTheDeliveredRate() throws {
+    var meter = WHIPLinkMeter()
+    meter.observe(Self.statistics(bytes: 0, packets: 0), now: 0)
+    var second = Self.statistics(bytes: 250_000, packets: 200)
+    second.receiverEstimateBitsPerSecond = 1_200_000
+    meter.observe(second, now: 1_000_000_000)
+    let estimate = try #require(meter.estimate(now: 1_000_000_000, pendingBytes: 0))
+    #expect(estimate.deliveredBitsPerSecond == 1_200_000)
   }
 
   /// webrtcbin neither paces nor blocks: a bottleneck narrower than the stream shows only as

@@ -35,12 +35,13 @@ import Synchronization
 /// `stopRequested` is set (release) and read after it is seen (acquire), which the compiler
 /// cannot check.
 public final class SenderThread: @unchecked Sendable {
-  /// How long the first unit of a batch waits for others before the thread sends them: 40 ms,
-  /// a third of SRT's default latency (libsrt stamps each message when it is handed over, so
-  /// the wait adds to the end-to-end delay, not to what the receiver's latency must cover).
-  /// Against 20 ms it halves the wake-ups of this thread and of libsrt's send thread again; a
-  /// 720p30 push costs about a fifth less CPU (`docs/benchmarks.md`, live cost).
-  public static let defaultBatchNanoseconds: Int64 = 40_000_000
+  /// How long the first unit of a batch waits for others before the thread sends them: none.
+  /// libsrt sends what it is handed back to back (its default `maxbw` does not pace a live
+  /// stream), so a 40 ms batch left as a burst at line rate: through a path with bursty loss
+  /// the receiver then lost packets past recovery (decode errors in 4 of 12 runs of
+  /// `ImpairedPathTests.burstyLoss`, none in 8 unbatched). Batching saved about 40 % of a
+  /// 720p30 push's CPU; it stays available per thread, for a sink that paces its own sends.
+  public static let defaultBatchNanoseconds: Int64 = 0
 
   private let sender: Sender
   private let clock: SystemClock

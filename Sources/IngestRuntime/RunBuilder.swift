@@ -230,7 +230,7 @@ public struct RunBuilder {
         return [
           try Pipeline(
             configuration: configuration, tracks: carried[0], payloadFormat: sinks[0].payloadFormat,
-            budget: budget, clock: clock)
+            budget: budget, clock: clock, pageRelease: AnonymousPageRelease())
         ]
       }
       let ledger = RingLedger()
@@ -240,7 +240,7 @@ public struct RunBuilder {
         pipelines.append(
           try Pipeline(
             configuration: configuration, tracks: tracks, payloadFormat: sink.payloadFormat,
-            budget: budget, clock: clock, share: share))
+            budget: budget, clock: clock, share: share, pageRelease: AnonymousPageRelease()))
       }
       return pipelines
     } catch {

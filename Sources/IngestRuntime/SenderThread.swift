@@ -11,15 +11,13 @@ import Synchronization
 /// Runs a `Sender` on its own thread, so network I/O (connects, sends with timeouts, reconnect
 /// backoff) never blocks the capture thread.
 ///
-/// The thread sends in batches, not per sample: once units are in the ring it lets them gather
-/// for `batchNanoseconds` and then hands them all to the sink in one pass, so a stream wakes it
-/// (and libsrt's own send thread, which each first message after a pause wakes) about 25 times
-/// a second whatever its frame and audio rates, instead of once per sample. `wake()`, called
-/// after each append, costs two atomic operations; it takes the lock and signals only when the
-/// thread waits on an empty ring (no unit came in for a whole batch). Otherwise the thread
-/// sleeps until the next batch is due, until the sink can take more
-/// (`Sender.PumpResult.blocked`), or until its control loop or status reporter is due,
-/// whichever comes first: one timer for all three.
+/// The thread sends what the ring holds as soon as it is woken. `wake()`, called after each
+/// append, costs two atomic operations; it takes the lock and signals only when the thread waits
+/// on an empty ring. Otherwise the thread sleeps until the sink can take more
+/// (`Sender.PumpResult.blocked`), or until its control loop or status reporter is due, whichever
+/// comes first: one timer for all three. It does not gather units into batches: libsrt sends
+/// what it is handed back to back, so a batch leaves as a burst at line rate with the link idle
+/// in between, which cost more packets than it saved CPU (`docs/architecture.md`).
 ///
 /// Each pass ticks the output's control loop, then its status reporter: both read the sink, and
 /// the sink is only ever called from this thread.
@@ -35,19 +33,10 @@ import Synchronization
 /// `stopRequested` is set (release) and read after it is seen (acquire), which the compiler
 /// cannot check.
 public final class SenderThread: @unchecked Sendable {
-  /// How long the first unit of a batch waits for others before the thread sends them: none.
-  /// libsrt sends what it is handed back to back (its default `maxbw` does not pace a live
-  /// stream), so a 40 ms batch left as a burst at line rate: through a path with bursty loss
-  /// the receiver then lost packets past recovery (decode errors in 4 of 12 runs of
-  /// `ImpairedPathTests.burstyLoss`, none in 8 unbatched). Batching saved about 40 % of a
-  /// 720p30 push's CPU; it stays available per thread, for a sink that paces its own sends.
-  public static let defaultBatchNanoseconds: Int64 = 0
-
   private let sender: Sender
   private let clock: SystemClock
   private let control: ControlLoop?
   private let reporter: StatusReporter?
-  private let batchNanoseconds: Int64
   /// Condition `sending` wakes the sender thread; the ticker has its own, `ticking`, so that
   /// each signal reaches the thread it is meant for.
   private let lock = ConditionLock(conditions: 2)
@@ -69,17 +58,14 @@ public final class SenderThread: @unchecked Sendable {
   /// - Parameters:
   ///   - control: the output's control loop, ticked on this thread (it reads the sink's link).
   ///   - reporter: the output's status reporter, ticked after it.
-  ///   - batchNanoseconds: how long the first unit appended to an empty ring waits for others
-  ///     before the thread sends (0: at once).
   public init(
     sender: Sender, clock: SystemClock = SystemClock(), control: ControlLoop?,
-    reporter: StatusReporter?, batchNanoseconds: Int64 = SenderThread.defaultBatchNanoseconds
+    reporter: StatusReporter?
   ) {
     self.sender = sender
     self.clock = clock
     self.control = control
     self.reporter = reporter
-    self.batchNanoseconds = max(0, batchNanoseconds)
     let gate = ConnectingSinkGate(sink: sender.sink)
     self.gate = gate
     control?.attach(gate)
@@ -112,7 +98,11 @@ public final class SenderThread: @unchecked Sendable {
     // waiting for a signal that nobody sends.
     appended.store(true, ordering: .sequentiallyConsistent)
     guard waitingForData.exchange(false, ordering: .sequentiallyConsistent) else { return }
-    lock.withLock { lock.signal(Self.sending) }
+    // Taking and letting go of the lock orders this after the thread's check of `appended`
+    // (made under it) or after it began to wait; the signal goes once the lock is free, so the
+    // woken thread does not block at once on a mutex this thread still holds.
+    lock.withLock {}
+    lock.signal(Self.sending)
   }
 
   /// Lets the thread send what the ring holds (up to `timeout` nanoseconds), then stops it.
@@ -151,8 +141,8 @@ public final class SenderThread: @unchecked Sendable {
       // Read before the pass: a stop seen here comes after the last append, so a pass that
       // then finds the ring empty has sent everything.
       let stopping = stopRequested.load(ordering: .acquiring)
-      // Whether units came in since the last pass: while they do, the stream flows and the
-      // thread keeps its batch timer rather than waiting to be signalled for each batch.
+      // Whether units came in since the last pass: if so, the thread looks again before it
+      // waits to be signalled.
       let flowing = appended.exchange(false, ordering: .sequentiallyConsistent)
       let result = sender.pump(now: clock.now())
       // The time after the pump: a connect or a send may have blocked for seconds.
@@ -179,23 +169,17 @@ public final class SenderThread: @unchecked Sendable {
         continue
       }
       if result == .idle {
-        if flowing || appended.load(ordering: .sequentiallyConsistent) {
-          // The units that come in meanwhile go with the next batch.
-          wakeAt = min(wakeAt, now + batchNanoseconds)
-        } else if waitForData(until: wakeAt) {
-          // The first unit of a batch: the ones after it join it.
-          wakeAt = min(wakeAt, clock.now() + batchNanoseconds)
-        } else {
-          continue
+        if !flowing && !appended.load(ordering: .sequentiallyConsistent) {
+          waitForData(until: wakeAt)
         }
+        continue
       }
       sleep(until: wakeAt, wakingOnStop: true)
     }
   }
 
   /// Waits on an empty ring until `wake()` or `beginStopping` signals, or `deadline`.
-  /// - Returns: whether a unit came in or a stop was asked for.
-  private func waitForData(until deadline: Int64) -> Bool {
+  private func waitForData(until deadline: Int64) {
     lock.lock()
     defer { lock.unlock() }
     waitingForData.store(true, ordering: .sequentiallyConsistent)
@@ -205,23 +189,14 @@ public final class SenderThread: @unchecked Sendable {
       lock.wait(Self.sending, until: deadline)
     }
     waitingForData.store(false, ordering: .sequentiallyConsistent)
-    return appended.load(ordering: .sequentiallyConsistent)
-      || stopRequested.load(ordering: .acquiring)
   }
 
   /// Sleeps until `deadline`, or, `wakingOnStop`, until `beginStopping` signals (a thread
   /// already draining sleeps its whole time).
   private func sleep(until deadline: Int64, wakingOnStop: Bool) {
-    let left = deadline - clock.now()
-    guard left > 0, !(wakingOnStop && stopRequested.load(ordering: .acquiring)) else { return }
-    if left <= batchNanoseconds {
-      // The batch timer: no lock, no condition (a futex wait, and a futex wake when the mutex
-      // is let go after it). A stop asked for meanwhile waits for it, a batch at most.
-      clock.sleep(until: deadline)
-      return
-    }
+    guard clock.now() < deadline else { return }
     lock.lock()
-    // Read again under the lock: `beginStopping` signals with it held.
+    // Read under the lock: `beginStopping` signals with it held.
     let stop = wakingOnStop && stopRequested.load(ordering: .acquiring)
     if !stop && clock.now() < deadline {
       lock.wait(Self.sending, until: deadline)

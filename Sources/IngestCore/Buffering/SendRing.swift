@@ -15,7 +15,10 @@
 ///
 /// The arena's head is the slot of the oldest record and its tail the end of the newest slot, so
 /// arena space comes back in FIFO order as records are sent or trimmed. When the ring empties,
-/// allocation restarts at offset 0, so a sender that keeps up touches only the first pages.
+/// allocation restarts at offset 0, so a sender that keeps up touches only the first pages; the
+/// pages a backlog touched beyond `residentArenaBytes` are given back to the system once it has
+/// drained (`MemoryPageRelease`), so that one stall does not keep the process's resident memory
+/// up for the rest of the run.
 ///
 /// Bounded by buffered duration (the DTS span of waiting units), by live bytes, by the arena and
 /// by the record capacity. The drop policy in `SendRing+DropPolicy.swift` makes room on enqueue.
@@ -91,6 +94,9 @@ public final class SendRing {
 
   let arena: UnsafeMutableRawBufferPointer
   let records: UnsafeMutablePointer<Record>
+  private let pageRelease: (any MemoryPageRelease)?
+  /// The end of the arena space handed out since pages were last given back.
+  private var touchedEnd = 0
   var head = 0
   var count = 0
   var nextSequence: Int64 = 0
@@ -125,13 +131,18 @@ public final class SendRing {
   ///   - recordCapacity: maximum units held, tombstones included.
   ///   - headroom: bytes reserved in front of each unit (0 for access-unit sinks).
   ///   - durationLimit: maximum buffered DTS span in 90 kHz ticks.
-  public init(arenaCapacity: Int, recordCapacity: Int, headroom: Int, durationLimit: Int64) {
+  ///   - pageRelease: gives back the arena pages a drained backlog touched; nil keeps them.
+  public init(
+    arenaCapacity: Int, recordCapacity: Int, headroom: Int, durationLimit: Int64,
+    pageRelease: (any MemoryPageRelease)? = nil
+  ) {
     precondition(arenaCapacity > 0 && recordCapacity > 0 && headroom >= 0)
     self.arenaCapacity = arenaCapacity
     self.recordCapacity = recordCapacity
     self.headroom = headroom
     self.durationLimit = durationLimit
     self.byteLimit = arenaCapacity
+    self.pageRelease = pageRelease
     arena = .allocate(byteCount: arenaCapacity, alignment: 16)
     records = .allocate(capacity: recordCapacity)
   }
@@ -219,6 +230,7 @@ public final class SendRing {
     }
     reservation = (info, offset, slotLength)
     liveBytes += slotLength
+    touchedEnd = max(touchedEnd, offset + slotLength)
     return UnsafeMutableRawBufferPointer(
       rebasing: arena[offset + headroom..<offset + slotLength])
   }
@@ -306,6 +318,23 @@ public final class SendRing {
     head = (head + 1) % recordCapacity
     count -= 1
     trimHead()
+    if count == 0 { releaseDrainedPages() }
+  }
+
+  /// Arena bytes that stay resident when the ring empties: what a sender that keeps up uses.
+  public static let residentArenaBytes = 512 << 10
+
+  /// The ring is empty, so nothing lives in the arena beyond `residentArenaBytes` (but a slot
+  /// the capture thread is writing) and new units start at offset 0: the pages a backlog made
+  /// resident there are given back. Only when at least as much again is to be given back, so a
+  /// stream whose keyframes reach just past the mark does not fault pages in and out each GOP;
+  /// a backlog is rare, so the system call (on the sender thread, under the pipeline's lock)
+  /// is too.
+  private func releaseDrainedPages() {
+    let keep = Self.residentArenaBytes
+    guard let pageRelease, reservation == nil, touchedEnd >= 2 * keep else { return }
+    pageRelease.release(UnsafeMutableRawBufferPointer(rebasing: arena[keep..<touchedEnd]))
+    touchedEnd = keep
   }
 
   /// Drops everything older than the newest waiting video keyframe (reason `.reconnect`), the

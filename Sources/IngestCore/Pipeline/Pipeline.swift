@@ -39,10 +39,12 @@ public final class Pipeline: Sendable {
   ///   - share: set when other outputs share `budget`: the caller reserved this ring's records
   ///     (`SendRing.recordTableBytes`) in it, and the ring gets `share.arenaBytes`; nil gives the
   ///     ring all that the budget leaves.
+  ///   - pageRelease: gives back the ring's arena pages a drained backlog made resident.
   /// - Throws: `BudgetError` when the buffers do not fit in the budget.
   public init(
     configuration: PipelineConfiguration, tracks: TrackFormats, payloadFormat: PayloadFormat,
-    budget: MemoryBudget, clock: any PipelineClock, share: RingShare? = nil
+    budget: MemoryBudget, clock: any PipelineClock, share: RingShare? = nil,
+    pageRelease: (any MemoryPageRelease)? = nil
   ) throws(BudgetError) {
     var budget = budget
     if share == nil {
@@ -67,7 +69,7 @@ public final class Pipeline: Sendable {
       PipelineCapture(configuration: configuration, tracks: tracks, payloadFormat: payloadFormat))
     let ring = SendRing(
       arenaCapacity: arena, recordCapacity: configuration.recordCapacity,
-      headroom: headroom, durationLimit: configuration.bufferTicks)
+      headroom: headroom, durationLimit: configuration.bufferTicks, pageRelease: pageRelease)
     shared = HandOverLock(
       PipelineShared(
         ring: ring, ladder: DegradationLadder(configuration: configuration.ladder), share: share,

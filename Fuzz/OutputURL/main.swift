@@ -69,7 +69,8 @@ public func fuzzOutputURL(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 func isPrintedAnyway(_ secret: String) -> Bool {
   // Words of the fixed messages, among them the list of outputs a non-output is told about.
   [
-    "srt://", "rtmp://", "rtmps://", "file:PATH", "null:", "hls:DIR", ".m3u8 path",
+    "srt://", "rtmp://", "rtmps://", "whip+http://", "whip+https://", "file:PATH", "null:",
+    "hls:DIR", ".m3u8 path", "- (standard output)", ".ts, .mp4 or .mov path",
     "passphrase=***", "streamid=***", "latency=", "pbkeylen=", "maxbw=",
   ].contains {
     $0.contains(secret)

@@ -2,7 +2,8 @@
 # What a live push costs (issue 26): the same content pushed at real time to a local SRT
 # listener by `ingest replay --speed realtime` and by `ffmpeg -re -map 0 -c copy -f mpegts`,
 # alternating, RUNS times each, then by ingest with more outputs (SRT + HLS; SRT + HLS + .ts +
-# RTMP to a private nginx-rtmp). Each run under GNU time (user and sys CPU, voluntary and
+# RTMP to a private nginx-rtmp, or a second SRT listener for HEVC, which RTMP does not carry
+# here). Each run under GNU time (user and sys CPU, voluntary and
 # involuntary context switches, peak RSS), and one more run of each under `strace -c -f` for
 # the futex and send calls. Prints a Markdown table of medians per second of media. On the
 # rows named by LIVE_COST_LIVE_ROWS (default 720p30) `ingest live testsrc` at the row's size,
@@ -75,13 +76,28 @@ free_port() {
 
 # A private nginx-rtmp for the four-output runs.
 source "$ROOT/Scripts/bench-support/private-rtmp.sh"
-listener_pid=""
+listener_pid="" second_listener_pid=""
+failures=()
 start_private_rtmp "$WORK/nginx"
 cleanup() {
   kill "$rtmp_pid" 2>/dev/null || true
   [[ -n $listener_pid ]] && kill "$listener_pid" 2>/dev/null || true
+  [[ -n $second_listener_pid ]] && kill "$second_listener_pid" 2>/dev/null || true
 }
 trap cleanup EXIT INT TERM
+
+# start_listener PORT LOG: an SRT listener on PORT, as the test servers start one (-a:no: it
+# exits when its caller leaves; -v prints " listen..." once bound), here so that no shared
+# server is touched. Returns once it listens; its pid is in $started_pid.
+start_listener() {
+  srt-live-transmit -a:no -v "srt://127.0.0.1:$1?mode=listener" file://con \
+    >/dev/null </dev/null 2>"$2" &
+  started_pid=$!
+  for _ in $(seq 100); do
+    grep -q listen "$2" 2>/dev/null && break
+    sleep 0.05
+  done
+}
 
 # run SENDER ROW TRACE: one push to a fresh SRT listener (it exits when the sender leaves).
 # Writes WORK/time.txt ("user sys maxrss_kB voluntary involuntary wall") or, with TRACE=1,
@@ -89,15 +105,8 @@ trap cleanup EXIT INT TERM
 run() {
   local sender=$1 row=$2 trace=$3 port command=()
   port=$(free_port SOCK_DGRAM)
-  # The listener the test servers start (-a:no: it exits when its caller leaves; -v prints
-  # " listen..." once bound), started here so that no shared server is touched.
-  srt-live-transmit -a:no -v "srt://127.0.0.1:$port?mode=listener" file://con \
-    >/dev/null </dev/null 2>"$WORK/listener.log" &
-  listener_pid=$!
-  for _ in $(seq 100); do
-    grep -q listen "$WORK/listener.log" 2>/dev/null && break
-    sleep 0.05
-  done
+  start_listener "$port" "$WORK/listener.log"
+  listener_pid=$started_pid
   local srt="srt://127.0.0.1:$port"
   rm -rf "$WORK/out-hls" "$WORK/out.ts"
   case "$sender" in
@@ -111,9 +120,17 @@ run() {
       --speed realtime --quiet)
     ;;
   four)
+    # RTMP carries no HEVC with this libavformat (no Enhanced RTMP): an HEVC row's fourth
+    # output is a second SRT listener.
+    local fourth="rtmp://127.0.0.1:$rtmp_port/live/bench"
+    if [[ $row == 2160p60 ]]; then
+      port=$(free_port SOCK_DGRAM)
+      start_listener "$port" "$WORK/listener2.log"
+      second_listener_pid=$started_pid
+      fourth="srt://127.0.0.1:$port"
+    fi
     command=("$INGEST" replay "$WORK/$row.dump" --to "$srt" --to "hls:$WORK/out-hls"
-      --to "$WORK/out.ts" --to "rtmp://127.0.0.1:$rtmp_port/live/bench" --audio app
-      --speed realtime --quiet)
+      --to "$WORK/out.ts" --to "$fourth" --audio app --speed realtime --quiet)
     ;;
   live)
     local size rate bitrate
@@ -137,13 +154,25 @@ run() {
     wait "$pid" || true
     [[ -n $tracer ]] && { wait "$tracer" 2>/dev/null || true; }
   elif [[ $trace == 1 ]]; then
-    strace -c -f -o "$WORK/strace.txt" "${command[@]}" >"$WORK/sender.log" 2>&1
+    strace -c -f -o "$WORK/strace.txt" "${command[@]}" >"$WORK/sender.log" 2>&1 || true
   else
+    # A run that ends with an error still cost what it cost: it is counted, and said under
+    # the table with the sender's last line.
+    local status=0
     /usr/bin/time -f "%U %S %M %w %c %e" -o "$WORK/time.txt" "${command[@]}" \
-      >"$WORK/sender.log" 2>&1
+      >"$WORK/sender.log" 2>&1 || status=$?
+    if ((status != 0)); then
+      failures+=("$row, $sender: exit status $status: $(tail -1 "$WORK/sender.log")")
+    fi
+    # GNU time writes a line of its own before the figures when the command failed.
+    tail -1 "$WORK/time.txt" >"$WORK/time.last" && mv "$WORK/time.last" "$WORK/time.txt"
   fi
   wait "$listener_pid" 2>/dev/null || true
   listener_pid=""
+  if [[ -n $second_listener_pid ]]; then
+    wait "$second_listener_pid" 2>/dev/null || true
+    second_listener_pid=""
+  fi
 }
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
@@ -195,7 +224,10 @@ for row in "${ROWS[@]}"; do
     srt) name='`ingest replay --to srt://`' ;;
     ffmpeg) name='`ffmpeg -re -c copy` to SRT' ;;
     srt+hls) name='ingest: SRT + HLS' ;;
-    four) name='ingest: SRT + HLS + .ts + RTMP' ;;
+    four)
+      name='ingest: SRT + HLS + .ts + RTMP'
+      [[ $row != 2160p60 ]] || name='ingest: SRT + HLS + .ts + SRT'
+      ;;
     live) name='`ingest live testsrc --to srt://`, pipeline process (no encoder)' ;;
     esac
     awk -v row="$row" -v name="$name" -v u="$u" -v s="$s" -v m="$m" -v w="$w" -v f="$futex" \
@@ -204,3 +236,8 @@ for row in "${ROWS[@]}"; do
           (u + s) * 1000 / t, s * 1000 / t, w / t, f / t, n / t, m / 1000 }'
   done
 done
+if ((${#failures[@]})); then
+  echo
+  echo "Runs that ended with an error (their figures are in the medians):"
+  for failure in "${failures[@]}"; do echo "- $failure"; done
+fi

@@ -52,6 +52,12 @@ struct SRTQueueLimit {
       latestRoundTrip = roundTripMilliseconds
     }
     drain.observe(delivered: acknowledgedBytes, waiting: bufferedBytes, now: now)
+    // With nothing of ours in libsrt's buffer, nothing of ours is queued on the path either.
+    // libsrt's smoothed round trip is refreshed only by acknowledgements of new data, so after
+    // a spike (a receiver starved of CPU for a moment) it may go on showing a queue long gone;
+    // counted as queue, it held the sink back for good: nothing sent, so no new sample. The
+    // path's queue counts as drained until data is in flight again.
+    if bufferedBytes == 0 { latestRoundTrip = minimumRoundTripMilliseconds }
   }
 
   /// Bytes per second the link drained while data waited, smoothed; nil before a measurement.

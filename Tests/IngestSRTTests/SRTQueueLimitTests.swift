@@ -7,6 +7,28 @@ import Testing
 @Suite struct SRTQueueLimitTests {
   private let ms: Int64 = 1_000_000
 
+  /// A round trip that rose while data was in flight is the path's queue; once libsrt holds
+  /// nothing of ours it is not (only acknowledgements of new data would bring libsrt's smoothed
+  /// figure down again, and nothing is sent while it stays up).
+  @Test func aRoundTripSpikeIsNoQueueOnceNothingIsInFlight() {
+    var limit = SRTQueueLimit()
+    limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 2, now: 0)
+    limit.observe(
+      acknowledgedBytes: 10_000, bufferedBytes: 5_000, roundTripMilliseconds: 70, now: 100 * ms)
+    #expect(limit.pathQueueMilliseconds == 68)
+    limit.observe(
+      acknowledgedBytes: 15_000, bufferedBytes: 0, roundTripMilliseconds: 70, now: 200 * ms)
+    #expect(limit.pathQueueMilliseconds == 0)
+    #expect(
+      !limit.isQueueLong(
+        queuedMilliseconds: limit.queuedMilliseconds(unsentBytes: 0, sendBufferMilliseconds: 0),
+        latencyMilliseconds: 120))
+    // Data in flight again: libsrt's figure counts once more.
+    limit.observe(
+      acknowledgedBytes: 15_000, bufferedBytes: 1_316, roundTripMilliseconds: 60, now: 300 * ms)
+    #expect(limit.pathQueueMilliseconds == 58)
+  }
+
   @Test func beforeAMeasurementTheFloorHolds() {
     var limit = SRTQueueLimit()
     #expect(limit.limitBytes(latencyMilliseconds: 200) == SRTQueueLimit.floorBytes)

@@ -19,9 +19,9 @@ import IngestCore
 /// link takes it; what cannot go waits in the ring, which drops whole frames.
 ///
 /// The drain rate is measured from the bytes acknowledged over intervals in which data was
-/// waiting at both ends, smoothed; before the first such interval the limit is `floorBytes`,
-/// which the first acknowledgements lift within a few round trips. The round trip is the
-/// minimum over the last 10 s (distance, not queue).
+/// waiting at both ends, smoothed; before the first such interval the limit comes from the
+/// stream's own rate (see `limitBytes`), and never falls below `floorBytes`. The round trip is
+/// the minimum over the last 10 s (distance, not queue).
 struct SRTQueueLimit {
   /// The least the buffer may hold: eight 1316-byte messages, about 0.13 s at 650 kb/s.
   static let floorBytes = 8 * SRTMessageChunker.messageSize
@@ -109,21 +109,28 @@ struct SRTQueueLimit {
     queuedMilliseconds > queueBoundMilliseconds(latencyMilliseconds: latencyMilliseconds)
   }
 
-  /// A connection starts slowly: until libsrt first holds bytes it has not sent (`queued`, in
-  /// milliseconds, beyond an acknowledgement interval) or the path's own queue shows (the round
-  /// trip up by half and 20 ms), the drain measured says only how much this bound let through,
-  /// so the bound doubles it, as a slow start doubles its window each round trip.
-  /// Without it a long path was held back while the measurement grew (at 100 ms, from the
-  /// floor to 2 Mb/s took a second and left the first keyframe waiting in the ring). After
-  /// the first queue, the measured drain alone: a keyframe on a slow link is fed to libsrt as
-  /// the link takes it.
-  mutating func limitBytes(latencyMilliseconds: Int, queuedMilliseconds: Double? = nil) -> Int {
+  /// A connection starts at the stream's own rate (`streamBytesPerSecond`, see
+  /// `SRTStreamRate`) and then quickly: until libsrt first holds bytes it has not sent
+  /// (`queued`, in milliseconds, beyond an acknowledgement interval) or the path's own queue
+  /// shows (the round trip up by half and 20 ms), the drain measured says only how much this
+  /// bound let through, so the bound doubles it, as a slow start doubles its window each round
+  /// trip, and never goes below the stream's rate. Without the doubling a long path was held
+  /// back while the measurement grew (at 100 ms, from the floor to 2 Mb/s took a second and
+  /// left the first keyframe waiting in the ring); without the stream's rate a 50 Mb/s stream
+  /// waited in the ring for its first two seconds while the doubling caught up. After the
+  /// first queue, the measured drain alone: a keyframe on a slow link is fed to libsrt as the
+  /// link takes it.
+  mutating func limitBytes(
+    latencyMilliseconds: Int, queuedMilliseconds: Double? = nil,
+    streamBytesPerSecond: Double? = nil
+  ) -> Int {
     var rate = drainBytesPerSecond
     if slowStart, let queued = queuedMilliseconds {
       // A queue in libsrt, or one on the path: over.
       let pathQueue = latestRoundTrip > 1.5 * minimumRoundTripMilliseconds + 20
       if queued - pathQueueMilliseconds <= Self.acknowledgementIntervalMilliseconds && !pathQueue {
-        rate = rate.map { 2 * $0 }
+        let doubled = rate.map { 2 * $0 } ?? 0
+        rate = max(doubled, streamBytesPerSecond ?? 0)
       } else {
         slowStart = false
       }

@@ -45,6 +45,9 @@ public final class SRTSink: OutputSink {
   private var watchdog = SRTProgressWatchdog(now: 0)
   private var linkMeter = SRTLinkMeter()
   private var queueLimit = SRTQueueLimit()
+  private var streamRate = SRTStreamRate()
+  /// The last unit `streamRate` counted.
+  private var lastCounted: (kind: SampleKind, dts: Int64)?
   private var dropLedger = SRTDropLedger()
   /// Whether each send is preceded by a reading of libsrt's counters (see `write`).
   private var readsBeforeSend = false
@@ -205,6 +208,8 @@ public final class SRTSink: OutputSink {
     }
     linkMeter.reset()
     queueLimit.reset()
+    streamRate.reset()
+    lastCounted = nil
     dropLedger.reset()
     self.socket = socket
     watchdog = SRTProgressWatchdog(now: Self.clock.now())
@@ -301,6 +306,11 @@ public final class SRTSink: OutputSink {
     guard let socket, socket.isOpen else {
       throw .write(endpoint: endpoint, reason: "not connected", retryable: true)
     }
+    // A unit held back is offered again: it counts once.
+    if lastCounted?.kind != unit.kind || lastCounted?.dts != unit.dts {
+      lastCounted = (unit.kind, unit.dts)
+      streamRate.observe(bytes: bytes.count, dts: unit.dts)
+    }
     // Bytes libsrt may take in this call; unlimited without figures, or after a stall.
     var byteAllowance = Int.max
     if let stats = socket.statistics() {
@@ -359,7 +369,8 @@ public final class SRTSink: OutputSink {
         }
         byteAllowance =
           queueLimit.limitBytes(
-            latencyMilliseconds: agreedLatencyMilliseconds, queuedMilliseconds: queued)
+            latencyMilliseconds: agreedLatencyMilliseconds, queuedMilliseconds: queued,
+            streamBytesPerSecond: streamRate.bytesPerSecond)
           - buffered
       }
     }

@@ -157,6 +157,35 @@ import Testing
     #expect(limit.drainBytesPerSecond == 200_000)
   }
 
+  /// A connection starts from the stream's own rate: 6.25 MB/s (50 Mb/s) on a short path with
+  /// a 120 ms latency allows 10 ms in flight and 60 ms queued, 437,500 bytes, where the floor
+  /// alone held the first seconds in the ring. Once libsrt holds bytes it has not sent, the
+  /// measured drain alone sets the limit, whatever the stream's rate.
+  @Test func aConnectionStartsFromTheStreamsRateUntilTheFirstQueue() {
+    var limit = SRTQueueLimit()
+    #expect(
+      limit.limitBytes(
+        latencyMilliseconds: 120, queuedMilliseconds: 0, streamBytesPerSecond: 6_250_000)
+        == 437_500)
+    // A measured drain above the stream's rate, doubled, wins.
+    limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, now: 0)
+    limit.observe(acknowledgedBytes: 400_000, bufferedBytes: 5_000, now: 100 * ms)
+    #expect(
+      limit.limitBytes(
+        latencyMilliseconds: 120, queuedMilliseconds: 0, streamBytesPerSecond: 1_000_000)
+        == 560_000)
+    // A queue in libsrt ends the slow start: the drain alone, 4 MB/s over 70 ms.
+    #expect(
+      limit.limitBytes(
+        latencyMilliseconds: 120, queuedMilliseconds: 40, streamBytesPerSecond: 6_250_000)
+        == 280_000)
+    #expect(!limit.slowStart)
+    #expect(
+      limit.limitBytes(
+        latencyMilliseconds: 120, queuedMilliseconds: 0, streamBytesPerSecond: 6_250_000)
+        == 280_000)
+  }
+
   @Test func aNewConnectionForgetsTheRate() {
     var limit = SRTQueueLimit()
     limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, now: 0)

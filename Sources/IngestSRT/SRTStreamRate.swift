@@ -1,0 +1,50 @@
+/// The stream's own byte rate: the bytes of the units handed to the sink against the decode
+/// time they span, so a backlog drained at once reads as the media's rate, not as a burst.
+///
+/// `SRTQueueLimit` starts a connection from it: before libsrt has acknowledged enough to
+/// measure the link, the stream's rate is what the link must take anyway, and starting from a
+/// floor of a few messages held the first seconds of a 50 Mb/s stream in the ring.
+struct SRTStreamRate {
+  /// The span after which the window restarts (90 kHz ticks, 1 s): the rate follows an
+  /// encoder that changes its bitrate.
+  static let windowTicks: Int64 = 90_000
+  /// A decode time further than this from the window's newest one (10 s) is a jump of the
+  /// timeline, not media: the window restarts.
+  static let jumpTicks: Int64 = 900_000
+
+  private var bytes = 0
+  private var first: Int64?
+  private var newest: Int64 = 0
+  /// The rate of the last full window, bytes per second of media.
+  private var measured: Double?
+
+  /// Forgets what it saw (a new connection).
+  mutating func reset() { self = SRTStreamRate() }
+
+  /// Counts a unit of `count` bytes with decode time `dts` (90 kHz ticks).
+  mutating func observe(bytes count: Int, dts: Int64) {
+    guard let start = first, abs(dts - newest) <= Self.jumpTicks else {
+      first = dts
+      newest = dts
+      bytes = count
+      return
+    }
+    newest = max(newest, dts)
+    bytes += count
+    let span = newest - start
+    if span >= Self.windowTicks {
+      measured = Double(bytes) * 90_000 / Double(span)
+      first = newest
+      bytes = 0
+    }
+  }
+
+  /// Bytes per second of media: the last full window's rate, or before one the bytes so far
+  /// spread over a whole window (an underestimate that grows to the rate within a second of
+  /// media); nil before the first unit.
+  var bytesPerSecond: Double? {
+    if let measured { return measured }
+    guard first != nil else { return nil }
+    return Double(bytes) * 90_000 / Double(Self.windowTicks)
+  }
+}

@@ -179,6 +179,29 @@ final class SignalledIngest {
     #expect((size ?? 0) > 0, "the peer received the stream")
   }
 
+  /// SIGINT ends `ingest live` whose output is slow to finish: meanwhile the encoder fills the
+  /// pipe the run no longer reads and blocks writing, and must still end, cleanly.
+  @Test func sigintEndsALiveRunWhoseOutputIsSlowToFinish() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let status = directory.appending(path: "status.jsonl").path
+    let run = try SignalledIngest(
+      [
+        "live", "testsrc", "--size", "640x360", "--duration", "120", "--to",
+        directory.appending(path: "slow.ts").path + "?rate=100k", "--status", status, "--json",
+        "--quiet",
+        // The link takes a few per cent of the frames: what is asked here is the stop.
+        "--min-delivered", "0",
+      ], in: directory)
+    #expect(FaultSupport.waitUntil(seconds: 30) { FaultSupport.count("stats", in: status) >= 2 })
+    run.send(SIGINT)
+    #expect(run.wait() == 0, "\(run.stderr)")
+    let json = try #require(summary(run.stdout), "no JSON summary: \(run.stdout) \(run.stderr)")
+    #expect(json["stopped"] as? String == "SIGINT")
+    let encoder = json["encoder"] as? [String: Any]
+    #expect(encoder?["exit"] as? String == "exited with status 0", "\(json)")
+  }
+
   @Test func aSecondSignalEndsTheRunAtOnce() throws {
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }

@@ -116,8 +116,15 @@ public final class EncoderProcess: @unchecked Sendable {
   /// The last standard-error lines of the child (at most 20), for error messages.
   public var lastLines: [String] { lines.withLock { $0 } }
 
-  /// Asks the child to stop (SIGTERM); it ends its stream cleanly.
-  public func terminate() { process.kill(SIGTERM) }
+  /// Asks the child to stop (SIGTERM; it ends its stream cleanly) and closes the read end of
+  /// its stream, for when the run reads no more of it. A child blocked writing into the full
+  /// pipe would never see the SIGTERM (the write is restarted after the handler); with the read
+  /// end closed the write fails with EPIPE, which the encoder takes as the end of its run, not
+  /// a failure.
+  public func stop() {
+    process.kill(SIGTERM)
+    output.close()
+  }
 
   /// Waits for the child to end and for its standard error to be read to the end.
   public func wait() -> Exit {

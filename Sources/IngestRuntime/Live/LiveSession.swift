@@ -39,7 +39,8 @@ public enum LiveSession {
     options.skippedSourceVideoFrames = { reports.skippedFrames }
     options.summaryFields = {
       // The stream ended: the child is ending too, or must be told to (a failed output, a stop).
-      process.terminate()
+      // The run reads no more of it, however long the outputs took to finish meanwhile.
+      process.stop()
       let exit = process.wait()
       var fields = JSONObject()
       var encoder = JSONObject()
@@ -54,7 +55,7 @@ public enum LiveSession {
         source: process.output, name: "encoder", options: options, clock: clock,
         senders: .threaded(clock), onProgress: onProgress)
     } catch {
-      process.terminate()
+      process.stop()
       let exit = process.wait()
       switch error {
       case .dump, .noTracks, .empty:

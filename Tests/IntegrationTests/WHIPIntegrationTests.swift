@@ -119,12 +119,18 @@ import Testing
     // The peer stamps what it receives with the wall clock.
     let resumed = Int(Date().timeIntervalSince1970 * 1e9)
     kill(peer.child.pid, SIGCONT)
-    // Two seconds of video after the gap (the run is ended on that, not on a duration that a
-    // slow connection on a loaded machine could use up), then the stop.
-    try LoopbackServers.waitUntil("video after the blackout", timeout: 60) {
-      peer.frames(name).count {
-        $0["kind"] as? String == "video" && ($0["recv_ns"] as? Int ?? 0) > resumed
-      } >= 60
+    // The run is ended on events, not on a duration that a slow connection on a loaded machine
+    // could use up: two seconds of video after the gap, and the receiver's reports of the loss
+    // and its keyframe request in the status (they come with its next RTCP reports, after the
+    // backlog of the socket buffer is through).
+    try LoopbackServers.waitUntil(
+      "video, the loss and a keyframe request after the gap", timeout: 60
+    ) {
+      let text = LoopbackServers.text(of: status)
+      return text.contains(/"packets_lost":[1-9]/) && text.contains(/"keyframe_requests":[1-9]/)
+        && peer.frames(name).count {
+          $0["kind"] as? String == "video" && ($0["recv_ns"] as? Int ?? 0) > resumed
+        } >= 60
     }
     kill(live.pid, SIGINT)
     #expect(live.wait(timeout: 60))

@@ -131,7 +131,8 @@ import Testing
 
   /// The default for RTMP with both tracks is the mix: nginx's recording holds both tones.
   /// At real time: a paced replay drops what the mix or the link falls behind by, as a capture
-  /// would, and at four times real time a loaded machine lost a second's audio (8 dB down).
+  /// would, and at four times real time one second of a loaded machine's recording came out
+  /// 8 dB down.
   @Test func rtmpCarriesBothTonesAtTheirGains() throws {
     guard let tones = try Self.prepared() else { return }
     let directory = try CommandRunner.temporaryDirectory()

@@ -20,7 +20,8 @@
 /// ```
 ///
 /// A recording is unfinished when lines follow the last `end` (or there is none). A torn or
-/// malformed line is skipped and reported, never fatal.
+/// malformed line is skipped and reported, never fatal. A segment recorded again (recovery keeps
+/// a `.part` whose complete record the disk lost) takes its latest record, in its first place.
 public struct HLSJournal: Equatable, Sendable {
   /// The journal's file name inside the recording directory.
   public static let fileName = "journal"
@@ -159,17 +160,21 @@ public struct HLSJournal: Equatable, Sendable {
         let map = Self.mapField(fields, at: 6)
       else { return bad("malformed segment line") }
       let name = String(fields[1])
-      guard !segments.contains(where: { $0.name == name }) else {
-        return bad("segment \(name) recorded twice")
-      }
       // A segment that names a map needs its file: one recorded before it.
       if let map, self.map(named: map) == nil {
         return bad("segment \(name) needs \(map), which no map line records")
       }
-      segments.append(
-        HLSSegment(
-          name: name, duration: duration, bytes: bytes, discontinuity: discontinuity,
-          programDateTime: date, map: map))
+      let segment = HLSSegment(
+        name: name, duration: duration, bytes: bytes, discontinuity: discontinuity,
+        programDateTime: date, map: map)
+      // The newest record of a file describes it: recovery records again, under the same name,
+      // a `.part` it kept in place of a segment the journal had but the disk lost. The playlist
+      // keeps the first record's place.
+      if let earlier = segments.firstIndex(where: { $0.name == name }) {
+        segments[earlier] = segment
+      } else {
+        segments.append(segment)
+      }
       if openSegment?.name == name { openSegment = nil }
       isFinished = false
     case "end":

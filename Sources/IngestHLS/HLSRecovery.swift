@@ -184,8 +184,11 @@ public enum HLSRecovery {
       let segment = HLSSegment(
         name: name, duration: scan.duration, bytes: scan.completeBytes,
         discontinuity: opened?.discontinuity ?? false, programDateTime: date, map: map)
+      // Recorded again when the journal had it complete but the disk lost it: the newer line
+      // wins when the journal is read (`HLSJournal`), so a second recovery finds it whole.
       try journalFile.append(HLSJournal.segmentLine(segment))
       try HLSFileSystem.rename(partPath, to: HLSFileSystem.join(directory, name))
+      report.lost.removeAll { $0 == name }
       segments.append(segment)
       report.partials.append(
         .kept(

@@ -58,8 +58,22 @@ private let sample = """
     """
   let journal = HLSJournal.parse(text)
   #expect(journal.segments.map(\.name) == ["seg00000.ts", "seg00002.ts"])
-  #expect(journal.issues.map(\.line) == [2, 3, 4, 5, 6])
+  #expect(journal.issues.map(\.line) == [2, 3, 5, 6])
   #expect(journal.playlistName == nil)
+}
+
+@Test func aSegmentRecordedAgainTakesItsNewerRecordInItsFirstPlace() {
+  let text = """
+    segment seg00000.ts 2.000000 1880 0 2023-11-14T22:13:20.000Z
+    segment seg00001.ts 2.000000 120320 0 2023-11-14T22:13:22.000Z
+    segment seg00002.ts 2.000000 1880 0 2023-11-14T22:13:24.000Z
+    segment seg00001.ts 0.033333 752 0 2023-11-14T22:13:22.000Z
+
+    """
+  let journal = HLSJournal.parse(text)
+  #expect(journal.issues.isEmpty)
+  #expect(journal.segments.map(\.name) == ["seg00000.ts", "seg00001.ts", "seg00002.ts"])
+  #expect(journal.segments.map(\.bytes) == [1880, 752, 1880])
 }
 
 @Test func journalLinesRoundTripThroughTheParser() {

@@ -232,6 +232,36 @@ private func interruptedRecording() -> TemporaryDirectory {
   #expect(!(try #require(directory.read("index.m3u8"))).contains("seg00001.ts"))
 }
 
+/// The journal records seg00002 as complete, but only a shorter `.part` of it is on disk (the
+/// fuzz input `lost-segment-kept-from-its-part`): what is playable of the part is kept, and a
+/// second recovery finds the recording finished, its playlist unchanged.
+@Test func segmentKeptFromAShortPartIsFoundWholeByASecondRecovery() throws {
+  let directory = interruptedRecording()
+  defer { directory.remove() }
+  let journal = try #require(directory.read(HLSJournal.fileName))
+  directory.write(HLSJournal.fileName, text: journal + completeLine(2, bytes: 120_320))
+  let whole =
+    TSFixture.video(dts: 900_000, keyframe: true, packets: 3).bytes
+    + TSFixture.video(dts: 903_000, keyframe: false).bytes
+  directory.write("seg00002.ts.part", whole + [UInt8](repeating: 0, count: 50))
+
+  let first = try HLSRecovery.recover(directory: directory.path, now: 0)
+  #expect(first.lost.isEmpty)
+  #expect(first.segments == 3)
+  let playlist = try #require(directory.read("index.m3u8"))
+  #expect(playlist.contains("seg00002.ts\n"))
+
+  let second = try HLSRecovery.recover(directory: directory.path, now: 0)
+  #expect(second.wasFinished)
+  #expect(second.lost.isEmpty)
+  #expect(directory.read("index.m3u8") == playlist)
+  guard case .kept(_, _, let kept, _)? = first.partials.first else {
+    Issue.record("the part was not kept: \(first)")
+    return
+  }
+  #expect(directory.size("seg00002.ts") == Int(kept))
+}
+
 @Test func journalWithoutARunIsNotARecording() {
   let directory = TemporaryDirectory()
   defer { directory.remove() }

@@ -130,6 +130,13 @@ package final class SRTListener {
 
   /// Kills the listener by pid (also what `deinit` does).
   package func kill() { child.kill() }
+
+  /// The latency, in milliseconds, for a loopback push whose every byte must arrive. The receiver
+  /// drops a packet it has not got one latency after it was sent, and on loopback the only
+  /// delay is the scheduler's: on two cores busy with other work a push at 200 ms lost packets
+  /// (an SRT packet handed to libsrt but sent, or read, late). Two seconds holds through a
+  /// loaded machine; it costs the run the play-out wait at its end once.
+  package static let toleratedLatency = 2000
 }
 
 /// A private nginx with the rtmp module on its own port: app `live` records each publish to

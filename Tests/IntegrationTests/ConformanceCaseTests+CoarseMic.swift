@@ -123,7 +123,9 @@ extension ConformanceCaseTests {
     defer { listener.kill() }
     let srt = try CommandRunner.ingest(
       [
-        "replay", dump, "--to", "srt://127.0.0.1:\(listener.port)?latency=200", "--speed", "4",
+        "replay", dump, "--to",
+        "srt://127.0.0.1:\(listener.port)?latency=\(SRTListener.toleratedLatency)",
+        "--speed", "4",
         "--quiet",
       ], timeout: 60)
     #expect(srt.status == 0, "\(srt.stderr)")

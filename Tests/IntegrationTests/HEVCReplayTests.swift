@@ -77,7 +77,7 @@ import Testing
     let result = try CommandRunner.ingest(
       [
         "replay", CommandRunner.fixture("screen-hevc.dump"), "--to",
-        "srt://127.0.0.1:\(listener.port)?latency=200", "--speed", "4",
+        "srt://127.0.0.1:\(listener.port)?latency=\(SRTListener.toleratedLatency)", "--speed", "4",
       ], timeout: 60)
     #expect(result.status == 0, "\(result.stderr)")
     // With -a:no the listener exits once the caller has gone, after writing what it received.

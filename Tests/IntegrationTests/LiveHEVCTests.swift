@@ -33,7 +33,8 @@ import Testing
       port: try LoopbackServers.freePort(SOCK_DGRAM), output: received)
     defer { listener.kill() }
     let result = try live([
-      "--to", "srt://127.0.0.1:\(listener.port)?latency=200", "--duration", "6",
+      "--to", "srt://127.0.0.1:\(listener.port)?latency=\(SRTListener.toleratedLatency)",
+      "--duration", "6",
     ])
     #expect(result.status == 0, "\(result.stderr)")
     // With -a:no the listener exits once the caller has gone, after writing what it received.

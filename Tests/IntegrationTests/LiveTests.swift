@@ -60,7 +60,8 @@ import Testing
       port: try LoopbackServers.freePort(SOCK_DGRAM), output: received)
     defer { listener.kill() }
     let result = try live([
-      "--to", "srt://127.0.0.1:\(listener.port)?latency=200", "--duration", "10", "--json",
+      "--to", "srt://127.0.0.1:\(listener.port)?latency=\(SRTListener.toleratedLatency)",
+      "--duration", "10", "--json",
     ])
     #expect(result.status == 0, "\(result.stderr)")
     #expect(

@@ -20,7 +20,8 @@ import Testing
     let result = try CommandRunner.ingest(
       [
         "replay", CommandRunner.fixture(fixture), "--to",
-        "srt://127.0.0.1:\(listener.port)?latency=200", "--speed", "4", "--json", "--status",
+        "srt://127.0.0.1:\(listener.port)?latency=\(SRTListener.toleratedLatency)", "--speed", "4",
+        "--json", "--status",
         status.path,
       ], timeout: 60)
     #expect(result.status == 0, "\(result.stderr)")
@@ -54,7 +55,7 @@ import Testing
     let result = try CommandRunner.ingest(
       [
         "replay", CommandRunner.fixture("video-only.dump"), "--to",
-        "srt://127.0.0.1:\(listener.port)?latency=200&passphrase=\(Self.passphrase)&pbkeylen=32",
+        "srt://127.0.0.1:\(listener.port)?latency=\(SRTListener.toleratedLatency)&passphrase=\(Self.passphrase)&pbkeylen=32",
         "--speed", "4", "--json",
       ], timeout: 60)
     #expect(result.status == 0, "\(result.stderr)")

@@ -48,6 +48,15 @@ ingest_packages=(
   "gst:dtlssrtpenc:gstreamer1.0-plugins-bad"
   "gst:opusenc:gstreamer1.0-plugins-base"
   "gst:appsrc:gstreamer1.0-plugins-base"
+  # The players of HLSPlayerTests, at their defaults: GStreamer's playbin3 (hlsdemux2 reads
+  # HLS over HTTP through libsoup) and playbin, VLC, and Chromium (its <video>, and hls.js).
+  "gst:playbin3:gstreamer1.0-plugins-base"
+  "gst:hlsdemux2:gstreamer1.0-plugins-good"
+  "gst:souphttpsrc:gstreamer1.0-plugins-good"
+  "file:/usr/lib/x86_64-linux-gnu/libsoup-3.0.so.0:libsoup-3.0-0"
+  "cmd:cvlc:vlc-bin"
+  "file:/usr/lib/x86_64-linux-gnu/vlc/plugins/demux/libadaptive_plugin.so:vlc-plugin-base"
+  "cmd:chromium:chromium"
 )
 # Python modules of the WHIP test peer (Scripts/whip-peer), from PyPI: test tooling only.
 ingest_python_modules=("aiortc:aiortc==1.16.0" "aiohttp:aiohttp==3.14.5")
@@ -75,6 +84,32 @@ ensure_packages() {
   echo "installing: ${missing[*]}" >&2
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# hls.js, for HLSPlayerTests: Debian has no package of it, and PyPI's gradio wheel ships a build
+# (its frontend's hls-*.js module). Only that file is taken from the wheel, which is not
+# installed. Kept in PLAYERS_DIR (default .build/players) across runs.
+hlsjs_wheel="gradio==6.31.0"
+ensure_hlsjs() {
+  local players=${PLAYERS_DIR:-$ROOT/.build/players} download
+  compgen -G "$players/hlsjs/hls-*.js" >/dev/null && return 0
+  download=$(mktemp -d)
+  echo "fetching hls.js from PyPI ($hlsjs_wheel)" >&2
+  if python3 -m pip download -q --disable-pip-version-check --no-deps -d "$download" \
+    "$hlsjs_wheel" >&2; then
+    mkdir -p "$players/hlsjs"
+    python3 - "$download" "$players/hlsjs" <<'PY'
+import glob, os, sys, zipfile
+wheel = glob.glob(os.path.join(sys.argv[1], "*.whl"))[0]
+with zipfile.ZipFile(wheel) as archive:
+    for name in archive.namelist():
+        if name.startswith("gradio/templates/frontend/assets/hls-") and name.endswith(".js"):
+            with open(os.path.join(sys.argv[2], os.path.basename(name)), "wb") as out:
+                out.write(archive.read(name))
+PY
+  fi
+  rm -rf "$download"
+  compgen -G "$players/hlsjs/hls-*.js" >/dev/null
 }
 
 ensure_python_modules() {

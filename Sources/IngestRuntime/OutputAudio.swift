@@ -18,7 +18,10 @@ public enum OutputAudio: Sendable, Equatable {
   /// What `target` carries of `tracks` when `selection` was asked for (nil: the default). An
   /// input with one audio track sends it whatever was asked (a mix of one track is that
   /// track). With both: RTMP and WHIP, which carry one audio track, mix unless `app` or `mic` was
-  /// asked for; the others keep both unless asked otherwise.
+  /// asked for. HLS mixes by default too: players at their defaults (hls.js, GStreamer's
+  /// playbin3) play a variant's segments with one audio track beside the video and refuse or
+  /// ignore a second, as Apple's HLS authoring rules expect; `both` keeps the two tracks there.
+  /// The files (`.ts`, `.mp4`) and SRT keep both unless asked otherwise.
   /// - Parameter mixedByEncoder: the gains the encoder mixed the input's app track with, when
   ///   it did.
   public init(
@@ -32,15 +35,18 @@ public enum OutputAudio: Sendable, Equatable {
     case (false, true): self = .track(.audioMic)
     case (true, true):
       let carriesOne: Bool
+      let mixesByDefault: Bool
       switch target {
-      case .rtmp, .whip: carriesOne = true
-      default: carriesOne = false
+      case .rtmp, .whip: (carriesOne, mixesByDefault) = (true, true)
+      case .hls: (carriesOne, mixesByDefault) = (false, true)
+      default: (carriesOne, mixesByDefault) = (false, false)
       }
       switch selection {
       case .app?: self = .track(.audioApp)
       case .mic?: self = .track(.audioMic)
       case .mix?: self = .mix(gains)
-      case .both?, nil: self = carriesOne ? .mix(gains) : .both
+      case .both?: self = carriesOne ? .mix(gains) : .both
+      case nil: self = mixesByDefault ? .mix(gains) : .both
       }
     }
   }

@@ -97,8 +97,10 @@ enum ReplayCommand: Command {
                                 never clipping) and encodes one AAC track at the app track's
                                 rate and channels; app or mic sends that track alone; both
                                 sends the two tracks (RTMP carries one audio track: it mixes).
-                                Default: mix for RTMP, both for the others. The summary says
-                                what each output carried
+                                Default: mix for RTMP and HLS (players play one audio track
+                                beside the video), both for .ts, .mp4 and SRT, where the app
+                                track comes first (the one players pick; editors see both).
+                                The summary says what each output carried
       --mix-gain app=G,mic=G    gains of the mix, 0 to 16 each (default app=1,mic=1); the
                                 ladder's mic tier mutes the mic in the mix
       --ca-file PEM             rtmps only: trust the certificate authorities in PEM instead of

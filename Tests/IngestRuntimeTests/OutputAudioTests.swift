@@ -29,6 +29,15 @@ import Testing
     #expect(Self.audio(.mic, Self.file, Self.both) == .track(.audioMic))
   }
 
+  /// HLS plays in players at their defaults with one audio track beside the video: the mix by
+  /// default; `both` still muxes the two when asked for.
+  @Test func hlsMixesByDefaultAndKeepsBothWhenAsked() {
+    let hls = OutputTarget.hls(directory: "rec", playlist: "index.m3u8")
+    #expect(Self.audio(nil, hls, Self.both) == .mix(Self.gains))
+    #expect(Self.audio(.both, hls, Self.both) == .both)
+    #expect(Self.audio(.app, hls, Self.both) == .track(.audioApp))
+  }
+
   @Test func oneAudioTrackIsSentWhateverWasAsked() {
     for selection in [nil, AudioSelection.mix, .app, .mic, .both] {
       #expect(

@@ -11,7 +11,7 @@
 # Suites that take 20 s or more, longest first (measured with this runner on a fresh clone).
 ingest_long_suites=(
   FaultInjectionTests ImpairedPathTests MultiOutputTests ConformanceCaseTests SRTReplayTests
-  LiveTests HLSPlayerTests StreamRecordUploadTests LiveHEVCTests HLSIntegrationTests SecretsTests
+  LiveTests HLSPlayerTests HLSRenditionTests StreamRecordUploadTests LiveHEVCTests HLSIntegrationTests SecretsTests
   WHIPShapedLinkTests SRTShapedLinkTests RTMPReplayTests HLSFragmentedMP4IntegrationTests
   MP4RecordingTests
   H264OpenGOPTests UploadFaultTests AudioMixTests WHIPIntegrationTests

@@ -2,6 +2,7 @@
 """Plays a recording in a real player at the player's defaults and prints one JSON line.
 
     play.py hlsjs  DIR [--playlist index.m3u8] [--seconds 3] [--switch-audio] [--timeout 60]
+    play.py hlsjs  DIR --follow 20 [--max-stall 2]   follow a live playlist for 20 s of playing
     play.py video  FILE [--seconds 3] [--timeout 60]        Chromium's own <video> (.mp4, .m3u8)
     play.py gst    DIR/FILE [--element playbin3|playbin] [--timeout 120]
     play.py vlc    DIR/FILE [--timeout 120]
@@ -15,7 +16,8 @@ forgive what it plays.
 
 The JSON line: `player`, `version`, `ok` (played as asked), and what was seen: for the browser
 `position`, `width`, `height`, `errors` (hls.js error events: type, details, fatal),
-`audio_tracks`, `switched_position` (after switching audio); for GStreamer and VLC `eos`,
+`audio_tracks`, `switched_position` (after switching audio), `longest_stall` (following a
+live playlist: the longest time the position stood still while playing); for GStreamer and VLC `eos`,
 `errors` (their ERROR/error lines).
 """
 
@@ -77,7 +79,26 @@ if (options.hlsjs) {
 }
 video.play().catch((e) => { state.errors.push({ type: "play", details: String(e), fatal: false }); });
 let switchedAt = null;
+// Following a live playlist: how long the position stood still while playing, at most.
+let followStart = null, lastAdvance = null, lastPosition = 0;
+state.longest_stall = 0;
 const timer = setInterval(() => {
+  if (options.follow > 0) {
+    const now = performance.now() / 1000;
+    if (video.currentTime > lastPosition) {
+      if (followStart === null) followStart = now;
+      lastPosition = video.currentTime;
+      lastAdvance = now;
+    } else if (lastAdvance !== null && !video.ended) {
+      state.longest_stall = Math.max(state.longest_stall, now - lastAdvance);
+    }
+    if (followStart !== null && now - followStart >= options.follow) {
+      state.followed = now - followStart;
+      clearInterval(timer); report(true); return;
+    }
+    report(false);
+    return;
+  }
   if (video.currentTime >= options.seconds && video.videoWidth > 0) {
     if (!options.switchAudio) { clearInterval(timer); report(true); return; }
     if (switchedAt === null && hls && hls.audioTracks.length >= 2) {
@@ -182,7 +203,7 @@ def browser(args, hlsjs):
     target = os.path.abspath(args.path)
     root, name = (target, args.playlist) if os.path.isdir(target) else os.path.split(target)
     options = {"src": "/media/" + name, "seconds": args.seconds, "hlsjs": hlsjs,
-               "switchAudio": args.switch_audio}
+               "switchAudio": args.switch_audio, "follow": args.follow}
     page = (PAGE % {"options": json.dumps(options)}).encode()
     server = serve(root, page, hlsjs_module() if hlsjs else None)
     profile = tempfile.mkdtemp(prefix="ingest-chromium-")
@@ -204,11 +225,15 @@ def browser(args, hlsjs):
           and last.get("position", 0) >= args.seconds and last.get("width", 0) > 0)
     if args.switch_audio:
         ok = ok and last.get("audio_tracks", 0) >= 2 and last.get("switched_position") is not None
+    if args.follow > 0:
+        ok = (finished and not fatal and not last.get("media_error") and last.get("width", 0) > 0
+              and last.get("longest_stall", 0) <= args.max_stall)
     result = {"player": "hls.js" if hlsjs else "chromium <video>",
               "version": (last.get("version") if hlsjs else "") or "",
               "browser": chromium_version(), "ok": bool(ok), "timed_out": not finished,
               **{k: last.get(k) for k in ("position", "width", "height", "errors",
-                                           "audio_tracks", "switched_position", "media_error")}}
+                                           "audio_tracks", "switched_position", "media_error",
+                                           "longest_stall", "followed")}}
     if not last:
         result["stderr"] = stderr.decode(errors="replace")[-2000:]
     return result
@@ -282,6 +307,10 @@ def main():
     parser.add_argument("--switch-audio", action="store_true")
     parser.add_argument("--element", default="playbin3", choices=["playbin3", "playbin"])
     parser.add_argument("--timeout", type=float, default=60)
+    parser.add_argument("--follow", type=float, default=0,
+                        help="hlsjs: follow a live playlist for this many seconds of playing")
+    parser.add_argument("--max-stall", type=float, default=2,
+                        help="with --follow: the longest stall, in seconds, that still passes")
     args = parser.parse_args()
     if args.player in ("hlsjs", "video"):
         result = browser(args, hlsjs=args.player == "hlsjs")

@@ -98,6 +98,11 @@ public final class HLSSink: OutputSink {
   private var map: HLSMap?
   /// fMP4: video waits for a keyframe (after a unit too large for the fragment buffer).
   private var awaitingKeyframe = false
+  /// An audio rendition of a set (`HLSRenditionSink`) cuts where the video did, not on its own
+  /// clock, so that its segments line up with the video's.
+  var followsCuts = false
+  /// Following: the decode time from which the next cut point starts a segment.
+  private(set) var pendingCut: Int64?
 
   /// - Parameters:
   ///   - configuration: where and how to record.
@@ -218,6 +223,21 @@ public final class HLSSink: OutputSink {
     reserve?.ensure(segments: listedSegments)
   }
 
+  /// Following: the next segment starts at the first cut point at or after `dts`.
+  func scheduleCut(at dts: Int64) { pendingCut = dts }
+
+  /// The decode time of the open segment's first unit; nil before the first segment.
+  var openSegmentStart: Int64? { current?.startDTS }
+
+  /// Whether `unit`, a cut point, ends the open segment (or starts the first one).
+  private func cuts(at unit: OutgoingUnit) -> Bool {
+    guard followsCuts else {
+      return current.map { unit.dts - $0.startDTS >= cutAfter || discontinuityPending } ?? true
+    }
+    return pendingCut.map { unit.dts >= $0 } ?? false
+      || (current != nil && discontinuityPending)
+  }
+
   /// Segments a recovered playlist would list (every run's, not just the live window).
   private var listedSegments: Int { playlist.mediaSequence + playlist.segments.count }
 
@@ -234,10 +254,10 @@ public final class HLSSink: OutputSink {
     let cutPoint = isCutPoint(unit, bytes: bytes)
     do {
       if let segment = current {
-        if cutPoint && (unit.dts - segment.startDTS >= cutAfter || discontinuityPending) {
+        if cutPoint && cuts(at: unit) {
           try finishSegment(duration: unit.dts - segment.startDTS, next: unit)
         }
-      } else if cutPoint {
+      } else if cutPoint && cuts(at: unit) {
         try startSegment(unit, journalPrefix: "")
       } else {
         // Nothing before the first keyframe: a segment must start decodable.
@@ -256,7 +276,9 @@ public final class HLSSink: OutputSink {
   /// Keeps the open segment's timing (its last unit on the timing track) and warns once about
   /// a segment that found no keyframe to end at.
   private func noteWritten(_ unit: OutgoingUnit) {
-    if let segment = current, unit.dts - segment.startDTS > 2 * cutAfter, warnings.isEmpty {
+    if !followsCuts, let segment = current, unit.dts - segment.startDTS > 2 * cutAfter,
+      warnings.isEmpty
+    {
       // Without keyframes to cut at, segments outgrow the target duration the playlist states.
       // An H.264 encoder with open GOPs gives none: its recovery points are no keyframes here.
       warnings.append(
@@ -319,6 +341,7 @@ public final class HLSSink: OutputSink {
       path: HLSFileSystem.join(directory, name + ".part"),
       bufferCapacity: configuration.bufferCapacity)
     nextIndex += 1
+    pendingCut = nil
     current = OpenSegment(
       name: name, writer: writer, startDTS: unit.dts, lastDTS: unit.dts,
       discontinuity: discontinuityPending, programDateTime: date, map: map?.name)
@@ -428,13 +451,11 @@ public final class HLSSink: OutputSink {
     let isVideo = unit.kind == .video
     let cutPoint = timingKind == .video ? isVideo && unit.isKeyframe : unit.kind.isAudio
     if awaitingKeyframe && isVideo && !unit.isKeyframe { return .discarded(.awaitingKeyframe) }
-    guard current != nil || cutPoint else {
+    let cuts = cutPoint && cuts(at: unit)
+    guard current != nil || cuts else {
       // Nothing before the first keyframe: a segment must start decodable.
       return .discarded(.awaitingKeyframe)
     }
-    let cuts =
-      cutPoint
-      && (current.map { unit.dts - $0.startDTS >= cutAfter || discontinuityPending } ?? true)
     // A unit in a format whose initialization section is not written yet waits for the cut
     // (an audio track that changed mid-segment loses its frames until the next keyframe).
     if fragments!.isWaiting(unit.kind) && !cuts { return .discarded(.awaitingKeyframe) }

@@ -207,6 +207,11 @@ public struct RunBuilder {
       configuration.targetDuration = options.segmentSeconds
       configuration.window = options.hlsWindow
       configuration.container = container ?? .preferred(for: tracks)
+      // Both audio tracks asked for: alternate renditions, not two tracks in the video's
+      // segments, which players at their defaults refuse or ignore.
+      if options.audio == .both, HLSRenditionSink.applies(to: tracks) {
+        return HLSRenditionSink(configuration: configuration, tracks: tracks)
+      }
       return HLSSink(configuration: configuration, tracks: tracks)
     case .mp4(let path, let quickTime):
       return MP4FileSink(path: path, tracks: tracks, brand: quickTime ? .quickTime : .iso)

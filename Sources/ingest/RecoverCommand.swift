@@ -17,7 +17,9 @@ enum RecoverCommand: Command {
     being written (segNNNNN.ts.part) is cut back to its last whole access unit and kept if it still
     holds a whole keyframe, otherwise removed; an fMP4 one (segNNNNN.m4s.part) is cut back to
     its last whole fragment and kept under the initialization section (EXT-X-MAP) it was written
-    for; the playlist gets EXT-X-ENDLIST. A finished recording is left as it is. See docs/hls.md.
+    for; the playlist gets EXT-X-ENDLIST. A finished recording is left as it is. A recording with
+    alternate audio (--audio both: video/, app/ and mic/ under DIR) is recovered a directory at a
+    time. See docs/hls.md.
 
     A fragmented .mp4 or .mov recording killed while it was written is cut back to the end of
     its last whole fragment, so that it plays to there; a whole file is left as it is. See
@@ -38,42 +40,73 @@ enum RecoverCommand: Command {
     if lower.hasSuffix(".mp4") || lower.hasSuffix(".mov") {
       return recoverMP4(directory, json: args.has("--json"))
     }
+    // A recording with alternate audio (`--audio both`): each rendition's directory in turn.
+    let renditions = HLSRendition.recorded(in: directory)
+    if !renditions.isEmpty {
+      var reports: [JSONObject] = []
+      for rendition in renditions {
+        let path = directory + "/" + rendition.directoryName
+        let report: HLSRecoveryReport
+        do { report = try HLSRecovery.recover(directory: path) } catch {
+          Console.error("ingest recover: \(rendition.directoryName): \(error)")
+          return 1
+        }
+        if args.has("--json") {
+          var object = json(report)
+          object.add("rendition", rendition.directoryName)
+          reports.append(object)
+        } else {
+          Console.error("ingest recover: \(rendition.directoryName): " + report.description)
+        }
+      }
+      if args.has("--json") {
+        var object = JSONObject()
+        object.add("renditions", reports)
+        Console.out(object.rendered + "\n")
+      }
+      return 0
+    }
     let report: HLSRecoveryReport
     do { report = try HLSRecovery.recover(directory: directory) } catch {
       Console.error("ingest recover: \(error)")
       return 1
     }
     if args.has("--json") {
-      var object = JSONObject()
-      object.add("playlist", report.playlistPath)
-      object.add("was_finished", report.wasFinished)
-      object.add("segments", report.segments)
-      object.add(
-        "partials",
-        report.partials.map { partial in
-          var item = JSONObject()
-          switch partial {
-          case .kept(let name, let fileBytes, let keptBytes, let duration):
-            item.add("name", name)
-            item.add("action", "kept")
-            item.add("file_bytes", fileBytes)
-            item.add("kept_bytes", keptBytes)
-            item.add("duration_s", Double(duration) / 90_000)
-          case .removed(let name, let fileBytes):
-            item.add("name", name)
-            item.add("action", "removed")
-            item.add("file_bytes", fileBytes)
-          }
-          return item
-        })
-      object.add("renamed", report.renamed.count)
-      object.add("lost", report.lost.count)
-      object.add("journal_issues", report.journalIssues.count)
-      Console.out(object.rendered + "\n")
+      Console.out(json(report).rendered + "\n")
     } else {
       Console.error("ingest recover: " + report.description)
     }
     return 0
+  }
+
+  /// What recovery found, as the `--json` object.
+  static func json(_ report: HLSRecoveryReport) -> JSONObject {
+    var object = JSONObject()
+    object.add("playlist", report.playlistPath)
+    object.add("was_finished", report.wasFinished)
+    object.add("segments", report.segments)
+    object.add(
+      "partials",
+      report.partials.map { partial in
+        var item = JSONObject()
+        switch partial {
+        case .kept(let name, let fileBytes, let keptBytes, let duration):
+          item.add("name", name)
+          item.add("action", "kept")
+          item.add("file_bytes", fileBytes)
+          item.add("kept_bytes", keptBytes)
+          item.add("duration_s", Double(duration) / 90_000)
+        case .removed(let name, let fileBytes):
+          item.add("name", name)
+          item.add("action", "removed")
+          item.add("file_bytes", fileBytes)
+        }
+        return item
+      })
+    object.add("renamed", report.renamed.count)
+    object.add("lost", report.lost.count)
+    object.add("journal_issues", report.journalIssues.count)
+    return object
   }
 
   /// Cuts a killed `.mp4` recording to its last whole fragment.

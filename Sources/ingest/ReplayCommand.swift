@@ -96,7 +96,8 @@ enum ReplayCommand: Command {
                                 audio: mix decodes both, mixes them (--mix-gain, a limiter:
                                 never clipping) and encodes one AAC track at the app track's
                                 rate and channels; app or mic sends that track alone; both
-                                sends the two tracks (RTMP carries one audio track: it mixes).
+                                sends the two tracks (RTMP carries one audio track: it mixes;
+                                HLS writes them as alternate audio renditions, docs/hls.md).
                                 Default: mix for RTMP and HLS (players play one audio track
                                 beside the video), both for .ts, .mp4 and SRT, where the app
                                 track comes first (the one players pick; editors see both).

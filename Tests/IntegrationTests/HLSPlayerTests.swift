@@ -13,6 +13,10 @@ import Testing
     case hlsHEVC
     case mp4File
     case tsFile
+    /// `--audio both`: alternate audio renditions, TS, fMP4 and HEVC's fMP4.
+    case renditionsTS
+    case renditionsFragmentedMP4
+    case renditionsHEVC
 
     var description: String { rawValue }
 
@@ -34,6 +38,21 @@ import Testing
       case .tsFile:
         let file = directory.appending(path: "screen.ts").path
         return ([CommandRunner.fixture("screen.dump"), "--to", file], file)
+      case .renditionsTS:
+        return (
+          [CommandRunner.fixture("screen.dump"), "--to", "hls:\(hls)", "--audio", "both"], hls
+        )
+      case .renditionsFragmentedMP4:
+        return (
+          [
+            CommandRunner.fixture("screen.dump"), "--to", "hls:\(hls)?container=fmp4", "--audio",
+            "both",
+          ], hls
+        )
+      case .renditionsHEVC:
+        return (
+          [CommandRunner.fixture("screen-hevc.dump"), "--to", "hls:\(hls)", "--audio", "both"], hls
+        )
       }
     }
 
@@ -41,8 +60,9 @@ import Testing
     /// Chromium's `<video>` for the `.mp4` (web pages play HLS through hls.js).
     var players: [Player] {
       switch self {
-      case .hlsTS, .hlsFragmentedMP4: [.playbin3, .playbin, .vlc, .hlsjs]
-      case .hlsHEVC, .tsFile: [.playbin3, .playbin, .vlc]
+      case .hlsTS, .hlsFragmentedMP4, .renditionsTS, .renditionsFragmentedMP4:
+        [.playbin3, .playbin, .vlc, .hlsjs]
+      case .hlsHEVC, .tsFile, .renditionsHEVC: [.playbin3, .playbin, .vlc]
       case .mp4File: [.playbin3, .playbin, .vlc, .chromiumVideo]
       }
     }
@@ -64,8 +84,13 @@ import Testing
     let replay = try CommandRunner.ingest(
       ["replay"] + arguments + ["--speed", "max", "--quiet"], timeout: 60)
     try #require(replay.status == 0, "\(replay.stderr)")
-    let verdict = try player.play(path)
+    // With two audio renditions, hls.js must list both and play on after switching.
+    let renditions = [Form.renditionsTS, .renditionsFragmentedMP4].contains(form)
+    let verdict = try player.play(path, switchAudio: renditions && player == .hlsjs)
     #expect(verdict.ok, "\(form) in \(player): \(verdict.line)")
+    if renditions && player == .hlsjs {
+      #expect(verdict.fields["audio_tracks"] as? Int == 2, "\(verdict.line)")
+    }
   }
 
   /// The default HLS recording of a capture with app and mic audio carries one audio track, the

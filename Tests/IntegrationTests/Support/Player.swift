@@ -47,21 +47,39 @@ enum Player: String, CaseIterable, CustomStringConvertible {
     return nil
   }
 
+  /// hls.js only: follows the live playlist of the recording directory `path` for `seconds` of
+  /// playing; the verdict fails when the position stood still longer than `maximumStall` s.
+  func follow(_ path: String, seconds: Int, maximumStall: Double) throws -> Verdict {
+    precondition(self == .hlsjs, "only hls.js follows a live playlist here")
+    return try run([
+      "hlsjs", path, "--follow", String(seconds), "--max-stall", String(maximumStall),
+      "--timeout", String(seconds + 120),
+    ])
+  }
+
   /// Plays `path` (a recording directory's `playlist`, or a file) and returns the verdict.
   /// - Parameter switchAudio: hls.js only: also switch to the other audio rendition and play on.
-  func play(_ path: String, playlist: String = "index.m3u8", switchAudio: Bool = false) throws
-    -> Verdict
-  {
-    var arguments = [Self.script.path]
+  /// - Parameter timeout: how long the player may take, in seconds (following a live
+  ///   playlist to its end takes as long as the recording runs).
+  func play(
+    _ path: String, playlist: String = "index.m3u8", switchAudio: Bool = false,
+    timeout: Int = 90
+  ) throws -> Verdict {
+    var arguments: [String]
     switch self {
-    case .playbin3, .playbin: arguments += ["gst", path, "--element", rawValue]
-    case .vlc: arguments += ["vlc", path]
-    case .hlsjs: arguments += ["hlsjs", path]
-    case .chromiumVideo: arguments += ["video", path]
+    case .playbin3, .playbin: arguments = ["gst", path, "--element", rawValue]
+    case .vlc: arguments = ["vlc", path]
+    case .hlsjs: arguments = ["hlsjs", path]
+    case .chromiumVideo: arguments = ["video", path]
     }
-    arguments += ["--playlist", playlist, "--timeout", "90"]
+    arguments += ["--playlist", playlist, "--timeout", String(timeout)]
     if switchAudio { arguments.append("--switch-audio") }
-    let result = try CommandRunner.run("python3", arguments, timeout: 150)
+    return try run(arguments)
+  }
+
+  /// Runs the script with `arguments` and reads its verdict.
+  private func run(_ arguments: [String]) throws -> Verdict {
+    let result = try CommandRunner.run("python3", [Self.script.path] + arguments, timeout: 400)
     let line = result.stdout.split(separator: "\n").last.map(String.init) ?? ""
     let fields =
       (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:]

@@ -135,9 +135,15 @@ public final class AudioMixStage {
       payload = UnsafeRawBufferPointer(rebasing: payload[adts.headerSize...])
     }
     let position = AudioMixer.position(of: pts, sampleRate: format.sampleRate)
+    // A clock whose unit is longer than a frame (a mic stamped in whole seconds) places its
+    // samples by count.
+    let coarse =
+      Int64(pts.timescale) * Int64(mixer.configuration.frameSamples)
+      < Int64(format.sampleRate)
     do throws(AudioMixStageError) {
       try decoders[input.rawValue].decode(payload, position: position) { count, start, samples in
-        mixer.push(input, position: start, count: count, samples: samples) { frame in
+        mixer.push(input, position: start, count: count, coarse: coarse, samples: samples) {
+          frame in
           encode(frame, emit: emit)
         }
       }

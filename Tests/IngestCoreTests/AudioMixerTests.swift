@@ -242,6 +242,35 @@ import Testing
     }
   }
 
+  /// A mic stamped in whole seconds (rounded down, about 47 frames on each value) is placed by
+  /// its sample count: the mix keeps pace with the app, never a second ahead per second, and
+  /// both tones stay whole.
+  @Test func coarseMicClockIsPlacedBySampleCount() {
+    let mixer = Self.mixer()
+    let collected = Collected()
+    let frames = 300
+    for index in 0..<frames {
+      let position = Int64(index * Self.frame)
+      Self.push(mixer, .app, Self.app, at: position, into: collected)
+      let stamp = position / Int64(Self.rate) * Int64(Self.rate)
+      let samples = Self.mic.samples(at: position, count: Self.frame)
+      samples.withUnsafeBufferPointer { buffer in
+        mixer.push(
+          .mic, position: stamp, count: Self.frame, coarse: true,
+          samples: { _ in buffer.baseAddress! }, emit: collected.take)
+      }
+    }
+    mixer.finish(emit: collected.take)
+    #expect(collected.isContiguous)
+    // Without the count, each second's first frame read as a step forward and the mix grew
+    // by up to a second per second.
+    #expect(collected.positions.count <= frames + 1, "\(collected.positions.count) frames")
+    for second in 1..<5 {
+      #expect(abs(collected.level(440, second: second) - 0.25) < 1e-4)
+      #expect(abs(collected.level(660, second: second) - 0.25) < 1e-3)
+    }
+  }
+
   /// Small timestamp jitter is absorbed: the samples stay back to back.
   @Test func jitterDoesNotOpenGapsOrOverlaps() {
     let mixer = Self.mixer()

@@ -64,7 +64,8 @@ extension ConformanceCaseTests {
   static func expectClean(_ path: String, _ name: String) throws {
     let check = try TransportStreamCheck(path: path)
     #expect(check.conformanceViolations().map(\.description) == [], "\(name)")
-    #expect(try Self.gstreamerProblems(path, check: check) == [], "\(name)")
+    let problems = try Self.gstreamerProblems(path, check: check)
+    #expect(problems == [], "\(name) \(problems)")
     #expect(try CommandRunner.decodeErrors(path) == "", "\(name)")
     #expect(check.continuityErrors == 0, "\(name)")
   }

@@ -107,12 +107,20 @@ public final class AudioMixer {
   /// (calling `emit` with each) every frame that is ready after them.
   /// - Parameter samples: the samples of one channel (0..<configuration.channels), at the mix
   ///   rate; read during the call only.
+  /// - Parameter coarse: the input's timestamps are on a clock coarser than a frame (a mic
+  ///   stamped in whole seconds): see `place`.
   public func push(
-    _ input: AudioMixInput, position: Int64, count: Int,
+    _ input: AudioMixInput, position: Int64, count: Int, coarse: Bool = false,
     samples: (Int) -> UnsafePointer<Float>, emit: (AudioMixFrame) -> Void
   ) {
     guard count > 0 else { return }
-    var position = place(input, position: position, count: count)
+    // A coarse clock before anything else has a time: where its frame lies within its unit is
+    // not known yet (the `Timeline` refuses such samples too, `awaitingSharedClock`).
+    if coarse && cursor == nil && reference == nil {
+      trimmedSamples += count
+      return
+    }
+    var position = place(input, position: position, count: count, coarse: coarse)
     var done = 0
     while done < count {
       let piece = min(count - done, configuration.largestChunkSamples)
@@ -132,7 +140,15 @@ public final class AudioMixer {
 
   /// Where `input`'s samples at `position` go on the timeline, its clock re-anchored when they
   /// land elsewhere than a clock that kept going could put them.
-  private func place(_ input: AudioMixInput, position: Int64, count: Int) -> Int64 {
+  ///
+  /// A coarse clock says where a frame is only to within its unit (a second), and not in which
+  /// direction it was rounded, so its samples follow each other by count, as the `Timeline`
+  /// places such a track: starting no later than the present (the video's time), following the
+  /// clock only where it is behind that, and moving on, leaving a gap, once both the clock and
+  /// the present are more than a frame ahead (the clock ticked after a pause). Taken as it is,
+  /// each second's first frame would read as a step forward of up to a second, and the mic
+  /// (and the mix with it) would run ahead of the video by that much every second.
+  private func place(_ input: AudioMixInput, position: Int64, count: Int, coarse: Bool) -> Int64 {
     if cursor == nil {
       cursor = position
       head = position
@@ -148,7 +164,8 @@ public final class AudioMixer {
         clock.offset = now - position
         clock.resets += 1
       }
-      let placed = position + clock.offset
+      var placed = position + clock.offset
+      if coarse { placed = min(placed, now) }
       // The mixed frames follow the app's frames (the same A/V offset as the app track): when
       // the mic came first and nothing was mixed yet, the first frame moves onto the app's grid,
       // at or before where the mic began. The rings hold samples by position, so nothing moves.
@@ -161,6 +178,11 @@ public final class AudioMixer {
       return placed
     }
     let placed = position + clock.offset
+    if coarse {
+      let frame = Int64(configuration.frameSamples)
+      guard placed - clock.end > frame && now - clock.end > frame else { return clock.end }
+      return min(placed, now)
+    }
     let step = placed - clock.end
     if abs(step) <= Int64(configuration.glitchSamples) { return clock.end }
     let isPause =

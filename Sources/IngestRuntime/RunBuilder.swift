@@ -122,6 +122,10 @@ public struct RunBuilder {
     if outputs.count > 1, case .threaded(let threadClock) = senders {
       probe = SharedResidentProbe(probe, clock: threadClock)
     }
+    // One voice towards the encoder for the whole run: every lane's loop wishes there.
+    let runControl = RunControl(
+      outputs: outputs.count, nominalFrameRate: options.nominalFrameRate,
+      deliver: options.encoderRequests)
     var lanes: [OutputLane] = []
     for (offset, output) in outputs.enumerated() {
       let pipeline = pipelines[offset]
@@ -135,7 +139,7 @@ public struct RunBuilder {
           outputs.count > 1 ? "output \(offset + 1) (\(sink.redactedDescription)): " : ""
         reporter.onWarning = { warningLine(label + $0) }
       }
-      // Every output's ladder may ask the encoder for what it needs.
+      // Every output's ladder may wish for what it needs; `runControl` merges the wishes.
       var configuration = ControlLoop.Configuration(
         rateControl: offset == steering ? options.rateControl : nil)
       configuration.nominalFrameRate = options.nominalFrameRate
@@ -143,7 +147,8 @@ public struct RunBuilder {
         pipeline: pipeline, probe: probe, clock: clock,
         configuration: configuration)
       control.attach(sink)
-      control.deliver = options.encoderRequests
+      control.runControl = runControl
+      control.output = offset + 1
       control.onEvent = { reporter.report($0, now: $1) }
       let sender = Sender(pipeline: pipeline, sink: sink, clock: clock)
       sender.onEvent = { reporter.report($0) }

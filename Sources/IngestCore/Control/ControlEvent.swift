@@ -8,4 +8,7 @@ public enum ControlEvent: Sendable, Equatable {
   /// A request handed to the encoder, once each: `delivered` is false when the encoder's input
   /// refused it (its pipe full or closed), so a request never reads as sent when it was not.
   case encoderRequest(EncoderRequest, delivered: Bool)
+  /// What the run's `RunControl` asked the encoder for when this output's wish changed the
+  /// merged request, naming the output whose wish it carries out.
+  case runDecision(RunControl.Decision)
 }

@@ -1,6 +1,7 @@
-/// The run's control plane for one output: reads the memory probe and the output's link, runs
-/// the rate controller and moves the degradation ladder, and hands what the encoder must do as
-/// `EncoderRequest`s to `deliver`. Everything it sees and does goes to `onEvent`, in order,
+/// The control loop of one output: reads the memory probe and the output's link, runs the rate
+/// controller and moves the degradation ladder, and hands what the encoder must do as
+/// `EncoderRequest`s to the run's `RunControl` (which merges every output's wishes), or to
+/// `deliver` where it is the only one. Everything it sees and does goes to `onEvent`, in order,
 /// for the status channel; it writes nothing itself.
 ///
 /// ```
@@ -48,6 +49,11 @@ public final class ControlLoop {
   /// or gone). Nil when there is no encoder to ask (a dump replayed): requests are then
   /// reported as sent, since nothing refused them.
   public var deliver: ((EncoderRequest) -> Bool)?
+  /// The run's one voice towards the encoder: when set, requests are this output's wishes,
+  /// merged with the other outputs' there (`deliver` is then not used).
+  public var runControl: RunControl?
+  /// This output's number (from 1) for `runControl`.
+  public var output = 1
   /// Receives each event with the time of the tick that produced it.
   public var onEvent: ((ControlEvent, Int64) -> Void)?
 
@@ -129,8 +135,15 @@ public final class ControlLoop {
     for request in decision.requests { ask(request, now: now) }
   }
 
-  /// Hands `request` to the encoder and reports it, once, as delivered or not.
+  /// Hands `request` to the encoder and reports it, once, as delivered or not; with a
+  /// `runControl`, wishes it there and reports what the encoder was asked for because of it.
   private func ask(_ request: EncoderRequest, now: Int64) {
+    if let runControl {
+      if let decision = runControl.wish(request, from: output, now: now) {
+        onEvent?(.runDecision(decision), now)
+      }
+      return
+    }
     let delivered = deliver?(request) ?? true
     onEvent?(.encoderRequest(request, delivered: delivered), now)
   }

@@ -195,6 +195,14 @@ public final class StatusReporter: @unchecked Sendable {
         // A request the encoder never got must not read as sent.
         if !delivered { $0.add("delivered", false) }
       }
+    case .runDecision(let decision):
+      emitForOutput("encoder", now: now) {
+        $0.merge(decision.request.json)
+        // Whose wish the request carries out: the lowest bitrate or frame rate wished, the
+        // first output that wants the mic off or keyframes only, the keyframe's asker.
+        $0.add("wish_of", decision.output)
+        if !decision.delivered { $0.add("delivered", false) }
+      }
     }
   }
 

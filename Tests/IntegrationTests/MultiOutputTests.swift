@@ -89,8 +89,16 @@ import Testing
     let srt = list[0]
     let hls = list[1]
     #expect(srt["output"] as? Int == 1 && hls["output"] as? Int == 2)
-    #expect((srt["dropped"] as? Int ?? 0) > 0, "the congested output dropped nothing: \(srt)")
-    #expect(counts(hls, "sent") == appended, "the recording lost frames: \(hls)")
+    // What the link could not carry is dropped from the SRT output's ring, or, on a machine
+    // busy enough that libsrt was handed it before the ring filled, lost on the link as too
+    // late: either way that output's alone.
+    let undelivered = (srt["dropped"] as? Int ?? 0) + (srt["lost"] as? Int ?? 0)
+    #expect(undelivered > 0, "the congested output delivered everything: \(srt)")
+    // The recording carries the video and the mix of app and mic (HLS's default): every video
+    // frame and every mixed frame.
+    #expect(counts(hls, "sent")["video"] == appended["video"], "the recording lost frames: \(hls)")
+    #expect(hls["audio"] as? String == "mix", "\(hls)")
+    #expect(counts(hls, "sent")["audioApp"] == hls["mix_frames"] as? Int, "\(hls)")
     #expect(hls["dropped"] as? Int == 0, "\(hls)")
 
     // The recording: every segment decodes, in both decoders.
@@ -106,7 +114,8 @@ import Testing
     #expect(Set(stats.compactMap { $0["output"] as? Int }) == [1, 2])
     #expect(events.first { $0["event"] as? String == "summary" }?["output"] == nil)
     let drops = events.filter { $0["event"] as? String == "drops" }
-    #expect(!drops.isEmpty && drops.allSatisfy { $0["output"] as? Int == 1 }, "\(drops)")
+    #expect(drops.allSatisfy { $0["output"] as? Int == 1 }, "\(drops)")
+    #expect(!drops.isEmpty || (srt["dropped"] as? Int ?? 0) == 0, "\(drops)")
     print(
       "SRT at 400 kbit/s with an HLS recording: video sent \(counts(srt, "sent")["video"] ?? 0) "
         + "live, \(counts(hls, "sent")["video"] ?? 0) recorded of \(appended["video"] ?? 0)")

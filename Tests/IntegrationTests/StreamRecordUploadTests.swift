@@ -70,7 +70,10 @@ import Testing
     let outputs = try #require(summary["outputs"] as? [[String: Any]])
     let live = outputs[0]["sent"] as? [String: Int] ?? [:]
     let recorded = outputs[1]["sent"] as? [String: Int] ?? [:]
-    #expect(recorded == appended, "the recording lost frames: \(outputs[1])")
+    // The recording carries the video and the mix of app and mic (HLS's default): every video
+    // frame and every mixed frame.
+    #expect(recorded["video"] == appended["video"], "the recording lost frames: \(outputs[1])")
+    #expect(recorded["audioApp"] == outputs[1]["mix_frames"] as? Int, "\(outputs[1])")
     #expect((outputs[0]["dropped"] as? Int ?? 0) > 0, "the congested output dropped nothing")
     let upload = UploadHarness.summary(second.stdout)
     let retries = upload["retries"] as? Int ?? 0

@@ -64,6 +64,15 @@ public protocol OutputSink: LinkEstimateSource {
   var payloadFormat: PayloadFormat { get }
   /// Bytes of buffers the sink holds (socket send buffers included), entered in the memory ledger.
   var bufferBytes: Int { get }
+  /// Bytes of buffers the sink would hold for samples of up to `maximumSampleBytes` bytes: the
+  /// same as `bufferBytes`, unless the sink keeps a whole sample (an MP4 fragment buffer). The
+  /// run builder plans the run's sample limit with it before the sink opens, so that such a
+  /// buffer is in the memory ledger and every output takes the same samples.
+  func bufferBytes(forSamplesUpTo maximumSampleBytes: Int) -> Int
+  /// Sizes the buffers that keep a whole sample to take samples of up to `maximumSampleBytes`
+  /// bytes (the run's limit, planned with `bufferBytes(forSamplesUpTo:)`). Called before
+  /// `open`; a sink without such buffers ignores it.
+  func holdSamples(upTo maximumSampleBytes: Int)
   /// A one-line description safe to print (no secrets).
   var redactedDescription: String { get }
 
@@ -105,6 +114,8 @@ public protocol OutputSink: LinkEstimateSource {
 }
 
 extension OutputSink {
+  public func bufferBytes(forSamplesUpTo maximumSampleBytes: Int) -> Int { bufferBytes }
+  public func holdSamples(upTo maximumSampleBytes: Int) {}
   public func statusFields() -> JSONObject? { nil }
   public func setStatusHandler(_ handler: @escaping @Sendable (String, JSONObject) -> Void) {}
   public func linkEstimate(now: Int64) -> LinkEstimate? { nil }

@@ -279,7 +279,11 @@ import Testing
   }
 
   static let badFormats: [(String, SampleKind, [UInt8], String)] = [
-    ("AAC object type 5", .audioApp, [0x29, 0x90], "AAC object type 5 cannot be carried in ADTS"),
+    (
+      "AAC object type 5", .audioApp, [0x29, 0x90],
+      "HE-AAC (SBR) (object type 5) cannot be carried"
+    ),
+    ("AAC-ELD", .audioMic, [0xF8, 0xE6, 0x30, 0x00], "AAC-ELD (object type 39) cannot be carried"),
     ("channel configuration 0", .audioApp, [0x11, 0x80], "AAC channel configuration 0"),
     ("sampling index 13", .audioMic, [0x16, 0x88], "AAC sampling frequency 13"),
     ("NAL length size 3", .video, [], "NAL length size 3"),
@@ -305,8 +309,9 @@ import Testing
     let status = directory.appending(path: "status.jsonl").path
     let replay = try Self.replay(
       items, named: "bad", in: directory, arguments: ["--status", status])
-    // Without its video the run fails, as it says; without an audio track it goes on.
-    #expect(replay.result.status == (kind == .video ? 1 : 0))
+    // The outputs lack a track the producer sent: the run fails, naming it.
+    #expect(replay.result.status == 1)
+    #expect(replay.result.stderr.contains("the \(kind) track was refused: "), "\(name)")
     #expect(replay.result.stdout.contains("\"refused_formats\":[{\"kind\":\"\(kind)\""), "\(name)")
     #expect(replay.result.stdout.contains(reason), "\(name)")
     #expect(!replay.check.elementaryPIDs.contains(0x100 + UInt16(kind.rawValue)))

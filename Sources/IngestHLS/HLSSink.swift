@@ -53,6 +53,8 @@ public final class HLSSink: OutputSink {
     var discontinuity: Bool
     var programDateTime: Int64
     var map: String?
+    /// An H.264 recovery point (an open GOP's keyframe, no IDR) came in the segment.
+    var sawRecoveryPoint = false
   }
 
   /// The transport stream for TS segments, access units for fMP4 ones.
@@ -275,14 +277,21 @@ public final class HLSSink: OutputSink {
   /// Keeps the open segment's timing (its last unit on the timing track) and warns once about
   /// a segment that found no keyframe to end at.
   private func noteWritten(_ unit: OutgoingUnit) {
+    if unit.isRecoveryPoint, current != nil { current!.sawRecoveryPoint = true }
     if let segment = current, unit.dts - segment.startDTS > 2 * cutAfter, !warnedLongSegment {
       warnedLongSegment = true
       // Without keyframes to cut at, segments outgrow the target duration the playlist states.
-      // An H.264 encoder with open GOPs gives none: its recovery points are no keyframes here.
+      // Either the keyframes are that far apart, or they are H.264 recovery points (open
+      // GOPs), which are no keyframes here; the segment says which it saw.
+      let limit = 2 * configuration.targetDuration
       warnings.append(
-        "\(segment.name) runs past \(2 * configuration.targetDuration) s without a keyframe to"
-          + " cut at (H.264 segments start at IDR pictures only; ask the encoder for IDRs"
-          + " rather than open-GOP recovery points)")
+        segment.sawRecoveryPoint
+          ? "\(segment.name) runs past \(limit) s without a keyframe to cut at: the video's"
+            + " keyframes are open-GOP recovery points, and H.264 segments start at IDR"
+            + " pictures only (ask the encoder for IDRs rather than open-GOP recovery points)"
+          : "\(segment.name) runs past \(limit) s without a keyframe to cut at: the video's"
+            + " keyframes are more than \(limit) s apart (ask the encoder for one every"
+            + " \(configuration.targetDuration) s or less)")
     }
     if unit.kind == timingKind, var segment = current, unit.dts > segment.lastDTS {
       segment.lastDelta = unit.dts - segment.lastDTS

@@ -427,4 +427,64 @@ import Testing
     let reference = try Self.replay(try Self.screen(), named: "reference", in: directory)
     #expect(Self.audioResumesWithVideo(replay, reference: reference))
   }
+
+  /// A format record followed by frames that are no keyframe (the producer's first keyframe
+  /// lost): inspect names them, and the replay drops exactly as many, awaiting a keyframe.
+  @Test func inspectReportsFramesBeforeTheFirstKeyframe() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var items = try Self.screen()
+    let video = Self.indices(of: .video, in: items)
+    let keyframes = video.filter { items[$0].sample?.isKeyframe == true }
+    try #require(keyframes.count >= 2 && keyframes[0] == video[0])
+    let dropped = video.filter { $0 < keyframes[1] }.count - 1
+    items.remove(at: keyframes[0])
+    let dump = directory.appending(path: "headless.dump").path
+    try DumpItems.write(items, to: dump)
+    let inspect = try CommandRunner.ingest(["inspect", dump])
+    #expect(inspect.status == 0)
+    #expect(
+      inspect.stdout.contains(
+        "video: \(dropped) frames follow a format record before any keyframe (1 record(s), "
+          + "the first such frame is sample 0)"), "\(inspect.stdout)")
+    #expect(!inspect.stdout.contains("anomalies none"))
+    let json = try CommandRunner.ingest(["inspect", dump, "--json"])
+    #expect(json.stdout.contains("\"frames_before_keyframe\":\(dropped)"), "\(json.stdout)")
+    let replay = try CommandRunner.ingest([
+      "replay", dump, "--to", "null:", "--speed", "max", "--json", "--quiet",
+    ])
+    #expect(
+      replay.stdout.contains("\"video\":{\"awaitingKeyframe\":\(dropped)}"), "\(replay.stdout)")
+  }
+
+  /// Every keyframe an IDR, but far apart (the fixture's first alone, of one every 2 s): the
+  /// long-segment warning blames the interval, not open GOPs.
+  @Test func longSegmentsFromFarApartIDRsNameTheInterval() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var kept = 0
+    let items = try Self.screen().map { item -> DumpItems.Item in
+      guard var sample = item.sample, sample.kind == .video, sample.isKeyframe else { return item }
+      kept += 1
+      // The fixture's keyframes are IDRs; keep the first.
+      if kept > 1 {
+        sample.isKeyframe = false
+        return .sample(sample)
+      }
+      return item
+    }
+    let dump = directory.appending(path: "sparse.dump").path
+    try DumpItems.write(items, to: dump)
+    for container in ["ts", "fmp4"] {
+      let result = try CommandRunner.ingest([
+        "replay", dump, "--to", "hls:\(directory.path)/\(container)?container=\(container)",
+        "--segment", "2", "--speed", "max", "--json", "--quiet",
+      ])
+      #expect(result.status == 0, "\(result.stderr)")
+      #expect(
+        result.stdout.contains("without a keyframe to cut at: the video's keyframes are more than"),
+        "\(container): \(result.stdout)")
+      #expect(!result.stdout.contains("open-GOP"), "\(container): \(result.stdout)")
+    }
+  }
 }

@@ -27,10 +27,13 @@ public struct OutgoingUnit: Sendable, Equatable {
   /// the format out of band (RTMP's sequence headers) sends it before this unit, and still
   /// takes it when it discards the unit; TS sinks ignore it, their packets carry the format.
   public var format: FormatDescription?
+  /// An H.264 picture the producer flagged as a keyframe that is no IDR (an open GOP's
+  /// recovery point), which `isKeyframe` leaves out: no place to resume or cut a segment.
+  public var isRecoveryPoint: Bool
 
   public init(
     kind: SampleKind, pts: Int64, dts: Int64, isKeyframe: Bool, isDiscontinuity: Bool,
-    prefixLength: Int, format: FormatDescription? = nil
+    prefixLength: Int, format: FormatDescription? = nil, isRecoveryPoint: Bool = false
   ) {
     self.kind = kind
     self.pts = pts
@@ -39,6 +42,7 @@ public struct OutgoingUnit: Sendable, Equatable {
     self.isDiscontinuity = isDiscontinuity
     self.prefixLength = prefixLength
     self.format = format
+    self.isRecoveryPoint = isRecoveryPoint
   }
 }
 

@@ -16,14 +16,9 @@ import IngestPOSIX
 /// fragment; nothing is allocated per sample. A changed format waits (`wait(for:kind:)`) until
 /// the next segment, whose new initialization section (`initSection()`) describes it.
 struct HLSFragmentCollector {
-  /// Bytes of video one fragment holds: a 2 s GOP at 12 Mb/s (as the `.mp4` recording).
-  static let videoMediaCapacity = 3 << 20
-  /// Bytes of one audio track one fragment holds: 10 s of 256 kb/s AAC.
-  static let audioMediaCapacity = 320 << 10
-  /// Samples of one track one fragment holds: 10 s of 48 kHz AAC, 8 s of 60 fps video.
-  static let sampleCapacity = 480
-
   private var fragmenter: MP4Fragmenter
+  /// What the buffers hold: a GOP of video, or the run's largest sample when larger.
+  let capacity: MP4FragmentCapacity
   /// Decode times from the recording's first unit, never going back on a track.
   var clock = MP4DecodeClock()
   /// Index in the fragmenter's tracks by `SampleKind.rawValue`; -1 for a stream not carried.
@@ -33,23 +28,11 @@ struct HLSFragmentCollector {
   /// Units in the fragment being collected, by track.
   private(set) var collected = [Int](repeating: 0, count: SampleKind.allCases.count)
 
-  init(tracks: TrackFormats) {
+  init(tracks: TrackFormats, capacity: MP4FragmentCapacity) {
     let tracks = MP4Track.tracks(for: tracks)
-    fragmenter = MP4Fragmenter(
-      tracks: tracks, mediaCapacity: Self.mediaCapacity, sampleCapacity: Self.sampleCapacity)
+    self.capacity = capacity
+    fragmenter = capacity.fragmenter(tracks: tracks)
     for (index, track) in tracks.enumerated() { trackIndex[Int(track.kind.rawValue)] = index }
-  }
-
-  private static func mediaCapacity(_ track: MP4Track) -> Int {
-    track.kind == .video ? videoMediaCapacity : audioMediaCapacity
-  }
-
-  /// The buffers a collector for `kinds` holds (before it is made: the budget is planned
-  /// before the sink opens).
-  static func bufferBytes(kinds: [SampleKind]) -> Int {
-    let media = kinds.reduce(0) { $0 + ($1 == .video ? videoMediaCapacity : audioMediaCapacity) }
-    return media + kinds.count * sampleCapacity * MP4Fragmenter.sampleStride
-      + MP4Fragmenter.moofBytes(tracks: kinds.count, samples: sampleCapacity)
   }
 
   /// Whether the recording carries `kind`.

@@ -4,21 +4,30 @@ import IngestCore
 /// program of that track alone (its own PAT and PMT, the PCR on its PID), packetized and
 /// finished by the same `TSPacketizer` and `TSOutputStream` the ring's transport stream uses.
 ///
-/// The packets go through one buffer, the unit's packets after room for the longest prefix;
-/// it grows to the largest unit seen and is reused from then on.
+/// The packets go through one buffer, the unit's packets after room for the longest prefix,
+/// made at the start for the run's largest sample (so it is in the memory ledger); a larger unit
+/// (not one the pipeline admits) would grow it.
 struct HLSRenditionPacketizer {
   private var packetizer: TSPacketizer
   private var output: TSOutputStream
   private var buffer: [UInt8]
   private let prefixRoom = TSOutputStream.maximumPrefixSize
 
-  /// Bytes the buffer starts with: a 1080p keyframe's packets fit, larger ones grow it.
-  static let initialBufferBytes = 1 << 20
+  /// What the buffer holds at least: any AAC frame's packets (and small video frames').
+  static let smallestBufferBytes = 64 << 10
 
-  init(program: TSProgram) {
+  /// The buffer's bytes for samples of up to `largestSample` bytes: their packets (184 payload
+  /// bytes in each 188, with room for the PES header, adaptation fields and parameter sets)
+  /// after the longest prefix.
+  static func bufferBytes(forSamplesUpTo largestSample: Int) -> Int {
+    let packets = (largestSample + 1024) / 176 + 2
+    return max(smallestBufferBytes, TSOutputStream.maximumPrefixSize + packets * 188)
+  }
+
+  init(program: TSProgram, largestSample: Int) {
     packetizer = TSPacketizer(program: program)
     output = TSOutputStream(program: program)
-    buffer = [UInt8](repeating: 0, count: Self.initialBufferBytes)
+    buffer = [UInt8](repeating: 0, count: Self.bufferBytes(forSamplesUpTo: largestSample))
   }
 
   /// Bytes held: the buffer and the stream's PSI packets.

@@ -67,10 +67,28 @@ public final class HLSRenditionSink: OutputSink {
 
   public var payloadFormat: PayloadFormat { .accessUnits }
 
-  public var bufferBytes: Int {
-    let sinks = renditions.reduce(0) { $0 + ($1?.bufferBytes ?? 0) }
-    guard configuration.container == .transportStream else { return sinks }
-    return sinks + renditions.count { $0 != nil } * HLSRenditionPacketizer.initialBufferBytes
+  /// The largest sample the run admits (`holdSamples`): the video packetizer's buffer takes it.
+  private var largestSample = 0
+
+  public var bufferBytes: Int { bufferBytes(forSamplesUpTo: largestSample) }
+
+  /// Every rendition's buffers and, for TS renditions, each packetizer's: the video's takes the
+  /// largest sample's packets, an audio one starts large enough for any AAC frame.
+  public func bufferBytes(forSamplesUpTo maximumSampleBytes: Int) -> Int {
+    var bytes = renditions.reduce(0) {
+      $0 + ($1?.bufferBytes(forSamplesUpTo: maximumSampleBytes) ?? 0)
+    }
+    guard configuration.container == .transportStream else { return bytes }
+    for rendition in HLSRendition.allCases where renditions[rendition.rawValue] != nil {
+      bytes += HLSRenditionPacketizer.bufferBytes(
+        forSamplesUpTo: rendition == .video ? maximumSampleBytes : 0)
+    }
+    return bytes
+  }
+
+  public func holdSamples(upTo maximumSampleBytes: Int) {
+    largestSample = maximumSampleBytes
+    for sink in renditions { sink?.holdSamples(upTo: maximumSampleBytes) }
   }
 
   public var congestion: Double { 0 }
@@ -108,7 +126,8 @@ public final class HLSRenditionSink: OutputSink {
       var only = TrackFormats()
       only.set(format, for: rendition.kind)
       if configuration.container == .transportStream {
-        packetizers[rendition.rawValue] = HLSRenditionPacketizer(program: only)
+        packetizers[rendition.rawValue] = HLSRenditionPacketizer(
+          program: only, largestSample: rendition == .video ? largestSample : 0)
       }
       try sink.open(tracks: only)
     }

@@ -53,6 +53,8 @@ public final class HLSSink: OutputSink {
     var discontinuity: Bool
     var programDateTime: Int64
     var map: String?
+    /// An H.264 recovery point (an open GOP's keyframe, no IDR) came in the segment.
+    var sawRecoveryPoint = false
   }
 
   /// The transport stream for TS segments, access units for fMP4 ones.
@@ -93,6 +95,8 @@ public final class HLSSink: OutputSink {
   private var fragments: HLSFragmentCollector?
   /// fMP4: the tracks the fragment buffers are planned for.
   private let plannedKinds: [SampleKind]
+  /// fMP4: what the fragment buffers hold (`holdSamples(upTo:)`).
+  private var fragmentCapacity = MP4FragmentCapacity()
   /// fMP4: the initialization section the open segment (and the next, unless a format changes)
   /// refers to; nil before the run's first.
   private var map: HLSMap?
@@ -103,6 +107,10 @@ public final class HLSSink: OutputSink {
   var followsCuts = false
   /// Following: the decode time from which the next cut point starts a segment.
   private(set) var pendingCut: Int64?
+  /// A segment that ran past twice the target was warned about.
+  private var warnedLongSegment = false
+  /// fMP4: a unit too large for its fragment buffer was warned about.
+  private var refusedOversized = false
 
   /// - Parameters:
   ///   - configuration: where and how to record.
@@ -118,9 +126,22 @@ public final class HLSSink: OutputSink {
     switch configuration.container {
     case .transportStream:
       configuration.bufferCapacity + pendingCapacity * MemoryLayout<(Int, Int64)>.stride
-    case .fragmentedMP4:
-      configuration.bufferCapacity + HLSFragmentCollector.bufferBytes(kinds: plannedKinds)
+    case .fragmentedMP4: bufferBytes(forSamplesUpTo: fragmentCapacity.largestSample)
     }
+  }
+
+  /// fMP4: the buffers with a video fragment buffer that takes samples of up to
+  /// `maximumSampleBytes`; TS segments stream through the write buffer whatever the size.
+  public func bufferBytes(forSamplesUpTo maximumSampleBytes: Int) -> Int {
+    guard configuration.container == .fragmentedMP4 else { return bufferBytes }
+    return configuration.bufferCapacity
+      + MP4FragmentCapacity(largestSample: maximumSampleBytes).bufferBytes(kinds: plannedKinds)
+  }
+
+  /// fMP4: makes the video fragment buffer take samples of up to `maximumSampleBytes` from the
+  /// next `open` on.
+  public func holdSamples(upTo maximumSampleBytes: Int) {
+    fragmentCapacity = MP4FragmentCapacity(largestSample: maximumSampleBytes)
   }
 
   private var pendingCapacity: Int { 2 * (configuration.bufferCapacity / 188 + 1) }
@@ -160,7 +181,7 @@ public final class HLSSink: OutputSink {
       guard !tracks.kinds.isEmpty else {
         throw .unsupported(endpoint: directory, reason: "no track to record")
       }
-      fragments = HLSFragmentCollector(tracks: tracks)
+      fragments = HLSFragmentCollector(tracks: tracks, capacity: fragmentCapacity)
       map = nil
       awaitingKeyframe = false
     } else {
@@ -276,15 +297,24 @@ public final class HLSSink: OutputSink {
   /// Keeps the open segment's timing (its last unit on the timing track) and warns once about
   /// a segment that found no keyframe to end at.
   private func noteWritten(_ unit: OutgoingUnit) {
+    if unit.isRecoveryPoint, current != nil { current!.sawRecoveryPoint = true }
+    // A following rendition's segments are as long as the video's, which warns for them.
     if !followsCuts, let segment = current, unit.dts - segment.startDTS > 2 * cutAfter,
-      warnings.isEmpty
+      !warnedLongSegment
     {
+      warnedLongSegment = true
       // Without keyframes to cut at, segments outgrow the target duration the playlist states.
-      // An H.264 encoder with open GOPs gives none: its recovery points are no keyframes here.
+      // Either the keyframes are that far apart, or they are H.264 recovery points (open
+      // GOPs), which are no keyframes here; the segment says which it saw.
+      let limit = 2 * configuration.targetDuration
       warnings.append(
-        "\(segment.name) runs past \(2 * configuration.targetDuration) s without a keyframe to"
-          + " cut at (H.264 segments start at IDR pictures only; ask the encoder for IDRs"
-          + " rather than open-GOP recovery points)")
+        segment.sawRecoveryPoint
+          ? "\(segment.name) runs past \(limit) s without a keyframe to cut at: the video's"
+            + " keyframes are open-GOP recovery points, and H.264 segments start at IDR"
+            + " pictures only (ask the encoder for IDRs rather than open-GOP recovery points)"
+          : "\(segment.name) runs past \(limit) s without a keyframe to cut at: the video's"
+            + " keyframes are more than \(limit) s apart (ask the encoder for one every"
+            + " \(configuration.targetDuration) s or less)")
     }
     if unit.kind == timingKind, var segment = current, unit.dts > segment.lastDTS {
       segment.lastDelta = unit.dts - segment.lastDTS
@@ -477,9 +507,11 @@ public final class HLSSink: OutputSink {
       if !fragments!.append(unit, bytes: bytes, decodeTime: decodeTime) {
         try fragments!.write(to: current!.writer, endingAt: decodeTime, kind: unit.kind)
         guard fragments!.append(unit, bytes: bytes, decodeTime: decodeTime) else {
-          // Larger than the whole buffer: the frames after it may reference it.
+          // Larger than the whole buffer (the pipeline admitted more than the sink was sized
+          // for): the frames after it may reference it.
           if isVideo { awaitingKeyframe = true }
-          return .discarded(.invalid)
+          noteRefused(unit.kind, bytes: bytes.count)
+          return .discarded(.tooLarge)
         }
       }
     } catch {
@@ -488,6 +520,16 @@ public final class HLSSink: OutputSink {
     }
     if isVideo { awaitingKeyframe = false }
     return .written
+  }
+
+  /// Warns once about a unit too large for its fragment buffer, naming both sizes.
+  private func noteRefused(_ kind: SampleKind, bytes: Int) {
+    guard !refusedOversized else { return }
+    refusedOversized = true
+    warnings.append(
+      "a \(kind) sample of \(bytes) bytes does not fit the "
+        + "\(fragmentCapacity.mediaBytes(kind))-byte fragment buffer and was dropped"
+        + (kind == .video ? ", with the video frames after it until the next keyframe" : ""))
   }
 
   /// Writes the initialization section for the next segment (`initNNNNN.mp4`: written aside,

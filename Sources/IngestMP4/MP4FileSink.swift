@@ -25,9 +25,12 @@ import IngestPOSIX
 /// collected before it is written, so the file is complete up to the change.
 ///
 /// Without video, a fragment holds about `audioFragmentSeconds` of audio. A fragment is also cut
-/// when a track's buffer fills (a GOP longer than the buffer holds); a video frame larger than
-/// the whole buffer is discarded as `.invalid`, and the frames after it until the next keyframe
-/// too, since they may reference it.
+/// when a track's buffer fills (a GOP longer than the buffer holds). The video buffer takes the
+/// run's largest sample (`holdSamples(upTo:)`, planned in the memory ledger through
+/// `bufferBytes(forSamplesUpTo:)`), so every sample the pipeline admits fits; one larger than
+/// the whole buffer all the same (a sink never told the limit) is discarded as `.tooLarge` with
+/// a warning naming its size, and the video frames after it until the next keyframe too, since
+/// they may reference it.
 public final class MP4FileSink: OutputSink {
   public let payloadFormat = PayloadFormat.accessUnits
   /// The file written.
@@ -37,16 +40,12 @@ public final class MP4FileSink: OutputSink {
   /// Seconds of audio in one fragment when there is no video to cut at.
   public static let audioFragmentSeconds: Int64 = 2
 
-  /// Bytes of video one fragment holds: a 2 s GOP at 12 Mb/s.
-  public static let videoMediaCapacity = 3 << 20
-  /// Bytes of one audio track one fragment holds: 10 s of 256 kb/s AAC.
-  public static let audioMediaCapacity = 320 << 10
-  /// Samples of one track one fragment holds: 10 s of 48 kHz AAC, 8 s of 60 fps video.
-  public static let sampleCapacity = 480
   /// The file writer's buffer: fragments larger than it go to write(2) directly.
   static let writerBufferBytes = 64 << 10
 
   private let tracks: [MP4Track]
+  /// What the fragment buffers hold: a GOP, or the run's largest sample (`holdSamples`).
+  private var capacity = MP4FragmentCapacity()
   private var fragmenter: MP4Fragmenter
   private var writer: FileWriter?
   /// Index in `tracks` by `SampleKind.rawValue`; -1 for a stream the file does not carry.
@@ -73,16 +72,31 @@ public final class MP4FileSink: OutputSink {
     self.path = path
     self.brand = brand
     self.tracks = MP4Track.tracks(for: tracks)
-    fragmenter = MP4Fragmenter(
-      tracks: self.tracks,
-      mediaCapacity: { $0.kind == .video ? Self.videoMediaCapacity : Self.audioMediaCapacity },
-      sampleCapacity: Self.sampleCapacity)
+    fragmenter = capacity.fragmenter(tracks: self.tracks)
     videoIndex = self.tracks.firstIndex { $0.kind == .video }
     for (index, track) in self.tracks.enumerated() { trackIndex[Int(track.kind.rawValue)] = index }
   }
 
   /// The fragment buffers and the file writer's buffer.
   public var bufferBytes: Int { fragmenter.bufferBytes + Self.writerBufferBytes }
+
+  /// The buffers with a video fragment buffer that takes samples of up to `maximumSampleBytes`.
+  public func bufferBytes(forSamplesUpTo maximumSampleBytes: Int) -> Int {
+    MP4FragmentCapacity(largestSample: maximumSampleBytes).bufferBytes(kinds: tracks.map(\.kind))
+      + Self.writerBufferBytes
+  }
+
+  /// Makes the video fragment buffer take samples of up to `maximumSampleBytes` (before `open`).
+  public func holdSamples(upTo maximumSampleBytes: Int) {
+    let wanted = MP4FragmentCapacity(largestSample: maximumSampleBytes)
+    guard wanted != capacity else { return }
+    precondition(fragmenter.isEmpty, "fragment buffers are sized before the first sample")
+    capacity = wanted
+    fragmenter = wanted.fragmenter(tracks: tracks)
+  }
+
+  /// A sample refused for want of room, once per run: its size and the buffer's.
+  public private(set) var warnings: [String] = []
   public var congestion: Double { 0 }
   public var redactedDescription: String { path }
   /// What reached the file, the head included.
@@ -158,8 +172,14 @@ public final class MP4FileSink: OutputSink {
           track: index, bytes: bytes, decodeTime: track.ticks(from: decodeTime),
           compositionOffset: offset, isSync: unit.isKeyframe)
       else {
+        // Larger than the whole buffer: the pipeline admitted more than the sink was sized for.
         if isVideo { awaitingKeyframe = true }
-        return .discarded(.invalid)
+        if warnings.isEmpty {
+          warnings.append(
+            "a \(unit.kind) sample of \(bytes.count) bytes does not fit the \(capacity.mediaBytes(unit.kind))-byte fragment buffer and was dropped"
+              + (isVideo ? ", with the video frames after it until the next keyframe" : ""))
+        }
+        return .discarded(.tooLarge)
       }
     }
     if isVideo || videoIndex == nil { awaitingKeyframe = false }

@@ -30,6 +30,10 @@ final class ConnectingSinkGate: OutputSink, @unchecked Sendable {
 
   var payloadFormat: PayloadFormat { sink.payloadFormat }
   var bufferBytes: Int { sink.bufferBytes }
+  func bufferBytes(forSamplesUpTo maximumSampleBytes: Int) -> Int {
+    sink.bufferBytes(forSamplesUpTo: maximumSampleBytes)
+  }
+  func holdSamples(upTo maximumSampleBytes: Int) { sink.holdSamples(upTo: maximumSampleBytes) }
   var congestion: Double { isConnecting ? 0 : sink.congestion }
   var redactedDescription: String { sink.redactedDescription }
 

@@ -46,7 +46,15 @@ public struct ReplaySummary: Sendable {
   /// dropped most of its stream did not deliver it, whatever it sent.
   public var succeeded: Bool {
     readError == nil && inputFailure == nil && stopSignal != StopSignal.immediateName
-      && outputs.allSatisfy(\.succeeded)
+      && refusedFormats.isEmpty && outputs.allSatisfy(\.succeeded)
+  }
+
+  /// Why a refused format record fails the run, as one line (the first of them); nil when
+  /// none was refused. The producer sent a track the outputs cannot carry (AAC-ELD, say): the
+  /// outputs lack it, so the run did not deliver what it was given, whatever else it sent.
+  public var refusedTrack: String? {
+    guard let refused = refusedFormats.first else { return nil }
+    return "the \(refused.kind) track was refused: \(refused.reason); its samples were dropped"
   }
 
   /// Why a SIGQUIT stop did not succeed, as one line; nil for any other end.
@@ -80,7 +88,9 @@ extension ReplaySummary {
       appended.add(kind.description, snapshot.appended[Int(kind.rawValue)])
     }
     object.add("ok", succeeded)
-    if let failure = inputFailure ?? immediateStop ?? shortfall { object.add("failure", failure) }
+    if let failure = inputFailure ?? immediateStop ?? refusedTrack ?? shortfall {
+      object.add("failure", failure)
+    }
     object.add(
       "stopped",
       stopSignal ?? (readError == nil && sinkError == nil && inputFailure == nil ? "end" : "error"))

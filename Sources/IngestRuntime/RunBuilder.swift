@@ -236,6 +236,8 @@ public struct RunBuilder {
     do {
       let (budget, configuration) = try plan(
         sinks, tracks: tracks, scanBytes: scanBytes, mixBytes: mixBytes, options: options)
+      // The buffers that keep a whole sample take the run's largest, as planned.
+      for sink in sinks { sink.holdSamples(upTo: configuration.maximumSampleBytes) }
       if sinks.count == 1 {
         return [
           try Pipeline(
@@ -272,13 +274,14 @@ public struct RunBuilder {
     var configuration = options.pipeline
     let records = SendRing.recordTableBytes(capacity: configuration.recordCapacity)
     if sinks.count == 1 {
-      try budget.reserve("sink buffers", bytes: sinks[0].bufferBytes)
+      try budget.reserve("sink buffers", bytes: sinks[0].bufferBytes(forSamplesUpTo: 0))
       try reserveReader(
         &budget, &configuration, rings: 1, tracks: tracks, sinks: sinks, later: records)
       return (budget, configuration)
     }
     for (offset, sink) in sinks.enumerated() {
-      try budget.reserve("output \(offset + 1) sink buffers", bytes: sink.bufferBytes)
+      try budget.reserve(
+        "output \(offset + 1) sink buffers", bytes: sink.bufferBytes(forSamplesUpTo: 0))
       try budget.reserve("output \(offset + 1) ring records", bytes: records)
     }
     try reserveReader(&budget, &configuration, rings: sinks.count, tracks: tracks, sinks: sinks)
@@ -286,10 +289,12 @@ public struct RunBuilder {
   }
 
   /// Reserves the dump reader's buffer, which holds the largest record it passes on, and sets
-  /// `configuration.maximumSampleBytes` to the largest sample both it and each of `rings`
-  /// rings hold below the ladder's first threshold (less `later` bytes still to be reserved),
-  /// so that the largest sample alone never degrades the stream: up to what the format allows,
-  /// less at a small budget. A larger budget raises the limit.
+  /// `configuration.maximumSampleBytes` to the largest sample that it, each of `rings` rings
+  /// and every sink buffer that keeps a whole sample (an MP4 fragment buffer, beyond the fixed
+  /// buffers reserved already; reserved here) hold below the ladder's first threshold (less
+  /// `later` bytes still to be reserved), so that the largest sample alone never degrades the
+  /// stream and every output takes it: up to what the format allows, less at a small budget. A
+  /// larger budget raises the limit.
   private static func reserveReader(
     _ budget: inout MemoryBudget, _ configuration: inout PipelineConfiguration, rings: Int,
     tracks: TrackFormats, sinks: [any OutputSink], later: Int = 0
@@ -299,13 +304,25 @@ public struct RunBuilder {
     let chunk = DumpReader<FileByteSource>.readChunk
     let threshold = configuration.ladder.thresholds.first ?? 1
     let room = Int(Double(budget.budget) * threshold) - budget.overhead - budget.fixedBytes - later
+    // What each sink holds for a sample of `size` beyond its fixed buffers.
+    func sampleBuffer(_ sink: any OutputSink, _ size: Int) -> Int {
+      sink.bufferBytes(forSamplesUpTo: size) - sink.bufferBytes(forSamplesUpTo: 0)
+    }
     var largest = configuration.maximumSampleBytes
     for payloadFormat in Set(sinks.map(\.payloadFormat)) {
       largest = SampleSizeLimit.largest(
         cap: largest, availableBytes: room, readerExtra: chunk,
-        rings: rings, headroom: headroom, tracks: tracks, payloadFormat: payloadFormat)
+        rings: rings, headroom: headroom, tracks: tracks, payloadFormat: payloadFormat,
+        sinkBytes: { size in sinks.reduce(0) { $0 + sampleBuffer($1, size) } })
     }
     configuration.maximumSampleBytes = largest
     try budget.reserve("dump reader", bytes: largest + chunk)
+    for (offset, sink) in sinks.enumerated() {
+      let bytes = sampleBuffer(sink, largest)
+      guard bytes > 0 else { continue }
+      try budget.reserve(
+        sinks.count == 1 ? "sink sample buffer" : "output \(offset + 1) sample buffer",
+        bytes: bytes)
+    }
   }
 }

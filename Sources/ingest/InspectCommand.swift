@@ -17,7 +17,8 @@ enum InspectCommand: Command {
     backwards (or, for audio, forward by more than a second), PTS before DTS, invalid records;
     and what a producer sent that a replay mends or refuses: AAC samples with ADTS headers
     (removed, or refused when the header contradicts the AudioSpecificConfig), video samples
-    with Annex B start codes instead of length prefixes (refused), and samples above the
+    with Annex B start codes instead of length prefixes (refused), video frames after a
+    format record before any keyframe (dropped, awaiting one), and samples above the
     largest a replay into a .ts file takes at the budget (refused as too large).
 
     options:
@@ -186,6 +187,12 @@ enum InspectCommand: Command {
         "\(kind): \(track.annexBSamples) samples carry Annex B start codes instead of length "
           + "prefixes (refused)")
     }
+    if let first = track.firstFrameBeforeKeyframe {
+      lines.append(
+        "\(kind): \(track.framesBeforeKeyframe) frames follow a format record before any "
+          + "keyframe (\(track.formatsBeforeNonKeyframe) record(s), the first such frame is "
+          + "sample \(first)); a replay drops them, awaiting a keyframe to decode from")
+    }
     if let timescale = track.coarsestTimescale {
       lines.append(
         "\(kind): \(track.coarseClockSamples) samples on a clock coarser than one frame "
@@ -228,6 +235,7 @@ enum InspectCommand: Command {
       entry.add("adts_headers", track.adtsHeaders)
       entry.add("adts_refused", track.adtsMismatches)
       entry.add("annex_b_samples", track.annexBSamples)
+      entry.add("frames_before_keyframe", track.framesBeforeKeyframe)
       entry.add("oversized_samples", track.oversizedSamples)
       entry.add("coarse_clock_samples", track.coarseClockSamples)
       entry.add(

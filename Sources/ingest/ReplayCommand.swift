@@ -122,6 +122,8 @@ enum ReplayCommand: Command {
     match the track's AudioSpecificConfig lose them (a warning); a header that contradicts it
     is refused naming both values. Video in Annex B form (start codes instead of length
     prefixes) is refused as a track, left out of the output, and the run fails (exit 1).
+    So is a track whose format record the outputs cannot carry (AAC-ELD, HE-AAC with its
+    SBR signalled, a channel configuration of 0): refused by name, its samples dropped.
 
     exit status: 0 ok, 1 runtime error (bad dump, failed output, too little delivered), 2 usage.
     A dump without samples (only its header, or only format records) is valid and empty: the
@@ -291,6 +293,7 @@ enum ReplayCommand: Command {
       if let shortfall = output.shortfall { Console.error(prefix + label + shortfall) }
     }
     if let failure = summary.inputFailure { Console.error(prefix + failure) }
+    if let refused = summary.refusedTrack { Console.error(prefix + refused) }
     if let stop = summary.immediateStop { Console.error(prefix + stop) }
     if let note = status?.closedNote { Console.error(prefix + note) }
     if let problem = status?.problem {

@@ -279,7 +279,11 @@ import Testing
   }
 
   static let badFormats: [(String, SampleKind, [UInt8], String)] = [
-    ("AAC object type 5", .audioApp, [0x29, 0x90], "AAC object type 5 cannot be carried in ADTS"),
+    (
+      "AAC object type 5", .audioApp, [0x29, 0x90],
+      "HE-AAC (SBR) (object type 5) cannot be carried"
+    ),
+    ("AAC-ELD", .audioMic, [0xF8, 0xE6, 0x30, 0x00], "AAC-ELD (object type 39) cannot be carried"),
     ("channel configuration 0", .audioApp, [0x11, 0x80], "AAC channel configuration 0"),
     ("sampling index 13", .audioMic, [0x16, 0x88], "AAC sampling frequency 13"),
     ("NAL length size 3", .video, [], "NAL length size 3"),
@@ -305,8 +309,9 @@ import Testing
     let status = directory.appending(path: "status.jsonl").path
     let replay = try Self.replay(
       items, named: "bad", in: directory, arguments: ["--status", status])
-    // Without its video the run fails, as it says; without an audio track it goes on.
-    #expect(replay.result.status == (kind == .video ? 1 : 0))
+    // The outputs lack a track the producer sent: the run fails, naming it.
+    #expect(replay.result.status == 1)
+    #expect(replay.result.stderr.contains("the \(kind) track was refused: "), "\(name)")
     #expect(replay.result.stdout.contains("\"refused_formats\":[{\"kind\":\"\(kind)\""), "\(name)")
     #expect(replay.result.stdout.contains(reason), "\(name)")
     #expect(!replay.check.elementaryPIDs.contains(0x100 + UInt16(kind.rawValue)))
@@ -421,5 +426,65 @@ import Testing
     #expect(zip(video, video.dropFirst()).allSatisfy { $1 - $0 < 90_000 })
     let reference = try Self.replay(try Self.screen(), named: "reference", in: directory)
     #expect(Self.audioResumesWithVideo(replay, reference: reference))
+  }
+
+  /// A format record followed by frames that are no keyframe (the producer's first keyframe
+  /// lost): inspect names them, and the replay drops exactly as many, awaiting a keyframe.
+  @Test func inspectReportsFramesBeforeTheFirstKeyframe() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var items = try Self.screen()
+    let video = Self.indices(of: .video, in: items)
+    let keyframes = video.filter { items[$0].sample?.isKeyframe == true }
+    try #require(keyframes.count >= 2 && keyframes[0] == video[0])
+    let dropped = video.filter { $0 < keyframes[1] }.count - 1
+    items.remove(at: keyframes[0])
+    let dump = directory.appending(path: "headless.dump").path
+    try DumpItems.write(items, to: dump)
+    let inspect = try CommandRunner.ingest(["inspect", dump])
+    #expect(inspect.status == 0)
+    #expect(
+      inspect.stdout.contains(
+        "video: \(dropped) frames follow a format record before any keyframe (1 record(s), "
+          + "the first such frame is sample 0)"), "\(inspect.stdout)")
+    #expect(!inspect.stdout.contains("anomalies none"))
+    let json = try CommandRunner.ingest(["inspect", dump, "--json"])
+    #expect(json.stdout.contains("\"frames_before_keyframe\":\(dropped)"), "\(json.stdout)")
+    let replay = try CommandRunner.ingest([
+      "replay", dump, "--to", "null:", "--speed", "max", "--json", "--quiet",
+    ])
+    #expect(
+      replay.stdout.contains("\"video\":{\"awaitingKeyframe\":\(dropped)}"), "\(replay.stdout)")
+  }
+
+  /// Every keyframe an IDR, but far apart (the fixture's first alone, of one every 2 s): the
+  /// long-segment warning blames the interval, not open GOPs.
+  @Test func longSegmentsFromFarApartIDRsNameTheInterval() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var kept = 0
+    let items = try Self.screen().map { item -> DumpItems.Item in
+      guard var sample = item.sample, sample.kind == .video, sample.isKeyframe else { return item }
+      kept += 1
+      // The fixture's keyframes are IDRs; keep the first.
+      if kept > 1 {
+        sample.isKeyframe = false
+        return .sample(sample)
+      }
+      return item
+    }
+    let dump = directory.appending(path: "sparse.dump").path
+    try DumpItems.write(items, to: dump)
+    for container in ["ts", "fmp4"] {
+      let result = try CommandRunner.ingest([
+        "replay", dump, "--to", "hls:\(directory.path)/\(container)?container=\(container)",
+        "--segment", "2", "--speed", "max", "--json", "--quiet",
+      ])
+      #expect(result.status == 0, "\(result.stderr)")
+      #expect(
+        result.stdout.contains("without a keyframe to cut at: the video's keyframes are more than"),
+        "\(container): \(result.stdout)")
+      #expect(!result.stdout.contains("open-GOP"), "\(container): \(result.stdout)")
+    }
   }
 }

@@ -43,10 +43,13 @@ public final class SendRing {
     /// order): it may reference pictures from before the keyframe it follows (the previous GOP),
     /// so it goes whenever one of those did not reach the output.
     public var isLeading: Bool
+    /// An H.264 picture the producer flagged as a keyframe that is no IDR (an open GOP's
+    /// recovery point): not a keyframe here, so no place to cut a segment.
+    public var isRecoveryPoint: Bool
 
     public init(
       kind: SampleKind, pts: Int64, dts: Int64, isKeyframe: Bool, isDisposable: Bool = false,
-      isDiscontinuity: Bool = false, isLeading: Bool = false
+      isDiscontinuity: Bool = false, isLeading: Bool = false, isRecoveryPoint: Bool = false
     ) {
       self.kind = kind
       self.pts = pts
@@ -55,6 +58,7 @@ public final class SendRing {
       self.isDisposable = isDisposable
       self.isDiscontinuity = isDiscontinuity
       self.isLeading = isLeading
+      self.isRecoveryPoint = isRecoveryPoint
     }
   }
 

@@ -38,7 +38,18 @@ public struct DumpInspection: Sendable {
     /// coarsest such timescale. A replay places them from the sample count and rate.
     public var coarseClockSamples = 0
     public var coarsestTimescale: Int32?
+    /// Video samples that follow a format record (the first, or a changed one) before any
+    /// keyframe in that format: a decoder cannot start on them, so a replay drops them
+    /// (`awaitingKeyframe`). How many format records they follow, and the index (in the
+    /// track's samples) of the first such sample.
+    public var framesBeforeKeyframe = 0
+    public var formatsBeforeNonKeyframe = 0
+    public var firstFrameBeforeKeyframe: Int?
     fileprivate var lastDTS: Int64?
+    /// A format record came, and no sample after it yet was a keyframe.
+    fileprivate var awaitingKeyframe = false
+    /// The format record in force is counted in `formatsBeforeNonKeyframe`.
+    fileprivate var formatCounted = false
 
     /// Presentation span in ticks.
     public var duration: Int64 {
@@ -101,6 +112,12 @@ public struct DumpInspection: Sendable {
         if let existing = tracks[index].format, existing != format {
           tracks[index].formatChanges += 1
         }
+        // As a replay does: the first format, or one that differs from the one in force,
+        // starts at a keyframe.
+        if kind == .video, formats.format(for: kind) != format {
+          tracks[index].awaitingKeyframe = true
+          tracks[index].formatCounted = false
+        }
         if tracks[index].format == nil { tracks[index].format = format }
         formats.set(format, for: kind)
       case .event(let event):
@@ -144,6 +161,16 @@ public struct DumpInspection: Sendable {
     track.bytes += header.payloadSize
     track.largestSample = max(track.largestSample, header.payloadSize)
     if header.isKeyframe { track.keyframes += 1 }
+    if track.awaitingKeyframe {
+      if header.isKeyframe {
+        track.awaitingKeyframe = false
+      } else {
+        if track.framesBeforeKeyframe == 0 { track.firstFrameBeforeKeyframe = track.samples - 1 }
+        if !track.formatCounted { track.formatsBeforeNonKeyframe += 1 }
+        track.formatCounted = true
+        track.framesBeforeKeyframe += 1
+      }
+    }
     guard let pts = TimeConversion.ticks90k(header.pts),
       let dts = TimeConversion.ticks90k(header.dts ?? header.pts)
     else { return }

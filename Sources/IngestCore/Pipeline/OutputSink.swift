@@ -27,10 +27,13 @@ public struct OutgoingUnit: Sendable, Equatable {
   /// the format out of band (RTMP's sequence headers) sends it before this unit, and still
   /// takes it when it discards the unit; TS sinks ignore it, their packets carry the format.
   public var format: FormatDescription?
+  /// An H.264 picture the producer flagged as a keyframe that is no IDR (an open GOP's
+  /// recovery point), which `isKeyframe` leaves out: no place to resume or cut a segment.
+  public var isRecoveryPoint: Bool
 
   public init(
     kind: SampleKind, pts: Int64, dts: Int64, isKeyframe: Bool, isDiscontinuity: Bool,
-    prefixLength: Int, format: FormatDescription? = nil
+    prefixLength: Int, format: FormatDescription? = nil, isRecoveryPoint: Bool = false
   ) {
     self.kind = kind
     self.pts = pts
@@ -39,6 +42,7 @@ public struct OutgoingUnit: Sendable, Equatable {
     self.isDiscontinuity = isDiscontinuity
     self.prefixLength = prefixLength
     self.format = format
+    self.isRecoveryPoint = isRecoveryPoint
   }
 }
 
@@ -64,6 +68,15 @@ public protocol OutputSink: LinkEstimateSource {
   var payloadFormat: PayloadFormat { get }
   /// Bytes of buffers the sink holds (socket send buffers included), entered in the memory ledger.
   var bufferBytes: Int { get }
+  /// Bytes of buffers the sink would hold for samples of up to `maximumSampleBytes` bytes: the
+  /// same as `bufferBytes`, unless the sink keeps a whole sample (an MP4 fragment buffer). The
+  /// run builder plans the run's sample limit with it before the sink opens, so that such a
+  /// buffer is in the memory ledger and every output takes the same samples.
+  func bufferBytes(forSamplesUpTo maximumSampleBytes: Int) -> Int
+  /// Sizes the buffers that keep a whole sample to take samples of up to `maximumSampleBytes`
+  /// bytes (the run's limit, planned with `bufferBytes(forSamplesUpTo:)`). Called before
+  /// `open`; a sink without such buffers ignores it.
+  func holdSamples(upTo maximumSampleBytes: Int)
   /// A one-line description safe to print (no secrets).
   var redactedDescription: String { get }
 
@@ -105,6 +118,8 @@ public protocol OutputSink: LinkEstimateSource {
 }
 
 extension OutputSink {
+  public func bufferBytes(forSamplesUpTo maximumSampleBytes: Int) -> Int { bufferBytes }
+  public func holdSamples(upTo maximumSampleBytes: Int) {}
   public func statusFields() -> JSONObject? { nil }
   public func setStatusHandler(_ handler: @escaping @Sendable (String, JSONObject) -> Void) {}
   public func linkEstimate(now: Int64) -> LinkEstimate? { nil }

@@ -254,8 +254,10 @@ public final class Pipeline: Sendable {
       }
       let disposable = summary?.isDisposable ?? false
       var isKeyframe = isKeyframe
+      var isRecoveryPoint = false
       if kind == .video && isKeyframe, let video = format.video {
         isKeyframe = capture.admitKeyframe(pts: stamp.pts, summary: summary, video: video)
+        isRecoveryPoint = !isKeyframe
       }
       if kind == .video && capture.awaitingFirstKeyframe {
         // Video that starts mid-GOP: drop until the first keyframe, and ask for one.
@@ -288,7 +290,8 @@ public final class Pipeline: Sendable {
         isDisposable: disposable, isDiscontinuity: discontinuity,
         isLeading: kind == .video && !isKeyframe
           && format.video.map { capture.isLeading(pts: stamp.pts, summary: summary, video: $0) }
-            ?? false
+            ?? false,
+        isRecoveryPoint: isRecoveryPoint
       )
       var layout: TSPacketizer.Layout?
       if let packetizer = capture.packetizer {

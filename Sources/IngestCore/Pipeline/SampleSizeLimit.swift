@@ -37,15 +37,17 @@ public enum SampleSizeLimit {
   }
 
   /// The largest payload up to `cap` for which a reader buffer of the payload plus
-  /// `readerExtra` bytes and `rings` rings (each with its `headroom`) all fit in
-  /// `availableBytes`, the rings sharing what the reader leaves equally; 0 when none does.
+  /// `readerExtra` bytes, the sinks' buffers that keep a whole sample (`sinkBytes` of the
+  /// payload size: what they hold beyond their fixed buffers) and `rings` rings (each with its
+  /// `headroom`) all fit in `availableBytes`, the rings sharing what the rest leaves equally;
+  /// 0 when none does.
   /// - Complexity: O(log cap) packaged-size computations.
   public static func largest(
     cap: Int, availableBytes: Int, readerExtra: Int, rings: Int, headroom: Int,
-    tracks: TrackFormats, payloadFormat: PayloadFormat
+    tracks: TrackFormats, payloadFormat: PayloadFormat, sinkBytes: (Int) -> Int = { _ in 0 }
   ) -> Int {
     largest(cap: cap) { size in
-      let arena = (availableBytes - size - readerExtra) / max(1, rings)
+      let arena = (availableBytes - size - readerExtra - sinkBytes(size)) / max(1, rings)
       return arena > 0
         && headroom + ringBytes(payloadSize: size, tracks: tracks, payloadFormat: payloadFormat)
           <= arena

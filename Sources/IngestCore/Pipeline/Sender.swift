@@ -190,7 +190,8 @@ public final class Sender {
     let outgoing = OutgoingUnit(
       kind: unit.info.kind, pts: unit.info.pts, dts: unit.info.dts,
       isKeyframe: unit.info.isKeyframe,
-      isDiscontinuity: unit.info.isDiscontinuity, prefixLength: prefixLength, format: changed)
+      isDiscontinuity: unit.info.isDiscontinuity, prefixLength: prefixLength, format: changed,
+      isRecoveryPoint: unit.info.isRecoveryPoint)
     return (unit, bytes, outgoing)
   }
 }

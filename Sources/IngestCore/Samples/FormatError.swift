@@ -10,9 +10,10 @@ public enum FormatError: Error, Equatable, Sendable, CustomStringConvertible {
   case avcCMissingParameterSets
   /// A NAL length prefix at `offset` points past the end of the sample (`length` bytes claimed).
   case nalLengthPastEnd(offset: Int, length: Int)
-  /// The AudioSpecificConfig is shorter than two bytes.
+  /// The AudioSpecificConfig is shorter than two bytes, or than its own fields.
   case audioSpecificConfigTruncated
-  /// The AAC object type cannot be carried in ADTS (only types 1 to 4 fit its 2-bit profile).
+  /// The AAC object type cannot be carried: only types 1 to 4 fit ADTS's 2-bit profile, and
+  /// every output times AAC in frames of 1024 samples.
   case aacObjectType(Int)
   /// A sampling frequency index of 13-14 or an explicit rate ADTS cannot express.
   case aacSampleRate(Int)
@@ -52,8 +53,11 @@ public enum FormatError: Error, Equatable, Sendable, CustomStringConvertible {
     case .avcCMissingParameterSets: "avcC record has no SPS or no PPS"
     case .nalLengthPastEnd(let offset, let length):
       "NAL unit at byte \(offset) claims \(length) bytes past the end of the sample"
-    case .audioSpecificConfigTruncated: "AudioSpecificConfig shorter than 2 bytes"
-    case .aacObjectType(let type): "AAC object type \(type) cannot be carried in ADTS"
+    case .audioSpecificConfigTruncated: "AudioSpecificConfig shorter than its fields"
+    case .aacObjectType(let type):
+      "\(AACFormat.objectTypeName(type)) (object type \(type)) cannot be carried: "
+        + (type == 23 || type == 39 ? "its frames are 480 or 512 samples; " : "")
+        + "the outputs carry AAC object types 1 to 4 (ADTS's profiles) in frames of 1024 samples"
     case .aacSampleRate(let rate): "AAC sampling frequency \(rate) cannot be carried in ADTS"
     case .aacChannelConfiguration(let config): "AAC channel configuration \(config) unsupported"
     case .aacFrameTooLarge(let size): "AAC frame of \(size) bytes exceeds the ADTS limit"

@@ -207,6 +207,8 @@ enum ReplayCommand: Command {
       }
     }
     try ReplayOptionChecks.checkDistinct(targets)
+    // Before any secret is read: a crash must not write a passphrase or key to a core file.
+    if OutputSecrets.present(in: targets) { CoreDumpGuard.forbidCoreDumps() }
     try OutputAccessCheck.checkStandardOutput(
       targets, json: args.has("--json"), status: args["--status"])
     // Writing over the input is refused even with -y: the run would destroy what it reads.

@@ -56,7 +56,9 @@ let package = Package(
     ),
     // C source, not a system library: CRC-32/MPEG-2 by carry-less multiplication.
     .target(name: "CChecksum"),
-    .target(name: "IngestPOSIX", dependencies: ["IngestCore", "CChecksum"]),
+    // Headers only: a typed wrapper for prctl (variadic), which is in the C library.
+    .systemLibrary(name: "CProcessControl"),
+    .target(name: "IngestPOSIX", dependencies: ["IngestCore", "CChecksum", "CProcessControl"]),
     .target(name: "IngestFFmpeg", dependencies: ["CFFmpeg"]),
     .target(name: "IngestSinks", dependencies: ["IngestCore", "IngestPOSIX"]),
     .target(name: "IngestSRT", dependencies: ["IngestCore", "IngestPOSIX", "CSRT"]),

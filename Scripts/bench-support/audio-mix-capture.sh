@@ -29,7 +29,7 @@ for _ in $(seq "$RUNS"); do
       # The library is preloaded into ingest alone: time(1) would write its own report last.
       /usr/bin/time -f '%e %U %S' -o "$WORK/time.txt" \
         env INGEST_MAIN_THREAD_REPORT="$WORK/main.txt" LD_PRELOAD="$WORK/mainthread.so" \
-        "$INGEST" replay "$WORK/tones-$seconds.dump" --to "$WORK/out.ts" --speed "$SPEED" \
+        "$INGEST" replay "$WORK/tones-$seconds.dump" --to "$WORK/out.ts" -y --speed "$SPEED" \
         --audio "$audio" --json --quiet >"$WORK/summary.json"
       read -r wall user system <"$WORK/time.txt"
       read -r main_ns main_allocs <"$WORK/main.txt"

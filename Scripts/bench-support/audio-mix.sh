@@ -52,7 +52,7 @@ for target in rtmp ts null; do
       if [[ $target == rtmp ]]; then
         out=$(measure --to "rtmp://127.0.0.1:$port/live/bench" --audio "$audio")
       elif [[ $target == ts ]]; then
-        out=$(measure --to "$WORK/out.ts" --audio "$audio")
+        out=$(measure --to "$WORK/out.ts" -y --audio "$audio")
       else
         out=$(measure --to null: --speed max --audio "$audio")
       fi

@@ -106,7 +106,7 @@ last_first() { awk -F, 'NR == 1 { f = $2 } { l = $2 } END { if (NR) printf "%.2f
 
 for run in $(seq "$RUNS"); do
   for name in TEN HOUR; do
-    sampled "max-$name-$run.csv" "$BIN" replay "$name.dump" --to a.ts --speed max --quiet
+    sampled "max-$name-$run.csv" "$BIN" replay "$name.dump" --to a.ts -y --speed max --quiet
   done
 done
 rm -f a.ts

@@ -130,7 +130,7 @@ run() {
       fourth="srt://127.0.0.1:$port"
     fi
     command=("$INGEST" replay "$WORK/$row.dump" --to "$srt" --to "hls:$WORK/out-hls"
-      --to "$WORK/out.ts" --to "$fourth" --audio app --speed realtime --quiet)
+      --to "$WORK/out.ts" --to "$fourth" -y --audio app --speed realtime --quiet)
     ;;
   live)
     local size rate bitrate

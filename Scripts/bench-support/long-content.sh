@@ -33,8 +33,8 @@ if [[ ! -s BIG.dump || BIG.dump -ot BIG.mp4 ]]; then
   mv BIG.tmp.dump BIG.dump
 fi
 
-ingest_cmd=("$BIN" replay BIG.dump --to a.ts --speed max --quiet)
-mp4_cmd=("$BIN" replay BIG.dump --to a.mp4 --speed max --quiet)
+ingest_cmd=("$BIN" replay BIG.dump --to a.ts -y --speed max --quiet)
+mp4_cmd=("$BIN" replay BIG.dump --to a.mp4 -y --speed max --quiet)
 ffmpeg_cmd=(ffmpeg -nostdin -v error -y -i BIG.mp4 -map 0 -c copy -f mpegts b.ts)
 cp_cmd=(cp BIG.dump copy.bin)
 

@@ -159,7 +159,7 @@ make_content() {
   fi
   # The same encoded stream for ffmpeg: the dump written to a file by ingest, remuxed to mp4.
   if [[ ! -s fixed-$seconds.mp4 || fixed-$seconds.mp4 -ot fixed-$seconds.dump ]]; then
-    "$BIN" replay fixed-$seconds.dump --to ref-replay-$seconds.ts --speed max --quiet >/dev/null 2>&1
+    "$BIN" replay fixed-$seconds.dump --to ref-replay-$seconds.ts -y --speed max --quiet >/dev/null 2>&1
     ffmpeg -nostdin -v error -y -i ref-replay-$seconds.ts -map 0 -c copy fixed-$seconds.mp4
     ffmpeg -nostdin -v error -y -i fixed-$seconds.mp4 -map 0 -c copy -f mpegts ref-ffmpeg-$seconds.ts
   fi

@@ -23,7 +23,21 @@ package struct Arguments {
   /// - Parameters:
   ///   - valued: option names that take a value (`--to X` or `--to=X`).
   ///   - flags: option names that take no value.
-  package init(_ argv: [String], valued: Set<String>, flags: Set<String>) throws(UsageError) {
+  ///   - expecting: what the value of an option may be (`"--audio": "mix, app, mic or both"`),
+  ///     said when the value is missing.
+  package init(
+    _ argv: [String], valued: Set<String>, flags: Set<String>, expecting: [String: String] = [:]
+  ) throws(UsageError) {
+    func missingValue(_ name: String) -> UsageError {
+      UsageError("\(name) needs a value" + (expecting[name].map { ": " + $0 } ?? ""))
+    }
+    /// Whether `word` is one of the options: then it is not the value of the one before it
+    /// (`--audio --to out.ts` forgot the value; taking `--to` for it would make `out.ts` a
+    /// positional and the message about the wrong thing).
+    func isOption(_ word: String) -> Bool {
+      let name = word.firstIndex(of: "=").map { String(word[..<$0]) } ?? word
+      return valued.contains(name) || flags.contains(name)
+    }
     var index = 0
     while index < argv.count {
       let arg = argv[index]
@@ -50,7 +64,7 @@ package struct Arguments {
         if let inlineValue {
           value = inlineValue
         } else {
-          guard index < argv.count else { throw UsageError("\(name) needs a value") }
+          guard index < argv.count, !isOption(argv[index]) else { throw missingValue(name) }
           value = argv[index]
           index += 1
         }
@@ -118,6 +132,18 @@ package struct Arguments {
 
   /// Every value given for a valued option, in order.
   package func values(_ name: String) -> [String] { allValues[name] ?? [] }
+
+  /// The value of an option that may be given once: a second one is refused rather than
+  /// silently taking the place of the first.
+  /// - Throws: `UsageError` naming the option and both values.
+  package func single(_ name: String) throws(UsageError) -> String? {
+    let given = values(name)
+    guard given.count <= 1 else {
+      throw UsageError(
+        "\(name) is given more than once ('\(given[0])', then '\(given[1])'); give it once")
+    }
+    return given.first
+  }
 
   /// Whether a switch was given.
   package func has(_ name: String) -> Bool { switches.contains(name) }

@@ -9,6 +9,10 @@ import IngestPOSIX
 ///             ^ written and flushed to the file when the next keyframe arrives
 /// ```
 ///
+/// The file is locked (`flock`) while it is written, so a second run naming it, or a recovery,
+/// is refused rather than emptying or cutting it; `ftyp` lists `MP4InitSegment.recordingBrand`,
+/// by which recovery knows the file is ours.
+///
 /// Every fragment reaches the file (write(2)) as soon as it is complete, so a run killed with
 /// SIGKILL loses at most the fragment being collected, and `ingest recover` cuts the torn one
 /// away (`MP4Recovery`); a run stopped by a signal or the end of its input writes the last
@@ -65,7 +69,7 @@ public final class MP4FileSink: OutputSink {
   private var stored: Int64 = 0
 
   /// - Parameters:
-  ///   - path: the file to create (truncated if present).
+  ///   - path: the file to create (truncated if present, once its lock is held).
   ///   - tracks: the run's tracks, which size the fragment buffers.
   ///   - brand: `.quickTime` for a `.mov`.
   public init(path: String, tracks: TrackFormats, brand: MP4InitSegment.Brand = .iso) {
@@ -110,14 +114,24 @@ public final class MP4FileSink: OutputSink {
     guard !tracks.isEmpty else {
       throw .unsupported(endpoint: path, reason: "no track to record")
     }
-    let head = MP4InitSegment.bytes(tracks: tracks, brand: brand)
+    let head = MP4InitSegment.bytes(tracks: tracks, brand: brand, marksRecording: true)
     do throws(FileError) {
-      let writer = try FileWriter(path: path, bufferCapacity: Self.writerBufferBytes)
+      // Locked before it is truncated, for as long as it is written: a second run naming the
+      // same file, or `ingest recover`, is refused and finds the recording as it was.
+      let writer = try FileWriter(
+        path: path, bufferCapacity: Self.writerBufferBytes, exclusive: true)
       self.writer = writer
       try head.withUnsafeBytes { bytes in Result { () throws(FileError) in try writer.write(bytes) }
       }
       .get()
       try writer.flush()
+    } catch  where error.isLockedByAnother {
+      throw .write(
+        endpoint: path,
+        reason:
+          "another ingest process is writing this recording (it holds the file's lock); wait for"
+          + " it to end or choose another name",
+        retryable: false)
     } catch {
       throw SinkError(file: error)
     }

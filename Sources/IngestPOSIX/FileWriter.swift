@@ -23,14 +23,39 @@ public final class FileWriter: ByteSink {
   public private(set) var bytesStored: Int64 = 0
 
   /// Creates or truncates `path`.
-  /// - Throws: `FileError` naming the path and the system's reason.
-  public init(path: String, bufferCapacity: Int = 64 << 10, truncate: Bool = true) throws(FileError)
-  {
+  /// - Parameters:
+  ///   - truncate: empties the file; false appends to it.
+  ///   - exclusive: takes an exclusive advisory lock (`flock`) on the file, held until it is
+  ///     closed, before truncating anything: a second writer (or `ingest recover`) is refused
+  ///     with the file as it was. The kernel drops the lock when the process ends in any way,
+  ///     so a killed run leaves none behind.
+  /// - Throws: `FileError` naming the path and the system's reason; `isLockedByAnother` when
+  ///   another open file holds the lock.
+  public init(
+    path: String, bufferCapacity: Int = 64 << 10, truncate: Bool = true, exclusive: Bool = false
+  ) throws(FileError) {
     self.path = path
     self.bufferCapacity = bufferCapacity
-    let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : O_APPEND)
-    fd = SystemPath.withCString(path) { open($0, flags, 0o644) }
+    // With the lock, the file is truncated only once it is held: O_TRUNC would empty the file
+    // another run is writing.
+    let truncation = truncate && !exclusive ? O_TRUNC : truncate ? 0 : O_APPEND
+    let flags = O_WRONLY | O_CREAT | O_CLOEXEC | truncation
+    let fd = SystemPath.withCString(path) { open($0, flags, 0o644) }
     guard fd >= 0 else { throw FileError(operation: "create", path: path, errno: errno) }
+    if exclusive {
+      let locked = FileDescriptor.retryingOnInterrupt(
+        { flock(fd, LOCK_EX | LOCK_NB) }, failed: { $0 != 0 })
+      if case .failure(let error) = locked {
+        _ = systemClose(fd)
+        throw FileError(operation: "lock", path: path, errno: error.code)
+      }
+      if truncate && ftruncate(fd, 0) != 0 {
+        let code = errno
+        _ = systemClose(fd)
+        throw FileError(operation: "truncate", path: path, errno: code)
+      }
+    }
+    self.fd = fd
     buffer = .allocate(byteCount: bufferCapacity, alignment: 16)
   }
 
@@ -109,6 +134,10 @@ public struct FileError: Error, Equatable, Sendable, CustomStringConvertible {
 
   /// Whether the device is full (a case callers may treat specially).
   public var isDiskFull: Bool { errno == ENOSPC || errno == EDQUOT }
+
+  /// Whether an exclusive lock was refused because another open file holds it (a run writing
+  /// the file).
+  public var isLockedByAnother: Bool { operation == "lock" && errno == EWOULDBLOCK }
 
   public var description: String {
     "cannot \(operation) \(SystemPath.display(path)): \(String(cString: strerror(errno)))"

@@ -28,6 +28,9 @@ public struct ReplayOptions: Sendable {
   public var audio: AudioSelection?
   /// The gains of a mix (`--mix-gain`).
   public var mixGains = AudioMixGains()
+  /// Whether the gains were asked for (`--mix-gain`): a run in which nothing is mixed says
+  /// on `warningLine` that they have no effect, rather than ignoring them without a word.
+  public var mixGainsGiven = false
   /// The gains the input's encoder mixed app and mic with into its one audio track
   /// (`ingest live --encoder-mix`), for the summary; nil when it did not.
   public var mixedByEncoder: AudioMixGains?

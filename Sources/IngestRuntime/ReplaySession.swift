@@ -180,6 +180,9 @@ public enum ReplaySession {
     name dumpPath: String, options: ReplayOptions, clock: any PacingClock,
     senders: SenderStrategy, onProgress: ((PipelineSnapshot, Int64) -> Void)?
   ) throws(ReplayError) -> ReplaySummary {
+    if let unused = unusedGainsWarning(tracks: tracks, options: options) {
+      options.warningLine?(unused)
+    }
     let builder = RunBuilder(options: options, clock: clock, senders: senders)
     let outputs = try builder.outputs(tracks: tracks)
     let lanes = try builder.lanes(for: outputs, tracks: tracks, scanBytes: scanBytes)
@@ -221,6 +224,24 @@ public enum ReplaySession {
       summary.fill(&object)
     }
     return summary
+  }
+
+  /// Why `--mix-gain` changes nothing in a run of `tracks` into `options.targets`: no output
+  /// mixes, and the encoder did not either. Nil when the gains are used, or were not given.
+  static func unusedGainsWarning(tracks: TrackFormats, options: ReplayOptions) -> String? {
+    guard options.mixGainsGiven, options.mixedByEncoder == nil else { return nil }
+    let mixes = options.targets.contains { target in
+      OutputAudio(
+        selection: options.audio, target: target, tracks: tracks, gains: options.mixGains
+      ).isMix
+    }
+    guard !mixes else { return nil }
+    let why =
+      tracks.audioApp == nil || tracks.audioMic == nil
+      ? "the input does not have both app and mic audio"
+      : "no output mixes app and mic audio"
+        + (options.audio.map { " (--audio \($0.rawValue))" } ?? "")
+    return "--mix-gain has no effect: \(why)"
   }
 
   /// The largest sample payload a replay of a dump with `tracks` into `options.targets` takes:

@@ -276,6 +276,12 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
     if let passphrase, !Self.passphraseBytes.contains(passphrase.utf8.count) {
       throw .invalidValue(option: "passphrase", reason: "must be 10 to 79 bytes long")
     }
+    if let passphrase, passphrase.utf8.contains(where: Self.isControl) {
+      throw .controlCharacter(option: "passphrase")
+    }
+    if let streamID, streamID.utf8.contains(where: Self.isControl) {
+      throw .controlCharacter(option: "streamid")
+    }
     if let keyLength {
       guard [16, 24, 32].contains(keyLength) else {
         throw .invalidValue(option: "pbkeylen", reason: "must be 16, 24 or 32")
@@ -347,6 +353,9 @@ public struct SRTOptions: Sendable, Equatable, CustomStringConvertible, CustomDe
     }
     return text
   }
+
+  /// A C0 control character or DEL, which no passphrase or stream id is meant to hold.
+  static func isControl(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
 
   private static func isSchemeByte(_ byte: UInt8) -> Bool {
     switch byte {

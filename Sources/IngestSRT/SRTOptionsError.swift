@@ -28,6 +28,11 @@ public enum SRTOptionsError: Error, Sendable, Equatable, CustomStringConvertible
   case invalidUTF8(option: String)
   /// A value out of range or malformed; `reason` says what is allowed and never quotes a secret.
   case invalidValue(option: String, reason: String)
+  /// A passphrase or stream id that holds a control character (a `%00`, a tab, a line end once
+  /// percent-decoded): libsrt would take the bytes up to a NUL, or the peer refuse the rest, so
+  /// the stream would be encrypted with another secret than the one meant. The value is never
+  /// quoted.
+  case controlCharacter(option: String)
   /// A value and the file holding it are both given (`passphrase=` and `passphrase_file=`): a
   /// usage error, since neither can be preferred without guessing.
   case conflictingOptions(String, String)
@@ -65,6 +70,9 @@ public enum SRTOptionsError: Error, Sendable, Equatable, CustomStringConvertible
       "SRT option '\(key)': bad percent-encoding at byte \(offset) of its value"
     case .invalidUTF8(let key): "SRT option '\(key)' is not valid UTF-8 once percent-decoded"
     case .invalidValue(let key, let reason): "SRT option '\(key)' \(reason)"
+    case .controlCharacter(let key):
+      "SRT option '\(key)' holds a control character (a byte below 0x20, or 0x7F, such as %00);"
+        + " it must be printable text"
     case .conflictingOptions(let value, let file):
       "SRT options '\(value)' and '\(file)' are both given; give one of them"
     case .unreadableSecretFile(let key, let path, let reason):

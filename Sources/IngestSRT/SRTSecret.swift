@@ -20,6 +20,11 @@ enum SRTSecret {
     guard !bytes.contains(where: { $0 == 0x0A || $0 == 0x0D }) else {
       throw .invalidSecret(option: option, path: path, reason: "holds more than one line")
     }
+    // A NUL or another control character: libsrt would stop at a NUL and use a shorter
+    // passphrase than the one written.
+    guard !bytes.contains(where: SRTOptions.isControl) else {
+      throw .invalidSecret(option: option, path: path, reason: "holds a control character")
+    }
     guard allowed.contains(bytes.count) else {
       throw .invalidSecret(
         option: option, path: path,

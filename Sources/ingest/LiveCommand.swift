@@ -51,8 +51,8 @@ enum LiveCommand: Command {
                                 gets a mix made here from the encoder's two tracks
 
     output and run options: as for `ingest replay` (--to, --buffer, --budget, --overhead,
-    --status, --segment, --hls-window, --audio, --mix-gain, --min-delivered, --json,
-    --quiet); there is no --speed: a live source runs at its own pace. --min-delivered counts
+    --status, --segment, --hls-window, --audio, --mix-gain, --min-delivered, -y/--force to
+    overwrite an existing .ts, .mp4 or .mov file, --json, --quiet); there is no --speed: a live source runs at its own pace. --min-delivered counts
     the frames the encoder skipped for a lower frame rate as not delivered.
 
     Ctrl-C (SIGINT), SIGTERM, SIGHUP (a closed terminal) or SIGUSR1 stops the encoder and
@@ -76,7 +76,8 @@ enum LiveCommand: Command {
       valued: ReplayCommand.runOptions.union(encoderValued).union(["--rate-control", "--floor"]),
       flags: encoderFlags.union(ReplayCommand.runFlags).union([
         "--json", "--quiet", "--encoder-mix",
-      ]))
+      ]),
+      expecting: ReplayCommand.runOptionValues)
     guard args.positionals.count == 1 else { throw UsageError("expected one SOURCE") }
     let source = args.positionals[0]
     try EncoderArgumentCheck.check(args, source: source)

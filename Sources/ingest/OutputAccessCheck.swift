@@ -25,6 +25,25 @@ enum OutputAccessCheck {
     }
   }
 
+  /// Refuses a `.ts`, `.mp4` or `.mov` output that names an existing regular file, unless
+  /// `overwrite` (`-y`, `--force`, as for `ingest capture`) says to replace it: a recording
+  /// must never silently take the place of a file the user has. A FIFO or a device (`/dev/null`)
+  /// loses nothing by being written; an HLS directory is resumed, not replaced.
+  static func checkNotOverwriting(_ targets: [OutputTarget], overwrite: Bool) throws(UsageError) {
+    guard !overwrite else { return }
+    for target in targets {
+      switch target {
+      case .file(let path, _) where OutputTarget.isStandardOutput(path): continue
+      case .file(let path, _), .mp4(let path, _):
+        guard fileKind(path) == S_IFREG else { continue }
+        throw UsageError(
+          "--to \(SystemPath.display(path)) exists: add -y (or --force) to overwrite it,"
+            + " or choose another name")
+      case .hls, .null, .srt, .rtmp, .whip: continue
+      }
+    }
+  }
+
   /// Refuses what would mix with a stream on standard output (`--to -`): `--json` and
   /// `--status -`, which write there too; a terminal, which cannot show a stream; and a
   /// standard output that cannot be opened again as `/dev/stdout` (closed, or a socket).

@@ -22,14 +22,17 @@ enum RecoverCommand: Command {
     time. See docs/hls.md.
 
     A fragmented .mp4 or .mov recording killed while it was written is cut back to the end of
-    its last whole fragment, so that it plays to there; a whole file is left as it is. See
-    docs/mp4.md.
+    its last whole fragment, so that it plays to there; a whole file is left as it is. Only a
+    recording of ingest is touched (its ftyp lists the brand bcin and only its fragments
+    follow the moov): any other file, and one a run is still writing, is refused (exit 1)
+    and left unchanged. See docs/mp4.md.
 
     options:
       --json                    print what recovery found as JSON on standard output
       -h, --help                show this help
 
-    exit status: 0 recovered or already finished, 1 no recording or a file error, 2 usage error
+    exit status: 0 recovered or already finished, 1 no recording of ours, one being written,
+    or a file error, 2 usage error
     """
 
   static func run(_ argv: [String]) throws -> Int32 {

@@ -62,7 +62,9 @@ enum ReplayCommand: Command {
       PATH.mp4, PATH.mov        a fragmented MP4 (QuickTime brand for .mov), one fragment
                                 per GOP, every track kept; a run killed mid-way is made whole
                                 by `ingest recover PATH.mp4`; a format change mid-run (the
-                                device rotated) ends it with an error (docs/mp4.md)
+                                device rotated) ends it with an error; locked while written,
+                                so a second run naming it is refused (docs/mp4.md)
+      An existing .ts, .mp4 or .mov file is refused unless -y is given.
       A .ts file or null output takes ?rate=800k (a token bucket at that bit rate) and
       ?stall=10s@5s (a 10 s outage starting 5 s in) to simulate a network, e.g.
       'congested.ts?rate=500k'.
@@ -101,14 +103,18 @@ enum ReplayCommand: Command {
                                 Default: mix for RTMP and HLS (players play one audio track
                                 beside the video), both for .ts, .mp4 and SRT, where the app
                                 track comes first (the one players pick; editors see both).
-                                The summary says what each output carried
-      --mix-gain app=G,mic=G    gains of the mix, 0 to 16 each (default app=1,mic=1); the
-                                ladder's mic tier mutes the mic in the mix
+                                The summary says what each output carried; give it once
+      --mix-gain app=G,mic=G    gains of the mix, plain decimal numbers from 0 to 16, each
+                                input named once (default app=1,mic=1); the ladder's mic
+                                tier mutes the mic in the mix; a run in which nothing is
+                                mixed says on stderr that the gains have no effect
       --ca-file PEM             rtmps only: trust the certificate authorities in PEM instead of
                                 the system's
       --insecure                rtmps only: do not verify the server certificate (tests)
       --min-delivered FRACTION  the run fails (exit 1, "ok": false) when the output accepted
                                 less than this share of the video frames, 0 to 1 (default 0.5)
+      -y, --force               overwrite a .ts, .mp4 or .mov output file that exists
+                                (without it, an existing file is refused; never the input)
       --json                    print the summary as JSON on standard output (not with
                                 --to -: --status FILE ends with the summary)
       --quiet                   no progress line
@@ -135,12 +141,15 @@ enum ReplayCommand: Command {
     "--to", "--buffer", "--budget", "--overhead", "--status", "--segment", "--hls-window",
     "--audio", "--mix-gain", "--min-delivered", "--ca-file",
   ]
+  /// What the values of the shared options may be, said when one is missing.
+  static let runOptionValues = ["--audio": "mix, app, mic or both"]
   /// The switches `replay` and `live` share.
-  static let runFlags: Set<String> = ["--insecure"]
+  static let runFlags: Set<String> = ["--insecure", "-y", "--force"]
 
   static func run(_ argv: [String]) throws -> Int32 {
     let args = try Arguments(
-      argv, valued: runOptions.union(["--speed"]), flags: runFlags.union(["--json", "--quiet"]))
+      argv, valued: runOptions.union(["--speed"]), flags: runFlags.union(["--json", "--quiet"]),
+      expecting: runOptionValues)
     guard args.positionals.count == 1 else { throw UsageError("expected one DUMP path") }
     let dump = args.positionals[0]
     var (options, status) = try parseRunOptions(args, input: dump)
@@ -200,8 +209,18 @@ enum ReplayCommand: Command {
       }
     }
     try ReplayOptionChecks.checkDistinct(targets)
+    // Before any secret is read: a crash must not write a passphrase or key to a core file.
+    if OutputSecrets.present(in: targets) { CoreDumpGuard.forbidCoreDumps() }
     try OutputAccessCheck.checkStandardOutput(
       targets, json: args.has("--json"), status: args["--status"])
+    // Writing over the input is refused even with -y: the run would destroy what it reads.
+    for target in targets {
+      do { try ReplaySession.refuseOverwritingInput(input, target: target) } catch {
+        throw UsageError(error.description)
+      }
+    }
+    try OutputAccessCheck.checkNotOverwriting(
+      targets, overwrite: args.has("-y") || args.has("--force"))
     try OutputAccessCheck.checkWritable(targets)
     var options = ReplayOptions(targets: targets)
     if let text = args["--buffer"] {
@@ -223,16 +242,17 @@ enum ReplayCommand: Command {
       try ReplayOptionChecks.checkWindow(window)
       options.hlsWindow = window
     }
-    if let audio = args["--audio"] {
+    if let audio = try args.single("--audio") {
       guard let selection = AudioSelection(rawValue: audio) else {
         throw UsageError("--audio must be mix, app, mic or both, got '\(audio)'")
       }
       options.audio = selection
     }
-    if let gains = args["--mix-gain"] {
+    if let gains = try args.single("--mix-gain") {
       do { options.mixGains = try AudioMixGains(parsing: gains) } catch {
         throw UsageError("--mix-gain: \(error)")
       }
+      options.mixGainsGiven = true
     }
     let caFile = args["--ca-file"]
     let insecure = args.has("--insecure")

@@ -47,6 +47,36 @@ import Testing
     }
   }
 
+  /// `--speed --to out.ts` forgot the value: `--to` is not taken for it, which would leave
+  /// `out.ts` a positional and the message about the wrong thing.
+  @Test func anOptionNameIsNotTheValueOfTheOneBefore() {
+    #expect {
+      try Arguments(
+        ["in.dump", "--speed", "--to", "out.ts"], valued: ["--to", "--speed"], flags: [],
+        expecting: ["--speed": "realtime, max or a number"])
+    } throws: { error in
+      (error as? UsageError)?.description == "--speed needs a value: realtime, max or a number"
+    }
+    #expect {
+      try parse(["--to", "--json"])
+    } throws: { error in
+      (error as? UsageError)?.description == "--to needs a value"
+    }
+    // A value that only starts with a dash is still a value.
+    #expect((try? parse(["--to", "-"]))?["--to"] == "-")
+  }
+
+  @Test func anOptionGivenOnceMayNotBeGivenTwice() throws {
+    #expect(try parse(["--speed", "max"]).single("--speed") == "max")
+    #expect(try parse([]).single("--speed") == nil)
+    #expect {
+      try parse(["--speed", "max", "--speed=2"]).single("--speed")
+    } throws: { error in
+      (error as? UsageError)?.description
+        == "--speed is given more than once ('max', then '2'); give it once"
+    }
+  }
+
   @Test func integerOptionsAreRangeChecked() throws {
     let arguments = try parse(["--buffer", "7"])
     #expect(throws: UsageError.self) { try arguments.int("--buffer", in: 2...5) }

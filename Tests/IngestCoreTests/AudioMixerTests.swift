@@ -383,4 +383,36 @@ import Testing
       try AudioMixGains(parsing: "app=nan")
     }
   }
+
+  /// `Float` reads these as numbers; a gain is written as a plain decimal number.
+  @Test(arguments: ["0x10", "1e1", "+1", "inf", "1.5.2", ".", " 1", "1_0"])
+  func refusesAnythingButAPlainDecimalNumber(value: String) {
+    #expect(throws: AudioMixError.gainValue(input: "app", value: value)) {
+      try AudioMixGains(parsing: "app=\(value)")
+    }
+  }
+
+  @Test func acceptsPlainDecimalNumbers() throws {
+    #expect(try AudioMixGains(parsing: "app=16,mic=.5") == AudioMixGains(app: 16, mic: 0.5))
+    #expect(try AudioMixGains(parsing: "mic=2.") == AudioMixGains(app: 1, mic: 2))
+  }
+
+  /// The description is what `ingest live` hands the encoder: it parses back, even for a gain
+  /// `Float` would print with an exponent.
+  @Test func theDescriptionParsesBack() throws {
+    for gains in [AudioMixGains(app: 0.8, mic: 1), AudioMixGains(app: 0.00001, mic: 16)] {
+      #expect(try AudioMixGains(parsing: gains.description) == gains, "\(gains)")
+    }
+    #expect(AudioMixGains(app: 0.00001, mic: 1).description == "app=0.00001,mic=1.0")
+  }
+
+  /// `app=1,app=3` used to take the last one without a word.
+  @Test func refusesAnInputNamedTwice() {
+    #expect(throws: AudioMixError.gainRepeated(input: "app")) {
+      try AudioMixGains(parsing: "app=1,app=3")
+    }
+    #expect(throws: AudioMixError.gainRepeated(input: "mic")) {
+      try AudioMixGains(parsing: "mic=1,app=2,mic=1")
+    }
+  }
 }

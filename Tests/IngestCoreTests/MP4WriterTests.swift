@@ -185,7 +185,7 @@ private func find(_ path: [String], in bytes: ArraySlice<UInt8>, skip: [String: 
   @Test func scanFindsTheEndOfTheLastWholeFragmentAtEveryCut() throws {
     let aac = try! AACFormat(objectType: 2, sampleRate: 44100, channels: 1)
     let tracks = MP4Track.tracks(for: TrackFormats(audioMic: aac))
-    var file = MP4InitSegment.bytes(tracks: tracks)
+    var file = MP4InitSegment.bytes(tracks: tracks, marksRecording: true)
     let head = file.count
     var fragmenter = MP4Fragmenter(tracks: tracks, mediaCapacity: { _ in 64 }, sampleCapacity: 8)
     var ends: [Int] = []

@@ -142,6 +142,45 @@ import Testing
     }
   }
 
+  /// A `%00` (or any control character) in a passphrase or stream id used to be taken; libsrt
+  /// stops at a NUL, so the stream would be encrypted with a shorter passphrase than the one
+  /// written. Refused by a typed error that never quotes the value.
+  @Test(arguments: ["%00", "%09", "%1B", "%7F"])
+  func aControlCharacterInTheURLIsRefusedWithoutQuotingIt(character: String) {
+    let url = "srt://h:1?passphrase=Open-\(character)-Sesame-77"
+    #expect(throws: SRTOptionsError.controlCharacter(option: "passphrase")) {
+      try SRTOptions(parsing: url, environment: noVariables)
+    }
+    #expect(throws: SRTOptionsError.controlCharacter(option: "streamid")) {
+      try SRTOptions(
+        parsing: "srt://h:1?streamid=Open-\(character)-Sesame-77", environment: noVariables)
+    }
+    let message = SRTOptionsError.controlCharacter(option: "passphrase").description
+    #expect(!message.contains("Sesame") && message.contains("'passphrase'"))
+    // A space is part of a passphrase, not a control character.
+    #expect(
+      (try? SRTOptions(parsing: "srt://h:1?passphrase=Open%20Sesame-77", environment: noVariables))?
+        .passphrase == "Open Sesame-77")
+  }
+
+  @Test func aControlCharacterInAFileOrVariableIsRefused() throws {
+    let nul = try file("nul", Array("Open-".utf8) + [0] + Array("-Sesame-77".utf8))
+    defer { try? FileManager.default.removeItem(at: nul.directory) }
+    #expect(
+      throws: SRTOptionsError.invalidSecret(
+        option: "passphrase_file", path: nul.path, reason: "holds a control character")
+    ) {
+      try SRTOptions(parsing: "srt://h:1?passphrase_file=\(nul.path)", environment: noVariables)
+    }
+    #expect(
+      throws: SRTOptionsError.invalidSecret(
+        option: "INGEST_SRT_PASSPHRASE", path: nil, reason: "holds a control character")
+    ) {
+      try SRTOptions(
+        parsing: "srt://h:1", environment: ["INGEST_SRT_PASSPHRASE": "Open-\t-Sesame-77"])
+    }
+  }
+
   @Test func theEnvironmentIsUsedWhenTheURLHasNoSecret() throws {
     let variables = ["INGEST_SRT_PASSPHRASE": passphrase, "INGEST_SRT_STREAMID": streamID]
     let options = try SRTOptions(parsing: "srt://h:1?pbkeylen=16", environment: variables)

@@ -13,6 +13,12 @@ import Testing
     (["--to", "null:", "--hls-window", "6"], "--hls-window applies to HLS outputs only"),
     (["--to", "hls:rec", "--hls-window", "2"], "RFC 8216 6.2.2"),
     (["--to", "null:", "--speed", "2000"], "up to 1000"),
+    (["--audio", "--to", "out.ts"], "--audio needs a value: mix, app, mic or both"),
+    (["--to", "out.ts", "--audio"], "--audio needs a value: mix, app, mic or both"),
+    (["--to", "out.ts", "--audio", "app", "--audio", "mix"], "--audio is given more than once"),
+    (["--to", "out.ts", "--mix-gain", "app=1,app=3"], "mix gain of app is given more than once"),
+    (["--to", "out.ts", "--mix-gain", "app=0x10"], "must be a plain decimal number"),
+    (["--to", "out.ts", "--mix-gain", "app=1", "--mix-gain", "mic=2"], "--mix-gain is given more"),
   ])
   func replayOptionsRefusedUpFront(arguments: [String], message: String) throws {
     let directory = try CommandRunner.temporaryDirectory()
@@ -27,6 +33,35 @@ import Testing
     #expect(result.status == 2, "\(arguments): \(result.stderr)")
     #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+  }
+
+  /// `--mix-gain` in a run where nothing is mixed says on standard error that it has no
+  /// effect, and why; where an output mixes, nothing is said.
+  @Test(arguments: [
+    (
+      "screen.dump", ["--audio", "both"],
+      "--mix-gain has no effect: no output mixes app and mic audio (--audio both)"
+    ),
+    ("screen.dump", [], "--mix-gain has no effect: no output mixes app and mic audio"),
+    ("video-only.dump", [], "--mix-gain has no effect: the input does not have both app and mic"),
+    ("screen.dump", ["--audio", "mix"], nil),
+  ])
+  func mixGainsWithoutAMixAreWarnedAbout(fixture: String, audio: [String], warning: String?)
+    throws
+  {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture(fixture), "--to", directory.appending(path: "out.ts").path,
+        "--mix-gain", "app=0.5", "--speed", "max", "--quiet",
+      ] + audio, timeout: 120)
+    #expect(result.status == 0, "\(result.stderr)")
+    if let warning {
+      #expect(result.stderr.contains("ingest: warning: " + warning), "\(result.stderr)")
+    } else {
+      #expect(!result.stderr.contains("--mix-gain"), "\(result.stderr)")
+    }
   }
 
   /// The smallest budget `--budget` accepts carries a realtime stream to a file: every frame,

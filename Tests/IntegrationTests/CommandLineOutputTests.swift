@@ -212,6 +212,53 @@ import Testing
     }
   }
 
+  // MARK: replay and live file outputs
+
+  /// `replay` and `live` keep an existing `.ts`, `.mp4` or `.mov` file unless told `-y` (or
+  /// `--force`), as `capture` does; the message names the file and the option.
+  @Test(arguments: ["out.ts", "rec.mp4", "rec.mov"])
+  func runsRefuseAnExistingOutputFileUnlessForced(name: String) throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let output = directory.appending(path: name)
+    let kept = Data("precious\n".utf8)
+    try kept.write(to: output)
+
+    for command in [
+      ["replay", CommandRunner.fixture("screen.dump")], ["live", "testsrc", "--duration", "1"],
+    ] {
+      let refused = try CommandRunner.ingest(command + ["--to", output.path, "--quiet"])
+      #expect(refused.status == 2, "\(command[0]): \(refused.stderr)")
+      #expect(
+        refused.stderr.contains("--to \(output.path) exists: add -y (or --force)"),
+        "\(command[0]): \(refused.stderr)")
+      #expect(try Data(contentsOf: output) == kept, "\(command[0])")
+    }
+    for force in ["-y", "--force"] {
+      let forced = try CommandRunner.ingest([
+        "replay", CommandRunner.fixture("screen.dump"), "--to", output.path, force, "--speed",
+        "max", "--quiet",
+      ])
+      #expect(forced.status == 0, "\(force): \(forced.stderr)")
+      #expect(try CommandRunner.decodeErrors(output.path) == "", "\(force)")
+    }
+  }
+
+  /// `-y` never lets a run write over its own input.
+  @Test func forcingDoesNotOverwriteTheInput() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let dump = directory.appending(path: "in.dump").path
+    try FileManager.default.copyItem(atPath: CommandRunner.fixture("screen.dump"), toPath: dump)
+    // file: names a transport stream output whatever the name ends with.
+    let result = try CommandRunner.ingest(["replay", dump, "--to", "file:" + dump, "-y"])
+    #expect(result.status == 2, "\(result.stderr)")
+    #expect(result.stderr.contains("would be overwritten"), "\(result.stderr)")
+    #expect(
+      FileManager.default.contentsEqual(
+        atPath: dump, andPath: CommandRunner.fixture("screen.dump")))
+  }
+
   // MARK: --version
 
   /// Every executable answers `--version` with its name and the one version number.

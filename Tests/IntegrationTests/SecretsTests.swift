@@ -266,18 +266,23 @@ import Testing
       "\(String(describing: start))")
   }
 
+  /// Every environment variable that carries an output's secret (`docs/secrets.md`).
+  static let allSecretVariables = [
+    "INGEST_SRT_PASSPHRASE": passphrase, "INGEST_SRT_STREAMID": streamID,
+    "INGEST_RTMP_KEY": streamKey, "INGEST_WHIP_TOKEN": "whip-Token-Secret-6620",
+  ]
+
   /// `ingest live` keeps the outputs' secret variables to itself: the encoder child it starts
-  /// gets the rest of the environment, not them (its /proc/PID/environ would show them).
+  /// gets the rest of the environment, not one of them, the WHIP token included (its
+  /// /proc/PID/environ would show them).
   @Test func theEncoderChildDoesNotInheritTheSecretVariables() throws {
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let marker = "INGEST_TEST_MARKER=kept"
     let run = try SecretRun(
       ["live", "testsrc", "--to", "null:", "--duration", "60", "--quiet"],
-      environment: [
-        "INGEST_SRT_PASSPHRASE": Self.passphrase, "INGEST_RTMP_KEY": Self.streamKey,
-        "INGEST_TEST_MARKER": "kept",
-      ], removing: [], directory: directory)
+      environment: Self.allSecretVariables.merging(["INGEST_TEST_MARKER": "kept"]) { $1 },
+      removing: [], directory: directory)
     defer { run.kill() }
     var environments = run.environments()
     #expect(
@@ -285,11 +290,58 @@ import Testing
         environments = run.environments()
         return !environments.children.isEmpty && !environments.children[0].isEmpty
       }, "no encoder child appeared: \(run.stderr)")
-    #expect(environments.own.contains("INGEST_SRT_PASSPHRASE=\(Self.passphrase)"))
     for child in environments.children {
       #expect(child.contains(marker), "the child's environment was not passed on")
-      #expect(!child.contains { $0.hasPrefix("INGEST_SRT_PASSPHRASE=") })
-      #expect(!child.contains { $0.hasPrefix("INGEST_RTMP_KEY=") })
+      for (name, value) in Self.allSecretVariables {
+        #expect(!child.contains { $0.hasPrefix(name + "=") }, "\(name) reached the encoder")
+        #expect(!child.contains { $0.contains(value) }, "\(name)'s value reached the encoder")
+      }
+    }
+  }
+
+  /// A run that holds an output's secret forbids core dumps (`PR_SET_DUMPABLE` 0), so a crash
+  /// cannot write the passphrase or key to a core file; one without a secret is left as it
+  /// is. The kernel shows the setting as the owner of the files in /proc/PID (environ): root
+  /// for a process that may not dump, the process's user otherwise. As root, the runs are made as nobody, so the two
+  /// owners differ.
+  @Test func aRunHoldingASecretMayNotDumpCore() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var executable = CommandRunner.ingest
+    var prefix: [String] = []
+    var user = getuid()
+    if user == 0 {
+      guard CommandRunner.has("setpriv") else {
+        TestEnvironment.unavailable("setpriv (util-linux) is not installed")
+        return
+      }
+      executable = "setpriv"
+      prefix = ["--reuid=65534", "--regid=65534", "--clear-groups", "--", CommandRunner.ingest]
+      user = 65534
+    }
+    for (query, holdsSecret) in [
+      ("&passphrase=\(Self.passphrase)", true), ("", false), ("&streamid=\(Self.streamID)", true),
+    ] {
+      let port = try LoopbackServers.freePort(SOCK_DGRAM)
+      // A listener waits for a caller that never comes: the run stays up to be looked at,
+      // and its `start` event comes after the options (and the secret) have been read.
+      let run = try ChildProcess(
+        executable,
+        prefix + [
+          "replay", CommandRunner.fixture("screen.dump"), "--quiet", "--status", "-", "--to",
+          "srt://127.0.0.1:\(port)?mode=listener\(query)",
+        ], directory: directory, name: "run-\(port)")
+      defer { run.kill() }
+      let started = FaultSupport.waitUntil(seconds: 20) {
+        run.stdout.contains("\"event\":\"start\"")
+      }
+      try #require(started, "no start event: \(run.stderr)")
+      var status = stat()
+      #expect(stat("/proc/\(run.pid)/environ", &status) == 0)
+      #expect(
+        status.st_uid == (holdsSecret ? 0 : user),
+        "secret \(holdsSecret): /proc/\(run.pid)/environ is owned by \(status.st_uid): \(run.stderr)"
+      )
     }
   }
 

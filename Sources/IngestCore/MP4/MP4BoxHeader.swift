@@ -47,7 +47,10 @@ public struct MP4BoxHeader: Hashable, Sendable {
   }
 
   /// The four-character code of `type`, e.g. "moof".
-  public var typeName: String {
+  public var typeName: String { Self.name(of: type) }
+
+  /// The four-character code of a box type or brand, e.g. "moof".
+  public static func name(of type: UInt32) -> String {
     String(
       decoding: [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: type >> UInt32($0)) },
       as: UTF8.self)

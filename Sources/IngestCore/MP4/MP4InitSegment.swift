@@ -3,7 +3,7 @@
 /// (`MP4Fragmenter`). It is also an HLS initialization section (`EXT-X-MAP`).
 ///
 /// ```
-/// ftyp                 brands (isom/iso6/mp41, or qt for .mov)
+/// ftyp                 brands (isom/iso6/mp41, or qt for .mov; a recording adds bcin)
 /// moov
 /// ├─ mvhd              timescale 1000, duration 0 (the fragments carry the time)
 /// ├─ trak              one per sample stream: video, app audio, mic audio
@@ -29,13 +29,22 @@ public enum MP4InitSegment {
     case quickTime
   }
 
+  /// The compatible brand `ftyp` lists in a recording (`MP4FileSink`): what `ingest recover`
+  /// takes as proof that ingest wrote the file, so it never cuts a file another program made.
+  /// Readers ignore a compatible brand they do not know (ISO/IEC 14496-12, 4.3).
+  public static let recordingBrand: StaticString = "bcin"
+
   /// `ftyp` + `moov` for `tracks`.
   /// - Parameters:
   ///   - tracks: the tracks, in the order their fragments list them.
   ///   - brand: ISO or QuickTime brands.
-  public static func bytes(tracks: [MP4Track], brand: Brand = .iso) -> [UInt8] {
+  ///   - marksRecording: lists `recordingBrand` among the compatible brands (a `.mp4`/`.mov`
+  ///     recording; HLS initialization sections are never recovered and go without it).
+  public static func bytes(tracks: [MP4Track], brand: Brand = .iso, marksRecording: Bool = false)
+    -> [UInt8]
+  {
     var w = MP4ByteWriter(capacity: 1024)
-    writeFileType(&w, brand: brand)
+    writeFileType(&w, brand: brand, marksRecording: marksRecording)
     let moov = w.begin("moov")
     writeMovieHeader(&w, nextTrackID: UInt32(tracks.count + 1))
     for track in tracks { writeTrack(&w, track, brand: brand) }
@@ -54,7 +63,7 @@ public enum MP4InitSegment {
     return w.bytes
   }
 
-  static func writeFileType(_ w: inout MP4ByteWriter, brand: Brand) {
+  static func writeFileType(_ w: inout MP4ByteWriter, brand: Brand, marksRecording: Bool) {
     let ftyp = w.begin("ftyp")
     switch brand {
     case .iso:
@@ -69,6 +78,7 @@ public enum MP4InitSegment {
       w.u32(0x200)
       w.fourCC("qt  ")
     }
+    if marksRecording { w.fourCC(recordingBrand) }
     w.end(ftyp)
   }
 

@@ -49,8 +49,9 @@ public final class EncoderProcess: @unchecked Sendable {
     Executable.sibling("ingest-encode", overriddenBy: "INGEST_ENCODE_BIN")
   }
 
-  /// Environment variables that carry an output's secret (`docs/secrets.md`).
-  static let secretVariables = ["INGEST_SRT_PASSPHRASE", "INGEST_SRT_STREAMID", "INGEST_RTMP_KEY"]
+  /// Environment variables that carry an output's secret (`docs/secrets.md`): every one, the
+  /// WHIP token included; the encoder needs none of them.
+  static let secretVariables = OutputSecrets.variables
 
   /// This process's environment entries (`NAME=value`, as they are: a value need not be
   /// UTF-8), the secret variables left out.

@@ -140,6 +140,15 @@ public final class HLSRenditionSink: OutputSink {
     guard let sink = renditions[rendition.rawValue] else { return .discarded(.notCarried) }
     if let format = unit.format { tracks.set(format, for: unit.kind) }
     let started = sink.openSegmentStart
+    var unit = unit
+    if rendition != .video {
+      // Players match the renditions' segments by discontinuity sequence, so a discontinuity
+      // of one audio track alone (its clock re-anchored) would put it out of step with the
+      // video (playbin3 stops with an internal data stream error). The timeline keeps its
+      // decode times increasing, so the audio needs none of its own; it takes the video's at
+      // the cut that lines up with it.
+      unit.isDiscontinuity = false
+    }
     let result: SinkWriteResult
     if packetizers[rendition.rawValue] != nil {
       // An audio frame that will start a segment needs PAT and PMT in front of it.
@@ -155,7 +164,10 @@ public final class HLSRenditionSink: OutputSink {
       result = try sink.write(unit, bytes: bytes, now: now)
     }
     if rendition == .video, let start = sink.openSegmentStart, start != started {
-      for audio in [HLSRendition.app, .mic] { renditions[audio.rawValue]?.scheduleCut(at: start) }
+      for audio in [HLSRendition.app, .mic] {
+        renditions[audio.rawValue]?.scheduleCut(
+          at: start, discontinuity: sink.openSegmentIsDiscontinuity)
+      }
     }
     return result
   }

@@ -107,6 +107,8 @@ public final class HLSSink: OutputSink {
   var followsCuts = false
   /// Following: the decode time from which the next cut point starts a segment.
   private(set) var pendingCut: Int64?
+  /// Following: the segment the pending cut starts carries a discontinuity (the video's did).
+  private var pendingCutDiscontinuity = false
   /// A segment that ran past twice the target was warned about.
   private var warnedLongSegment = false
   /// fMP4: a unit too large for its fragment buffer was warned about.
@@ -244,11 +246,18 @@ public final class HLSSink: OutputSink {
     reserve?.ensure(segments: listedSegments)
   }
 
-  /// Following: the next segment starts at the first cut point at or after `dts`.
-  func scheduleCut(at dts: Int64) { pendingCut = dts }
+  /// Following: the next segment starts at the first cut point at or after `dts`, with a
+  /// discontinuity when the video segment it lines up with has one.
+  func scheduleCut(at dts: Int64, discontinuity: Bool) {
+    pendingCut = dts
+    pendingCutDiscontinuity = discontinuity
+  }
 
   /// The decode time of the open segment's first unit; nil before the first segment.
   var openSegmentStart: Int64? { current?.startDTS }
+
+  /// Whether the open segment starts with a discontinuity.
+  var openSegmentIsDiscontinuity: Bool { current?.discontinuity ?? false }
 
   /// Whether `unit`, a cut point, ends the open segment (or starts the first one).
   private func cuts(at unit: OutgoingUnit) -> Bool {
@@ -348,6 +357,7 @@ public final class HLSSink: OutputSink {
   }
 
   private func startSegment(_ unit: OutgoingUnit, journalPrefix: String) throws(FileError) {
+    if pendingCut != nil && pendingCutDiscontinuity { discontinuityPending = true }
     var journalPrefix = journalPrefix
     if fragments != nil, map == nil || fragments!.hasWaitingFormat {
       journalPrefix += try writeMap()
@@ -372,6 +382,7 @@ public final class HLSSink: OutputSink {
       bufferCapacity: configuration.bufferCapacity)
     nextIndex += 1
     pendingCut = nil
+    pendingCutDiscontinuity = false
     current = OpenSegment(
       name: name, writer: writer, startDTS: unit.dts, lastDTS: unit.dts,
       discontinuity: discontinuityPending, programDateTime: date, map: map?.name)

@@ -1,11 +1,10 @@
 import Foundation
 import Glibc
-import Testing
 import IngestHLS
 import IngestRTMP
 import IngestSRT
 import IngestSinks
-
+import Testing
 
 /// The inputs kept in `Fuzz/regressions/` (each once broke an invariant of a fuzz target),
 /// replayed as ordinary tests of the same properties.
@@ -38,7 +37,17 @@ import IngestSinks
     for url in inputs {
       let text = String(decoding: try Data(contentsOf: url), as: UTF8.self)
       let secrets = Self.secrets(in: text)
-      #expect(!secrets.isEmpty, "\(url.lastPathComponent) carries no secret to look for")
+      if secrets.isEmpty {
+        // An RTMP URL whose secret is its stream key (the path after the application): it
+        // parses, and every printed form ends in the key's mask, whatever the host spells.
+        let target = try RTMPTarget(url: text)
+        for printed in [target.description, target.debugDescription, String(reflecting: target)] {
+          #expect(
+            printed.hasSuffix("/***") || printed.hasSuffix("/***)"),
+            "\(url.lastPathComponent): \(printed)")
+        }
+        continue
+      }
       var messages: [String] = []
       do { _ = try OutputTarget(parsing: text) } catch { messages.append("\(error)") }
       do { _ = try SRTOptions(parsing: text) } catch { messages.append("\(error)") }

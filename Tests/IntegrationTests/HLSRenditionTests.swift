@@ -122,6 +122,34 @@ import Testing
     #expect(verdict.ok, "\(verdict.line)")
   }
 
+  /// A mic whose clock resets is re-anchored on the shared timeline: its rendition needs no
+  /// discontinuity, and a discontinuity in one rendition alone would put the set out of step
+  /// (playbin3 stopped with "Internal data stream error"). No playlist of the set has one, and
+  /// playbin3 plays the set to its end.
+  @Test func micClockResetKeepsTheSetInStep() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let hls = directory.appending(path: "rec").path
+    let run = try CommandRunner.ingest([
+      "replay", CommandRunner.fixture("mic-clock-reset.dump"), "--to", "hls:\(hls)", "--audio",
+      "both", "--speed", "max", "--json", "--quiet",
+    ])
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(run.stdout.contains("\"clock_resets\":1"), "\(run.stdout)")
+    for rendition in ["video", "app", "mic"] {
+      let playlist = try String(
+        contentsOfFile: hls + "/\(rendition)/index.m3u8", encoding: .utf8)
+      #expect(!playlist.contains("#EXT-X-DISCONTINUITY"), "\(rendition): \(playlist)")
+      #expect(try HLSHarness.ffmpegErrors(hls + "/\(rendition)/index.m3u8") == "", "\(rendition)")
+    }
+    if let reason = Player.playbin3.unavailableReason {
+      TestEnvironment.unavailable(reason)
+      return
+    }
+    let verdict = try Player.playbin3.play(hls)
+    #expect(verdict.ok, "\(verdict.line)")
+  }
+
   /// A live `--hls-window 6` recording from the live encoder: hls.js follows it for 20 s of
   /// playing without the picture standing still longer than one segment (2 s), and playbin3
   /// follows it to its end, both at their defaults.

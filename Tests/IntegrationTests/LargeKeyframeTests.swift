@@ -133,7 +133,7 @@ import Testing
 
     try FileManager.default.removeItem(atPath: status)
     let whole = try CommandRunner.ingest([
-      "replay", dump, "--to", output, "--speed", "max", "--json", "--quiet", "--budget", "80",
+      "replay", dump, "--to", output, "-y", "--speed", "max", "--json", "--quiet", "--budget", "80",
       "--status", status,
     ])
     #expect(whole.status == 0, "\(whole.stderr)")

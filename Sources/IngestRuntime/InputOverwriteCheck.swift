@@ -12,7 +12,7 @@ extension ReplaySession {
     case .file(let path, _) where SameFileCheck.isSameFile(path, dumpPath),
       .mp4(let path, _) where SameFileCheck.isSameFile(path, dumpPath):
       throw .usage("--to \(path) is the input \(dumpPath): it would be overwritten")
-    case .hls(let directory, _, _) where SameFileCheck.isInDirectory(dumpPath, directory):
+    case .hls(let directory, _, _, _) where SameFileCheck.isInDirectory(dumpPath, directory):
       throw .usage(
         "--to: the input \(dumpPath) is in the HLS directory \(directory), whose files are "
           + "rewritten: choose another directory")

@@ -21,13 +21,16 @@ public enum OutputAudio: Sendable, Equatable {
   /// asked for. HLS mixes by default too: players at their defaults (hls.js, GStreamer's
   /// playbin3) play a variant's segments with one audio track beside the video and refuse or
   /// ignore a second, as Apple's HLS authoring rules expect; `both` keeps the two tracks there.
-  /// The files (`.ts`, `.mp4`) and SRT keep both unless asked otherwise.
+  /// The files (`.ts`, `.mp4`) and SRT keep both unless asked otherwise. An `hls:` output's own
+  /// `?audio=` goes before `selection`.
   /// - Parameter mixedByEncoder: the gains the encoder mixed the input's app track with, when
   ///   it did.
   public init(
     selection: AudioSelection?, target: OutputTarget, tracks: TrackFormats, gains: AudioMixGains,
     mixedByEncoder: AudioMixGains? = nil
   ) {
+    var selection = selection
+    if case .hls(_, _, _, let asked?) = target { selection = asked }
     switch (tracks.audioApp != nil, tracks.audioMic != nil) {
     case (false, false): self = .none
     case (true, false):

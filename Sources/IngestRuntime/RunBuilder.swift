@@ -206,7 +206,7 @@ public struct RunBuilder {
         throw .output("WHIP needs a video track; the input has none")
       }
       return WHIPSink(target: target)
-    case .hls(let directory, let playlist, let container):
+    case .hls(let directory, let playlist, let container, let audio):
       var configuration = HLSSink.Configuration(directory: directory)
       configuration.playlistName = playlist
       configuration.targetDuration = options.segmentSeconds
@@ -214,7 +214,7 @@ public struct RunBuilder {
       configuration.container = container ?? .preferred(for: tracks)
       // Both audio tracks asked for: alternate renditions, not two tracks in the video's
       // segments, which players at their defaults refuse or ignore.
-      if options.audio == .both, HLSRenditionSink.applies(to: tracks) {
+      if (audio ?? options.audio) == .both, HLSRenditionSink.applies(to: tracks) {
         return HLSRenditionSink(configuration: configuration, tracks: tracks)
       }
       return HLSSink(configuration: configuration, tracks: tracks)

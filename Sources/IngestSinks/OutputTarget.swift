@@ -10,7 +10,8 @@ import IngestCore
 /// rtmp://HOST/APP/KEY        RTMP publish        (rtmps:// for TLS)
 /// whip+http://HOST/PATH      WHIP (WebRTC) publish (whip+https:// for TLS; ?token-file=PATH)
 /// hls:DIR, DIR/NAME.m3u8     HLS segments and a live playlist in a directory
-///                            (?container=ts|fmp4; fMP4 by default for HEVC, TS otherwise)
+///                            (?container=ts|fmp4; fMP4 by default for HEVC, TS otherwise;
+///                            &audio=both|mix|app|mic: this output's audio, over --audio)
 /// rec.mp4, rec.mov           a fragmented MP4 (QuickTime brand for .mov), one fragment per GOP
 /// ```
 public enum OutputTarget: Equatable, Sendable {
@@ -20,8 +21,11 @@ public enum OutputTarget: Equatable, Sendable {
   case rtmp(url: String)
   /// A WHIP endpoint (`whip+http://` or `whip+https://`), parsed by `IngestWHIP`'s `WHIPTarget`.
   case whip(url: String)
-  /// An HLS recording; `container` nil picks by codec (`HLSContainer.preferred(for:)`).
-  case hls(directory: String, playlist: String, container: HLSContainer? = nil)
+  /// An HLS recording; `container` nil picks by codec (`HLSContainer.preferred(for:)`), and
+  /// `audio` nil carries what `--audio` asked for.
+  case hls(
+    directory: String, playlist: String, container: HLSContainer? = nil,
+    audio: AudioSelection? = nil)
   /// A fragmented MP4 file; `quickTime` for a `.mov`.
   case mp4(path: String, quickTime: Bool)
 
@@ -57,18 +61,20 @@ public enum OutputTarget: Equatable, Sendable {
       return
     }
     if lower.hasPrefix("hls:") || Self.hlsPath(text).lowercased().hasSuffix(".m3u8") {
-      let (path, container) = try Self.hlsContainer(text)
+      let (path, container, audio) = try Self.hlsOptions(text)
       if lower.hasPrefix("hls:") {
         let directory = String(path.dropFirst(4))
         guard !directory.isEmpty else { throw .missingPath("hls:") }
-        self = .hls(directory: directory, playlist: "index.m3u8", container: container)
+        self = .hls(
+          directory: directory, playlist: "index.m3u8", container: container, audio: audio)
         return
       }
       let slash = path.lastIndex(of: "/")
       let directory = slash.map { String(path[..<$0]) } ?? "."
       let name = slash.map { String(path[path.index(after: $0)...]) } ?? String(path)
       self = .hls(
-        directory: directory.isEmpty ? "/" : directory, playlist: name, container: container)
+        directory: directory.isEmpty ? "/" : directory, playlist: name, container: container,
+        audio: audio)
       return
     }
     if lower.hasSuffix(".mp4") || lower.hasSuffix(".mov") {
@@ -105,25 +111,44 @@ public enum OutputTarget: Equatable, Sendable {
     self = .file(path: String(path), shaper: try Self.shaper(query: query))
   }
 
-  /// An HLS output's text without a `?container=` query, for the `.m3u8` check.
+  /// The query items an HLS output takes.
+  static let hlsOptionNames = ["container", "audio"]
+
+  /// An HLS output's text without its `?container=...&audio=...` query, for the `.m3u8` check.
+  /// A `?` followed by anything else is part of the path.
   static func hlsPath(_ text: String) -> Substring {
-    guard let mark = text.lastIndex(of: "?"),
-      text[text.index(after: mark)...].hasPrefix("container=")
-    else { return text[...] }
-    return text[..<mark]
+    guard let mark = text.lastIndex(of: "?") else { return text[...] }
+    let items = text[text.index(after: mark)...].split(separator: "&")
+    let isQuery =
+      !items.isEmpty
+      && items.allSatisfy { item in hlsOptionNames.contains { item.hasPrefix($0 + "=") } }
+    return isQuery ? text[..<mark] : text[...]
   }
 
-  /// Splits `hls:DIR?container=fmp4` into the path and the container asked for (nil: none).
-  static func hlsContainer(_ text: String) throws(OutputURLError) -> (
-    Substring, HLSContainer?
+  /// Splits `hls:DIR?container=fmp4&audio=both` into the path, the container and the audio
+  /// asked for (nil: not asked).
+  static func hlsOptions(_ text: String) throws(OutputURLError) -> (
+    Substring, HLSContainer?, AudioSelection?
   ) {
     let path = hlsPath(text)
-    guard path.endIndex < text.endIndex else { return (path, nil) }
-    let value = text[text.index(after: path.endIndex)...].dropFirst("container=".count)
-    guard let container = HLSContainer(rawValue: String(value)) else {
-      throw .badContainer(quotable(value))
+    guard path.endIndex < text.endIndex else { return (path, nil, nil) }
+    var container: HLSContainer?
+    var audio: AudioSelection?
+    for item in text[text.index(after: path.endIndex)...].split(separator: "&") {
+      let value = item.drop { $0 != "=" }.dropFirst()
+      if item.hasPrefix("container=") {
+        guard let parsed = HLSContainer(rawValue: String(value)) else {
+          throw .badContainer(quotable(value))
+        }
+        container = parsed
+      } else {
+        guard let parsed = AudioSelection(rawValue: String(value)) else {
+          throw .badAudio(quotable(value))
+        }
+        audio = parsed
+      }
     }
-    return (path, container)
+    return (path, container, audio)
   }
 
   /// Parses `rate=800k&stall=10s@5s`.
@@ -224,6 +249,7 @@ public enum OutputURLError: Error, Equatable, Sendable, CustomStringConvertible 
   case unknownOption(String)
   case unexpected(String)
   case badContainer(String)
+  case badAudio(String)
 
   public var description: String {
     switch self {
@@ -235,6 +261,8 @@ public enum OutputURLError: Error, Equatable, Sendable, CustomStringConvertible 
     case .unexpected(let text): "unexpected '\(text)' after null:"
     case .badContainer(let text):
       "unknown HLS container '\(text)' (expected container=ts or container=fmp4)"
+    case .badAudio(let text):
+      "unknown HLS audio '\(text)' (expected audio=both, mix, app or mic)"
     }
   }
 }

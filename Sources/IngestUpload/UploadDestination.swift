@@ -4,7 +4,7 @@
 /// journal; auth goes in headers), a query or a fragment (a name is appended to the path).
 public struct UploadDestination: Equatable, Sendable, CustomStringConvertible {
   /// The base, always ending with `/`.
-  public let base: String
+  public private(set) var base: String
 
   /// Parses and checks a base URL; a missing trailing `/` is added.
   public init(_ text: String) throws(UploadError) {
@@ -51,6 +51,13 @@ public struct UploadDestination: Equatable, Sendable, CustomStringConvertible {
         "--to \(text): '\(afterHost.dropFirst())' is not a port (1 to 65535); "
           + "type e.g. --to http://127.0.0.1:8080/rec/")
     }
+  }
+
+  /// The destination of a subdirectory's files: `URL/NAME/` (a rendition of a set).
+  public func appending(directory name: String) -> UploadDestination {
+    var destination = self
+    destination.base = url(for: name) + "/"
+    return destination
   }
 
   /// Whether the files go over TLS.

@@ -62,6 +62,32 @@ public final class Uploader {
     return summary
   }
 
+  /// The figures so far (what `run` returns at its end).
+  public var figures: UploadSummary { summary }
+
+  /// Sends the file `name` of the directory as it is now, unless this uploader last sent the
+  /// same bytes: a rendition set's multivariant playlist, which no journal lists. Retried as
+  /// every request is; counted as a playlist upload.
+  /// - Returns: whether the server has the file as it is now (false: there is no such file).
+  public func put(_ name: String) throws(UploadError) -> Bool {
+    guard let data = try UploadFiles.read(UploadFiles.join(options.directory, name)) else {
+      return false
+    }
+    if data == lastPlaylist { return true }
+    let client = try HTTPClient(options.http, stopRequested: stopRequested)
+    let response = try send(name) { () throws(UploadError) in
+      try client.put(data, to: options.destination.url(for: name))
+    }
+    lastPlaylist = data
+    summary.playlistUploads += 1
+    summary.bytes += Int64(data.count)
+    onEvent(.uploaded(name: name, bytes: Int64(data.count), status: response.status, resent: false))
+    return true
+  }
+
+  /// Removes the file `name` of the directory (`deleteAfterUpload`, once the server has it).
+  public func remove(_ name: String) throws(UploadError) { try delete(name) }
+
   private var journalPath: String { UploadFiles.join(options.directory, HLSJournal.fileName) }
 
   private func upload() throws(UploadError) {

@@ -23,7 +23,9 @@ enum UploadCommand: Command {
     DIR/upload.journal (or --journal PATH), so a rerun after a kill sends only what the server
     does not have (checked with HEAD). One uploader at a time holds the journal; files that are
     symbolic links are refused. SIGINT, SIGTERM and SIGHUP stop the upload with its summary and
-    exit 0; a second signal exits at once. See docs/upload.md.
+    exit 0; a second signal exits at once. A set of renditions (--audio both) goes up rendition
+    by rendition side by side, each to URL/video/, URL/app/, URL/mic/ with its own journal
+    (--journal PATH: PATH.video, ...), then its multivariant playlist. See docs/upload.md.
 
     options:
       --to URL                  http:// or https:// base URL (no credentials in it)
@@ -101,11 +103,23 @@ enum UploadCommand: Command {
 
     let quiet = args.has("--quiet")
     UploadStopSignal.install()
-    let uploader = Uploader(
-      options: options,
-      onEvent: { event in if !quiet { Console.error("ingest upload: " + describe(event)) } },
-      stopRequested: { UploadStopSignal.requested })
-    let summary = uploader.run()
+    let summary: UploadSummary
+    if let renditions = UploadSet.renditions(in: options.directory) {
+      summary = UploadSet(
+        options: options, renditions: renditions,
+        onEvent: { rendition, event in
+          let place = rendition.map { $0.directoryName + "/" } ?? ""
+          if !quiet { Console.error("ingest upload: " + place + describe(event)) }
+        },
+        stopRequested: { UploadStopSignal.requested }
+      ).run()
+    } else {
+      summary = Uploader(
+        options: options,
+        onEvent: { event in if !quiet { Console.error("ingest upload: " + describe(event)) } },
+        stopRequested: { UploadStopSignal.requested }
+      ).run()
+    }
     if args.has("--json") { Console.out(json(summary).rendered + "\n") }
     if let failure = summary.failure {
       Console.error("ingest upload: \(failure)")

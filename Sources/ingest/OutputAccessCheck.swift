@@ -19,7 +19,7 @@ enum OutputAccessCheck {
       switch target {
       case .file(let path, _) where OutputTarget.isStandardOutput(path): continue
       case .file(let path, _), .mp4(let path, _): try checkFile(path)
-      case .hls(let directory, _, _): try checkDirectory(directory)
+      case .hls(let directory, _, _, _): try checkDirectory(directory)
       case .null, .srt, .rtmp, .whip: continue
       }
     }

@@ -58,7 +58,8 @@ enum ReplayCommand: Command {
                                 (.m4s segments after an initNNNNN.mp4 that EXT-X-MAP names,
                                 EXT-X-VERSION 7; a new one after a format change). Default:
                                 fmp4 for HEVC (Apple's HLS authoring spec requires fMP4 for
-                                HEVC), ts otherwise (docs/hls.md)
+                                HEVC), ts otherwise; &audio=both|mix|app|mic sets this
+                                output's audio, over --audio (docs/hls.md)
       PATH.mp4, PATH.mov        a fragmented MP4 (QuickTime brand for .mov), one fragment
                                 per GOP, every track kept; a run killed mid-way is made whole
                                 by `ingest recover PATH.mp4`; a format change mid-run (the

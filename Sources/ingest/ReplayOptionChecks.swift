@@ -44,7 +44,7 @@ enum ReplayOptionChecks {
       let place: String
       switch target {
       case .file(let path, _), .mp4(let path, _): place = path
-      case .hls(let directory, _, _): place = directory
+      case .hls(let directory, _, _, _): place = directory
       case .null, .srt, .rtmp, .whip: continue
       }
       if seen.contains(where: { $0 == place || SameFileCheck.isSameFile($0, place) }) {

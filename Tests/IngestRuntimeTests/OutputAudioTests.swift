@@ -38,6 +38,15 @@ import Testing
     #expect(Self.audio(.app, hls, Self.both) == .track(.audioApp))
   }
 
+  /// `hls:DIR?audio=...` is that output's own choice, before `--audio`.
+  @Test func hlsQueryGoesBeforeTheRunsAudio() {
+    let both = OutputTarget.hls(directory: "rec", playlist: "index.m3u8", audio: .both)
+    #expect(Self.audio(nil, both, Self.both) == .both)
+    #expect(Self.audio(.mix, both, Self.both) == .both)
+    let mic = OutputTarget.hls(directory: "rec", playlist: "index.m3u8", audio: .mic)
+    #expect(Self.audio(.both, mic, Self.both) == .track(.audioMic))
+  }
+
   @Test func oneAudioTrackIsSentWhateverWasAsked() {
     for selection in [nil, AudioSelection.mix, .app, .mic, .both] {
       #expect(

@@ -34,6 +34,12 @@ import Testing
       "out/live.m3u8?container=fmp4",
       .hls(directory: "out", playlist: "live.m3u8", container: .fragmentedMP4)
     ),
+    (
+      "hls:rec?container=fmp4&audio=both",
+      .hls(directory: "rec", playlist: "index.m3u8", container: .fragmentedMP4, audio: .both)
+    ),
+    ("hls:rec?audio=app", .hls(directory: "rec", playlist: "index.m3u8", audio: .app)),
+    ("a?b/x.m3u8", .hls(directory: "a?b", playlist: "x.m3u8")),
   ])
   func parsesEachKind(text: String, expected: OutputTarget) throws {
     #expect(try OutputTarget(parsing: text) == expected)
@@ -66,6 +72,8 @@ import Testing
     ("?rate=1k", .missingPath("?...")),
     ("hls:out?container=mp4", .badContainer("mp4")),
     ("hls:?container=fmp4", .missingPath("hls:")),
+    ("hls:out?audio=stereo", .badAudio("stereo")),
+    ("hls:out?container=ts&audio=", .badAudio("")),
   ])
   func mistakesNameThePartWithoutSecrets(text: String, expected: OutputURLError) {
     #expect(throws: expected) { try OutputTarget(parsing: text) }

@@ -20,11 +20,14 @@ import Testing
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let hls = directory.appending(path: "rec").path
+    // TS asks with --audio, fMP4 with the output's own query.
+    let asked =
+      container == "ts"
+      ? ["--to", "hls:\(hls)?container=ts", "--audio", "both"]
+      : ["--to", "hls:\(hls)?container=fmp4&audio=both"]
     let run = try CommandRunner.ingest(
-      [
-        "replay", CommandRunner.fixture("screen.dump"), "--to", "hls:\(hls)?container=\(container)",
-        "--audio", "both", "--speed", "max", "--json",
-      ], timeout: 60)
+      ["replay", CommandRunner.fixture("screen.dump")] + asked + ["--speed", "max", "--json"],
+      timeout: 60)
     try #require(run.status == 0, "\(run.stderr)")
     let master = try String(contentsOfFile: hls + "/index.m3u8", encoding: .utf8)
     let media = master.split(separator: "\n").filter { $0.hasPrefix("#EXT-X-MEDIA:TYPE=AUDIO") }

@@ -267,6 +267,35 @@ public struct RunBuilder {
     _ sinks: [any OutputSink], tracks: TrackFormats, scanBytes: Int, mixBytes: Int = 0,
     options: ReplayOptions
   ) throws(BudgetError) -> (budget: MemoryBudget, configuration: PipelineConfiguration) {
+    let planned = try planAnyRoom(
+      sinks, tracks: tracks, scanBytes: scanBytes, mixBytes: mixBytes, options: options)
+    let limit = planned.configuration.maximumSampleBytes
+    guard limit < min(SampleSizeLimit.minimumUseful, options.pipeline.maximumSampleBytes) else {
+      return planned
+    }
+    // The smallest budget, in whole megabytes up to ten times the one given, that holds one.
+    var larger = options
+    var needed: Int?
+    for megabytes
+      in (options.pipeline.budgetBytes / 1_000_000 + 1)...max(
+        10 * options.pipeline.budgetBytes / 1_000_000, 1)
+    {
+      larger.pipeline.budgetBytes = megabytes * 1_000_000
+      let room = try? planAnyRoom(
+        sinks, tracks: tracks, scanBytes: scanBytes, mixBytes: mixBytes, options: larger)
+      if let room, room.configuration.maximumSampleBytes >= SampleSizeLimit.minimumUseful {
+        needed = larger.pipeline.budgetBytes
+        break
+      }
+    }
+    throw .tooLittleForASample(outputs: sinks.count, sampleBytes: limit, budgetNeeded: needed)
+  }
+
+  /// `plan` without its check that the room for a sample is useful.
+  private static func planAnyRoom(
+    _ sinks: [any OutputSink], tracks: TrackFormats, scanBytes: Int, mixBytes: Int,
+    options: ReplayOptions
+  ) throws(BudgetError) -> (budget: MemoryBudget, configuration: PipelineConfiguration) {
     var budget = try MemoryBudget(
       budget: options.pipeline.budgetBytes, overhead: options.pipeline.overheadBytes)
     if scanBytes > 0 { try budget.reserve("dump scan", bytes: scanBytes) }

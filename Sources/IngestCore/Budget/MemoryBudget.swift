@@ -55,6 +55,9 @@ public struct MemoryBudget: Sendable {
 public enum BudgetError: Error, Equatable, Sendable, CustomStringConvertible {
   case overheadExceedsBudget(budget: Int, overhead: Int)
   case exceeded(name: String, bytes: Int, available: Int)
+  /// What is left for one sample after every output's buffers is below
+  /// `SampleSizeLimit.minimumUseful`; `budgetNeeded` (bytes) is the budget at which it is not.
+  case tooLittleForASample(outputs: Int, sampleBytes: Int, budgetNeeded: Int?)
 
   public var description: String {
     switch self {
@@ -62,6 +65,13 @@ public enum BudgetError: Error, Equatable, Sendable, CustomStringConvertible {
       "overhead of \(overhead) bytes leaves nothing of the \(budget)-byte budget"
     case .exceeded(let name, let bytes, let available):
       "\(name) needs \(bytes) bytes but only \(available) are left in the memory budget"
+    case .tooLittleForASample(let outputs, let sampleBytes, let budgetNeeded):
+      "\(outputs) output(s) leave room for samples of only \(sampleBytes) bytes (a run needs "
+        + "\(SampleSizeLimit.minimumUseful)); "
+        + (budgetNeeded.map {
+          "--budget \(($0 + 999_999) / 1_000_000) or more holds them, or use fewer outputs"
+        }
+          ?? "use fewer outputs")
     }
   }
 }

@@ -8,6 +8,11 @@ public enum SampleSizeLimit {
   /// The largest sample payload a version 1 dump record holds.
   public static let format = DumpFormat.maximumPayloadSize - DumpFormat.sampleHeaderSize
 
+  /// The smallest limit a run starts with: a keyframe of a 1080p screen at a usual bit rate
+  /// (a few hundred kB) fits. Below it, a run would refuse most video and every audio frame
+  /// as too large and write nothing, so it is refused at start with the budget it needs.
+  public static let minimumUseful = 512 * 1024
+
   /// Bytes the ring needs for a sample of `payloadSize` bytes: its TS packets (the worst of
   /// the program's tracks, parameter sets and start codes included) or the raw access unit.
   public static func ringBytes(

@@ -48,6 +48,8 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
   private var lastKeyframeAsked: Int64 = .min / 2
   private var takenBytes: Int64 = 0
   private var childPeakResident: Int?
+  /// Where the `negotiated` status event goes (set before `open`).
+  private var statusHandler: (@Sendable (String, JSONObject) -> Void)?
 
   /// How long `finish` waits for the child to send what it holds and delete the session.
   static let finishTimeout: Int64 = 10_000_000_000
@@ -192,9 +194,21 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
 
   // MARK: The child's lines
 
+  public func setStatusHandler(_ handler: @escaping @Sendable (String, JSONObject) -> Void) {
+    statusHandler = handler
+  }
+
   private func handle(_ line: String) {
     guard let event = WHIPEvent(line: line) else { return }
     let now = clock.now()
+    if case .negotiated(let codec, let payloadType, let profileLevelID, let profile) = event {
+      var fields = JSONObject()
+      fields.add("codec", codec)
+      fields.add("payload_type", payloadType)
+      if let profileLevelID { fields.add("profile_level_id", profileLevelID) }
+      if let profile { fields.add("profile", profile.rawValue) }
+      statusHandler?("negotiated", fields)
+    }
     lock.withLock {
       switch event {
       case .connection(let state):

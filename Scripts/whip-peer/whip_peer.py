@@ -27,9 +27,12 @@ it (a browser gives up after about a second and asks for a keyframe). The sender
 retransmit, so on a link shaped below the stream's rate one lost packet would hold the
 picture for many seconds, and what is still held when the session ends is never recorded.
 
-aiortc answers with receiver reports, NACKs, PLIs and REMB, as a browser would. Its H.264
-list is cut to H.264 (widened to Main and High profiles, which the senders this endpoint
-tests offer) and Opus.
+aiortc answers with receiver reports, NACKs, PLIs and REMB, as a browser would. Its codec
+lists are aiortc's defaults, untouched: for H.264 that is Baseline and Constrained Baseline
+(42001f, 42e01f) only, so an offer of Main or High alone is refused (HTTP 400, "Failed to set
+remote video description send parameters") and a sender that offers several profiles is
+answered with Constrained Baseline. The recording hook below only reads the frames aiortc
+depayloads; it changes nothing in what aiortc negotiates or decodes.
 """
 
 import argparse
@@ -48,52 +51,12 @@ import av
 from aiohttp import web
 from aiortc import RTCPeerConnection, RTCSessionDescription
 from aiortc import rtcrtpreceiver
-from aiortc.codecs import CODECS, get_decoder
-from aiortc.rtcrtpparameters import RTCRtcpFeedback, RTCRtpCodecParameters
+from aiortc.codecs import get_decoder
 
 OPUS_HEAD = b"OpusHead" + bytes([1, 2]) + (312).to_bytes(2, "little") + (48000).to_bytes(4, "little") + bytes(3)
 RTP_TIME_BASE = {"video": Fraction(1, 90000), "audio": Fraction(1, 48000)}
 # Frames held before the first keyframe: the file's header needs the SPS and PPS.
 PENDING_LIMIT = 2000
-
-
-def recorded_codecs_only() -> None:
-    """Leaves aiortc offering what the recording holds, H.264 and Opus, and adds Main and High
-    profile H.264 to its list (it lists Baseline only): an offer without them is answered
-    with its media rejected."""
-    CODECS["audio"][:] = [c for c in CODECS["audio"] if c.mimeType.lower() == "audio/opus"]
-    video = CODECS["video"]
-    kept = {c.payloadType for c in video if c.mimeType.lower() == "video/h264"}
-    video[:] = [c for c in video if c.payloadType in kept or c.parameters.get("apt") in kept]
-    used = {codec.payloadType for codec in video}
-    payload_type = max(used) + 1
-    for profile_level_id in ("4d001f", "640c1f", "64001f"):
-        video.append(
-            RTCRtpCodecParameters(
-                mimeType="video/H264",
-                clockRate=90000,
-                payloadType=payload_type,
-                rtcpFeedback=[
-                    RTCRtcpFeedback(type="nack"),
-                    RTCRtcpFeedback(type="nack", parameter="pli"),
-                    RTCRtcpFeedback(type="goog-remb"),
-                ],
-                parameters={
-                    "level-asymmetry-allowed": "1",
-                    "packetization-mode": "1",
-                    "profile-level-id": profile_level_id,
-                },
-            )
-        )
-        video.append(
-            RTCRtpCodecParameters(
-                mimeType="video/rtx",
-                clockRate=90000,
-                payloadType=payload_type + 1,
-                parameters={"apt": payload_type},
-            )
-        )
-        payload_type += 2
 
 
 def nal_units(data: bytes):
@@ -380,7 +343,6 @@ def main() -> int:
         with open(arguments.token_file) as file:
             token = file.read().strip()
     os.makedirs(arguments.dir, exist_ok=True)
-    recorded_codecs_only()
     packets = arguments.video_jitter_packets
     if packets < 1 or packets & (packets - 1):
         parser.error("--video-jitter-packets must be a power of 2")

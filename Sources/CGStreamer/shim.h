@@ -32,6 +32,10 @@ static inline void ingest_g_set_string(gpointer object, const char *name, const 
   g_object_set(object, name, value, NULL);
 }
 
+static inline void ingest_g_set_uint(gpointer object, const char *name, guint value) {
+  g_object_set(object, name, value, NULL);
+}
+
 static inline void ingest_g_set_caps(gpointer object, const char *name, GstCaps *caps) {
   g_object_set(object, name, caps, NULL);
 }
@@ -313,11 +317,27 @@ static inline gchar *ingest_webrtc_local_sdp(GstElement *webrtc) {
   return text;
 }
 
-/// An answer from its SDP text, NULL when the text does not parse.
-static inline GstWebRTCSessionDescription *ingest_webrtc_answer(const char *text) {
+/// A description of `type` from its SDP text, NULL when the text does not parse.
+static inline GstWebRTCSessionDescription *ingest_webrtc_description(const char *text,
+                                                                     GstWebRTCSDPType type) {
   GstSDPMessage *sdp = NULL;
   if (gst_sdp_message_new_from_text(text, &sdp) != GST_SDP_OK) return NULL;
-  return gst_webrtc_session_description_new(GST_WEBRTC_SDP_TYPE_ANSWER, sdp);
+  return gst_webrtc_session_description_new(type, sdp);
+}
+
+/// An answer from its SDP text, NULL when the text does not parse.
+static inline GstWebRTCSessionDescription *ingest_webrtc_answer(const char *text) {
+  return ingest_webrtc_description(text, GST_WEBRTC_SDP_TYPE_ANSWER);
+}
+
+/// An offer from its SDP text, NULL when the text does not parse.
+static inline GstWebRTCSessionDescription *ingest_webrtc_offer(const char *text) {
+  return ingest_webrtc_description(text, GST_WEBRTC_SDP_TYPE_OFFER);
+}
+
+/// The SDP text of a description (g_free it).
+static inline gchar *ingest_webrtc_description_text(GstWebRTCSessionDescription *description) {
+  return gst_sdp_message_as_text(description->sdp);
 }
 
 /// webrtcbin's statistics (a structure of structures, one per RTP stream, transport and codec),

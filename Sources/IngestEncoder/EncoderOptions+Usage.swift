@@ -28,6 +28,9 @@ extension EncoderOptions {
       --bframes N          B-frames (default 0; a live stream wants none)
       --open-gop           H.264 open GOPs: later keyframes are recovery-point I pictures, not
                            IDRs, followed (with --bframes) by leading pictures
+      --profile baseline|main|high
+                           the H.264 profile to start in (default: libx264's, High);
+                           baseline is Constrained Baseline (no B-frames, CAVLC)
       --preset NAME        x264 or x265 preset (default veryfast)
       --audio-bitrate BPS  AAC bitrate per track (default 128000)
       --mic SOURCE         mic audio from another source (sine: a 440 Hz beep, or any SOURCE)
@@ -49,6 +52,10 @@ extension EncoderOptions {
       {"request":"mic","enabled":false}        encoded silence on the mic track (true: mic again)
       {"request":"keyframe"}                   an IDR picture on the next frame
       {"request":"keyframesOnly","enabled":B}  every frame an IDR picture, or the GOP again
+      {"request":"profile","profile":P}        H.264 in profile P (baseline, main, high) from
+                                               the next keyframe: libx264 is drained and
+                                               opened again there, with a new SPS (a WHIP
+                                               receiver's choice; rejected for hevc)
 
     libx265 cannot change its bitrate in place through libavcodec 5.1: with --codec hevc a new
     bitrate (and the scaling behind frameRate) waits for the next keyframe, where the encoder is

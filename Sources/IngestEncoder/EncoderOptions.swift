@@ -25,6 +25,9 @@ public struct EncoderOptions: Equatable, Sendable {
   public var openGOP = false
   /// The video codec (`--codec`): H.264 through libx264 or HEVC through libx265.
   public var codec = VideoCodec.h264
+  /// The H.264 profile libx264 starts in (`--profile`); nil leaves it to libx264 (High).
+  /// `{"request":"profile",...}` changes it at a keyframe.
+  public var profile: H264Profile?
   /// The x264 or x265 preset.
   public var preset = "veryfast"
   /// AAC bitrate per audio track.
@@ -55,7 +58,7 @@ public struct EncoderOptions: Equatable, Sendable {
       case "-h", "--help": return nil
       case "--loop", "--no-mic", "--open-gop": flags.insert(argument)
       case "--mic", "--size", "--fps", "--bitrate", "--gop", "--bframes", "--codec", "--preset",
-        "--audio-bitrate", "--duration", "--mix-audio":
+        "--audio-bitrate", "--duration", "--mix-audio", "--profile":
         guard index < arguments.count else { throw EncoderUsageError("\(argument) needs a value") }
         values.append((argument, arguments[index]))
         index += 1
@@ -92,6 +95,11 @@ public struct EncoderOptions: Equatable, Sendable {
           throw EncoderUsageError("--codec wants h264 or hevc, got \(value)")
         }
         options.codec = codec
+      case "--profile":
+        guard let profile = H264Profile(rawValue: value) else {
+          throw EncoderUsageError("--profile wants baseline, main or high, got \(value)")
+        }
+        options.profile = profile
       case "--preset": options.preset = value
       case "--audio-bitrate": options.audioBitrate = try integer(name, value, 8_000...512_000)
       case "--mix-audio":
@@ -105,6 +113,9 @@ public struct EncoderOptions: Equatable, Sendable {
         options.duration = seconds
       default: break
       }
+    }
+    if options.profile != nil, options.codec != .h264 {
+      throw EncoderUsageError("--profile applies to H.264 (--codec h264)")
     }
     if options.loop, !options.source.isFile {
       throw EncoderUsageError("--loop applies to a media file source only")

@@ -35,6 +35,8 @@ public final class LiveEncoder {
   /// A bitrate request libx265 takes only at the next keyframe: echoed when it takes effect.
   private var deferredBitrate: (request: EncoderRequest, received: Int64)?
   private var deferralNoted = false
+  /// A profile request, echoed when the encoder reopens in it at the next keyframe.
+  private var deferredProfile: (request: EncoderRequest, received: Int64)?
   private var keyframesOnly = false
   private var encodedFrames = 0
   private var droppedFrames = 0
@@ -93,6 +95,7 @@ public final class LiveEncoder {
     log.emit("started") {
       $0.add("source", options.source.description)
       $0.add("codec", options.codec.rawValue)
+      if let profile = options.profile { $0.add("profile", profile.rawValue) }
       $0.add("clock", "CLOCK_MONOTONIC")
       $0.add("epoch_ns", epoch)
       $0.add("width", options.width)
@@ -170,6 +173,10 @@ public final class LiveEncoder {
     let more = try video.encode(frame, microseconds: time / 1000, idr: idr, writeVideo)
     if video.reopenedOnLastFrame, let (request, received) = deferredBitrate {
       deferredBitrate = nil
+      echo(request, received: received, at: time)
+    }
+    if video.reopenedOnLastFrame, let (request, received) = deferredProfile {
+      deferredProfile = nil
       echo(request, received: received, at: time)
     }
     encodedFrames += 1
@@ -272,6 +279,20 @@ public final class LiveEncoder {
         video.setFrameShare(share)
       case .keyframe: idrPending = true
       case .keyframesOnly(let on): keyframesOnly = on
+      case .profile(let profile):
+        guard options.codec == .h264 else {
+          log.emit("rejected") {
+            $0.add("line", received.request.line)
+            $0.add("reason", "a profile request applies to H.264; this encoder makes HEVC")
+          }
+          continue
+        }
+        // In force already: applied now; else at the next keyframe, where libx264 reopens.
+        guard video.setProfile(profile) else {
+          deferredProfile = (received.request, received.receivedNanoseconds)
+          continue
+        }
+        deferredProfile = nil
       case .mic(let on):
         state.micEnabled = on
         guard micTrack == nil else { continue }
@@ -309,6 +330,7 @@ public final class LiveEncoder {
         $0.add("track", "absent")
       case .keyframesOnly(let on): $0.add("enabled", on)
       case .keyframe: break
+      case .profile(let profile): $0.add("profile", profile.rawValue)
       }
       $0.add("frame", encodedFrames)
       $0.add("pts_ns", epoch + time / 1000 * 1000)

@@ -14,6 +14,9 @@ import IngestCore
 /// calls `x265_encoder_reconfig`, so an HEVC bitrate waits for the next keyframe: there the
 /// encoder is drained and opened again at the new rate, and its first picture is the keyframe
 /// (an IDR) that was due anyway. A keyframe request brings the change forward.
+///
+/// A profile change (the one a WebRTC receiver negotiated) reopens libx264 the same way: its
+/// SPS changes, so the new configuration goes out before that keyframe.
 final class VideoEncoder {
   /// What `encode` hands out, in stream order.
   enum Output {
@@ -38,6 +41,10 @@ final class VideoEncoder {
   /// opened with, which differs from `wantedRate` until the next keyframe.
   private var openedRate: Int
   private var wantedRate: Int
+  /// The H.264 profile asked for (nil: libx264's own choice, High) and the one the encoder was
+  /// opened with, which differs until the next keyframe.
+  private(set) var profile: H264Profile?
+  private var openedProfile: H264Profile?
   /// Frames given to the encoder since the last keyframe came out, that keyframe included.
   private var framesSinceKeyframe = 0
   private var lastDTS = Int64.min
@@ -59,9 +66,12 @@ final class VideoEncoder {
     bitrate = options.bitrate
     openedRate = options.bitrate
     wantedRate = options.bitrate
+    profile = options.profile
+    openedProfile = options.profile
     packet = av_packet_alloc()
     guard packet != nil else { throw .codec(options.codec.displayName, reason: "out of memory") }
-    (context, format) = try Self.open(codec, options: options, bitrate: options.bitrate)
+    (context, format) = try Self.open(
+      codec, options: options, bitrate: options.bitrate, profile: options.profile)
   }
 
   deinit {
@@ -82,6 +92,15 @@ final class VideoEncoder {
     openedRate = wantedRate
     Self.apply(bitrate: wantedRate, to: context!)
     return true
+  }
+
+  /// Asks for H.264 in `profile` from the next keyframe on, where the encoder is drained and
+  /// opened again in it (a new SPS; the first picture is that keyframe).
+  /// - Returns: whether the encoder makes that profile already (nothing to wait for).
+  @discardableResult
+  func setProfile(_ profile: H264Profile) -> Bool {
+    self.profile = profile
+    return profile == openedProfile
   }
 
   /// Tells rate control that only `share` (0 < share ≤ 1) of the nominal frames are encoded.
@@ -108,7 +127,7 @@ final class VideoEncoder {
   ) throws(EncoderError) -> Bool {
     reopenedOnLastFrame = false
     var idr = idr
-    if frame != nil, wantedRate != openedRate,
+    if frame != nil, wantedRate != openedRate || profile != openedProfile,
       idr || framesSinceKeyframe >= options.keyframeInterval
     {
       guard try reopen(emit) else { return false }
@@ -149,14 +168,17 @@ final class VideoEncoder {
     }
   }
 
-  /// Drains the encoder, opens it again at `wantedRate` and announces a changed configuration.
+  /// Drains the encoder, opens it again at `wantedRate` in `profile` and announces a changed
+  /// configuration.
   private func reopen(_ emit: (Output) throws(EncoderError) -> Bool) throws(EncoderError) -> Bool {
     try LibAV.check(avcodec_send_frame(context, nil), "draining video")
     guard try receivePackets(emit) else { return false }
     avcodec_free_context(&context)
     let previous = format
-    (context, format) = try Self.open(codec, options: options, bitrate: wantedRate)
+    (context, format) = try Self.open(
+      codec, options: options, bitrate: wantedRate, profile: profile)
     openedRate = wantedRate
+    openedProfile = profile
     framesSinceKeyframe = 0
     reopenedOnLastFrame = true
     if format != previous { return try emit(.format(format)) }
@@ -164,7 +186,8 @@ final class VideoEncoder {
   }
 
   private static func open(
-    _ codec: UnsafePointer<AVCodec>, options: EncoderOptions, bitrate: Int
+    _ codec: UnsafePointer<AVCodec>, options: EncoderOptions, bitrate: Int,
+    profile: H264Profile?
   ) throws(EncoderError) -> (UnsafeMutablePointer<AVCodecContext>, FormatDescription) {
     let name = options.codec.encoderName
     guard let context = avcodec_alloc_context3(codec) else {
@@ -190,6 +213,10 @@ final class VideoEncoder {
     av_dict_set(&settings, "tune", "zerolatency", 0)
     // An I picture asked for through AVFrame.pict_type becomes an IDR, so receivers can join.
     av_dict_set(&settings, "forced-idr", "1", 0)
+    // x264's profile names are ours: baseline (constrained: no B-frames, CAVLC), main, high.
+    if options.codec == .h264, let profile {
+      av_dict_set(&settings, "profile", profile.rawValue, 0)
+    }
     // Length-prefixed NAL units; no scene-cut keyframes, so the GOP is what --gop says. x265
     // logs only errors and writes no settings SEI (two kilobytes in every header otherwise).
     // Its GOPs stay open (CRA keyframes; with --bframes, RASL pictures after them), as is

@@ -62,6 +62,8 @@ final class ConnectingSinkGate: OutputSink, @unchecked Sendable {
     isConnecting ? false : sink.takeKeyframeRequest(now: now)
   }
 
+  func takeProfileRequest() -> H264Profile? { isConnecting ? nil : sink.takeProfileRequest() }
+
   var summaryLine: String? { sink.summaryLine }
   var summaryFields: JSONObject? { sink.summaryFields }
 

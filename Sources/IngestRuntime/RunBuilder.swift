@@ -205,7 +205,17 @@ public struct RunBuilder {
       guard tracks.video != nil else {
         throw .output("WHIP needs a video track; the input has none")
       }
-      return WHIPSink(target: target)
+      // A live encoder can make any of the profiles, so the answer chooses among them; a dump
+      // has its own, which is all a replay can offer.
+      guard options.isLive || target.profiles == nil else {
+        throw .usage(
+          "--to: the WHIP option 'profiles' applies to ingest live: a replay offers the dump's own H.264 profile"
+        )
+      }
+      let profiles =
+        options.isLive && tracks.video?.h264 != nil
+        ? target.profiles ?? H264Profile.defaultPreference : nil
+      return WHIPSink(target: target, offerProfiles: profiles)
     case .hls(let directory, let playlist, let container, let audio):
       var configuration = HLSSink.Configuration(directory: directory)
       configuration.playlistName = playlist

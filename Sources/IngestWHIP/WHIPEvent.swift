@@ -10,6 +10,10 @@ public enum WHIPEvent: Sendable, Equatable {
   case connection(String)
   /// The endpoint answered the offer (its HTTP status, 201).
   case session(status: Int)
+  /// The answer chose the video payload type `payloadType` of `codec` (`H264`, `H265`); for
+  /// H.264 the `profile-level-id` the answer gives it and the profile it stands for in the
+  /// offer (a live run's: the encoder is asked for it).
+  case negotiated(codec: String, payloadType: Int, profileLevelID: String?, profile: H264Profile?)
   /// Periodic statistics.
   case stats(WHIPStatistics)
   /// The receiver asked for a keyframe (PLI or FIR).
@@ -30,6 +34,11 @@ public enum WHIPEvent: Sendable, Equatable {
     case "ice": self = .ice(value["state"]?.string ?? "")
     case "connection": self = .connection(value["state"]?.string ?? "")
     case "session": self = .session(status: value["status"]?.int ?? 0)
+    case "negotiated":
+      self = .negotiated(
+        codec: value["codec"]?.string ?? "", payloadType: value["payload_type"]?.int ?? 0,
+        profileLevelID: value["profile_level_id"]?.string,
+        profile: value["profile"]?.string.flatMap(H264Profile.init(rawValue:)))
     case "stats": self = .stats(WHIPStatistics(value))
     case "keyframe": self = .keyframe
     case "deleted": self = .deleted(status: value["status"]?.int, error: value["error"]?.string)
@@ -67,6 +76,9 @@ public struct WHIPStatistics: Sendable, Equatable {
   /// Samples `ingest-whip` dropped before the connection was up (and video until its next
   /// keyframe after).
   public var droppedBeforeConnection = 0
+  /// Video samples `ingest-whip` dropped because their H.264 profile does not fit the one the
+  /// answer chose (until the encoder's first keyframe in it).
+  public var droppedForProfile = 0
   /// Keyframe requests seen so far.
   public var keyframeRequests = 0
 
@@ -87,6 +99,7 @@ public struct WHIPStatistics: Sendable, Equatable {
     firCount = int64("fir")
     queueBytes = value["queue_bytes"]?.int ?? 0
     droppedBeforeConnection = value["dropped_before_connection"]?.int ?? 0
+    droppedForProfile = value["dropped_for_profile"]?.int ?? 0
     keyframeRequests = value["keyframe_requests"]?.int ?? 0
   }
 }

@@ -7,8 +7,11 @@ import IngestPOSIX
 ///
 /// The child's RTCP figures become this output's `LinkEstimate` (`WHIPLinkMeter`) for the same
 /// rate controller as SRT's; the receiver's keyframe requests (PLI/FIR) become the encoder's
-/// (`takeKeyframeRequest`), and so does the connection coming up, where media starts. The sender calls `open`, `write`, `close` and `finish` from one
-/// thread; the child's lines arrive on its reader thread and are kept behind `lock`.
+/// (`takeKeyframeRequest`), and so does the connection coming up, where media starts. In a live
+/// run the offer lists the H.264 profiles the encoder can make and the answer chooses one: the
+/// child's `negotiated` line becomes the encoder's profile request (`takeProfileRequest`).
+/// The sender calls `open`, `write`, `close` and `finish` from one thread; the child's lines
+/// arrive on its reader thread and are kept behind `lock`.
 public final class WHIPSink: OutputSink, @unchecked Sendable {
   /// What the child reported, shared between its reader thread and the sink's callers.
   private struct Report {
@@ -17,6 +20,9 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
     var error: (name: String, message: String, retryable: Bool)?
     var keyframeWanted = false
     var keyframeRequests = 0
+    /// What the answer chose: the `profile-level-id` and, in a live run, the profile.
+    var negotiated: (profileLevelID: String?, profile: H264Profile?)?
+    var profileWanted: H264Profile?
     /// Sessions before this one (after reconnects), and what they sent and lost: the
     /// summary counts the whole run.
     var earlierSessions = 0
@@ -29,6 +35,9 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
   }
 
   public let target: WHIPTarget
+  /// The H.264 profiles the offer lists, most preferred first (a live encoder's); nil: the
+  /// stream's own profile only (a dump).
+  public let offerProfiles: [H264Profile]?
   private let executable: String
   private let clock: any PipelineClock
   private var child: WHIPChild?
@@ -39,6 +48,8 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
   private var lastKeyframeAsked: Int64 = .min / 2
   private var takenBytes: Int64 = 0
   private var childPeakResident: Int?
+  /// Where the `negotiated` status event goes (set before `open`).
+  private var statusHandler: (@Sendable (String, JSONObject) -> Void)?
 
   /// How long `finish` waits for the child to send what it holds and delete the session.
   static let finishTimeout: Int64 = 10_000_000_000
@@ -49,10 +60,14 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
   /// - Parameters:
   ///   - executable: `ingest-whip`'s path (default: beside the running program).
   ///   - clock: the pipeline's clock, which the statistics are stamped with.
+  ///   - offerProfiles: the H.264 profiles the encoder in front can make, most preferred
+  ///     first; nil when the stream's profile cannot change (a dump replayed).
   public init(
-    target: WHIPTarget, executable: String? = nil, clock: any PipelineClock = SystemClock()
+    target: WHIPTarget, executable: String? = nil, clock: any PipelineClock = SystemClock(),
+    offerProfiles: [H264Profile]? = nil
   ) {
     self.target = target
+    self.offerProfiles = offerProfiles
     self.executable = executable ?? WHIPChild.locate()
     self.clock = clock
   }
@@ -74,9 +89,13 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
       next.keyframeRequests = report.keyframeRequests
       report = next
     }
+    var arguments = [target.endpoint]
+    if let offerProfiles {
+      arguments = ["--profiles", offerProfiles.map(\.rawValue).joined(separator: ",")] + arguments
+    }
     do {
       child = try WHIPChild(
-        executable: executable, arguments: [target.endpoint], token: target.token
+        executable: executable, arguments: arguments, token: target.token
       ) { [weak self] line in self?.handle(line) }
     } catch {
       throw .connect(
@@ -175,9 +194,21 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
 
   // MARK: The child's lines
 
+  public func setStatusHandler(_ handler: @escaping @Sendable (String, JSONObject) -> Void) {
+    statusHandler = handler
+  }
+
   private func handle(_ line: String) {
     guard let event = WHIPEvent(line: line) else { return }
     let now = clock.now()
+    if case .negotiated(let codec, let payloadType, let profileLevelID, let profile) = event {
+      var fields = JSONObject()
+      fields.add("codec", codec)
+      fields.add("payload_type", payloadType)
+      if let profileLevelID { fields.add("profile_level_id", profileLevelID) }
+      if let profile { fields.add("profile", profile.rawValue) }
+      statusHandler?("negotiated", fields)
+    }
     lock.withLock {
       switch event {
       case .connection(let state):
@@ -185,6 +216,10 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
         // Media starts at a keyframe once the connection is up (ingest-whip drops what came
         // before): a live encoder makes one now rather than at the end of its GOP.
         if state == "connected" { report.keyframeWanted = true }
+      case .negotiated(_, _, let profileLevelID, let profile):
+        report.negotiated = (profileLevelID, profile)
+        // Only an encoder that can switch was offered several profiles.
+        if offerProfiles != nil, let profile { report.profileWanted = profile }
       case .stats(let statistics): report.meter.observe(statistics, now: now)
       case .keyframe:
         report.keyframeRequests += 1
@@ -228,10 +263,25 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
     return true
   }
 
+  public func takeProfileRequest() -> H264Profile? {
+    lock.withLock {
+      defer { report.profileWanted = nil }
+      return report.profileWanted
+    }
+  }
+
+  /// The profile the answer chose, for people: `Constrained Baseline (42e01f)`.
+  private var negotiatedDescription: String? {
+    guard let negotiated = report.negotiated else { return nil }
+    let id = negotiated.profileLevelID.flatMap { H264ProfileLevelID(hex: $0) }
+    return id?.displayName ?? negotiated.profile?.displayName
+  }
+
   public func statusFields() -> JSONObject? {
     lock.withLock {
       var object = JSONObject()
       object.add("connection", report.connection)
+      if let profile = report.negotiated?.profile { object.add("profile", profile.rawValue) }
       if let latest = report.meter.latest {
         object.add("packets_sent", latest.packetsSent)
         object.add("bytes_sent", latest.bytesSent)
@@ -246,6 +296,7 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
         object.add("nack", latest.nackCount)
         object.add("queue_bytes", latest.queueBytes)
         object.add("dropped_before_connection", latest.droppedBeforeConnection)
+        object.add("dropped_for_profile", latest.droppedForProfile)
       }
       object.add("keyframe_requests", report.keyframeRequests)
       return object
@@ -259,9 +310,14 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
       object.add("packets_sent", report.packetsSent)
       object.add("packets_lost", report.packetsLost)
       object.add("sessions", report.earlierSessions + (report.meter.latest == nil ? 0 : 1))
+      if let negotiated = report.negotiated {
+        if let id = negotiated.profileLevelID { object.add("profile_level_id", id) }
+        if let profile = negotiated.profile { object.add("profile", profile.rawValue) }
+      }
       if let latest = report.meter.latest {
         if let rtt = latest.roundTripMilliseconds { object.add("rtt_ms", rtt, decimals: 1) }
         object.add("dropped_before_connection", latest.droppedBeforeConnection)
+        object.add("dropped_for_profile", latest.droppedForProfile)
       }
       object.add("keyframe_requests", report.keyframeRequests)
       if let status = report.deleteStatus { object.add("delete_status", status) }
@@ -280,12 +336,16 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
         parts.append("\(report.packetsSent) RTP packets sent, \(report.packetsLost) lost")
         if sessions > 1 { parts.append("\(sessions) sessions") }
       }
+      if let negotiated = negotiatedDescription { parts.append("H.264 \(negotiated) negotiated") }
       if let latest = report.meter.latest {
         if let rtt = latest.roundTripMilliseconds {
           parts.append("rtt \(JSONObject.fixed(rtt, decimals: 1)) ms")
         }
         if latest.droppedBeforeConnection > 0 {
           parts.append("\(latest.droppedBeforeConnection) samples before the connection")
+        }
+        if latest.droppedForProfile > 0 {
+          parts.append("\(latest.droppedForProfile) frames before the profile")
         }
       } else if sessions == 0 {
         parts.append("no statistics")

@@ -4,7 +4,8 @@ import IngestPOSIX
 /// A WHIP output's `--to` URL, parsed: `whip+http://HOST[:PORT]/PATH` or `whip+https://…`, with
 /// the bearer token from `?token-file=PATH` or the environment variable `INGEST_WHIP_TOKEN`
 /// (`docs/secrets.md`). A token written into the URL (`token=`) is refused: it would be on the
-/// command line, where every user of the machine reads it.
+/// command line, where every user of the machine reads it. `?profiles=high,main,baseline`
+/// orders the H.264 profiles a live run offers (`docs/whip.md`).
 public struct WHIPTarget: Sendable, Equatable {
   /// The environment variable that carries the bearer token, here and in `ingest-whip`'s
   /// environment.
@@ -17,6 +18,9 @@ public struct WHIPTarget: Sendable, Equatable {
   public var endpoint: String
   /// The bearer token, when one is given.
   public var token: String?
+  /// The H.264 profiles to offer, most preferred first, from `?profiles=`; nil when the URL
+  /// names none (a live run then offers `H264Profile.defaultPreference`).
+  public var profiles: [H264Profile]?
   /// The URL for people: scheme, host and port, and the path with its last element as `***`
   /// (a WHIP path often carries a stream key).
   public var redacted: String
@@ -36,6 +40,7 @@ public struct WHIPTarget: Sendable, Equatable {
       throw host.isEmpty ? .missingHost : .credentialsInURL
     }
     var tokenFile: String?
+    var profiles: [H264Profile]?
     if let mark = url.firstIndex(of: "?") {
       var kept: [Substring] = []
       for item in url[url.index(after: mark)...].split(separator: "&") {
@@ -46,6 +51,9 @@ public struct WHIPTarget: Sendable, Equatable {
             throw .badTokenFile
           }
           tokenFile = String(decoding: path, as: UTF8.self)
+        } else if item.hasPrefix("profiles=") {
+          guard profiles == nil else { throw .twice("profiles") }
+          profiles = try Self.profiles(item.dropFirst("profiles=".count))
         } else if item.hasPrefix("token=") || item.hasPrefix("access_token=") {
           throw .tokenInURL
         } else {
@@ -56,6 +64,7 @@ public struct WHIPTarget: Sendable, Equatable {
     }
     endpoint = url
     redacted = Self.redact(url)
+    self.profiles = profiles
     if let tokenFile {
       let bytes: [UInt8]
       do { bytes = try SecretSource.file(tokenFile, maximumBytes: Self.maximumTokenBytes) } catch {
@@ -66,6 +75,32 @@ public struct WHIPTarget: Sendable, Equatable {
       guard !bytes.isEmpty else { throw .emptyVariable }
       token = try Self.checked(bytes, source: "environment variable \(Self.tokenVariable)")
     }
+  }
+
+  /// The profiles a live run offers for the `--to` URL `text`, without reading its token: those
+  /// its `profiles=` names, else `H264Profile.defaultPreference` (a wrong list is reported
+  /// when the output is made).
+  public static func offeredProfiles(in text: String) -> [H264Profile] {
+    guard let mark = text.firstIndex(of: "?") else { return H264Profile.defaultPreference }
+    for item in text[text.index(after: mark)...].split(separator: "&")
+    where item.hasPrefix("profiles=") {
+      return (try? profiles(item.dropFirst("profiles=".count))) ?? H264Profile.defaultPreference
+    }
+    return H264Profile.defaultPreference
+  }
+
+  /// `high,main,baseline`: each profile once, at least one.
+  static func profiles(_ text: Substring) throws(WHIPTargetError) -> [H264Profile] {
+    var list: [H264Profile] = []
+    for name in text.split(separator: ",", omittingEmptySubsequences: false) {
+      guard let profile = H264Profile(rawValue: String(name)) else {
+        let plain = name.count <= 24 && name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" }
+        throw .unknownProfile(plain ? String(name) : "…")
+      }
+      guard !list.contains(profile) else { throw .repeatedProfile(profile.rawValue) }
+      list.append(profile)
+    }
+    return list
   }
 
   /// A token is visible ASCII on one line (RFC 6750's b64token and more), within its size.
@@ -101,6 +136,9 @@ public enum WHIPTargetError: Error, Equatable, Sendable, CustomStringConvertible
   case unreadableTokenFile(path: String, reason: String)
   case emptyVariable
   case badToken(source: String)
+  /// A name in `profiles=` that is not `baseline`, `main` or `high`.
+  case unknownProfile(String)
+  case repeatedProfile(String)
 
   public var description: String {
     switch self {
@@ -115,6 +153,10 @@ public enum WHIPTargetError: Error, Equatable, Sendable, CustomStringConvertible
     case .unreadableTokenFile(let path, let reason):
       "WHIP URL option 'token-file': cannot read '\(path)': \(reason)"
     case .emptyVariable: "environment variable \(WHIPTarget.tokenVariable) is set but empty"
+    case .unknownProfile(let name):
+      "WHIP URL option 'profiles': unknown H.264 profile '\(name)' (known: baseline, main, high)"
+    case .repeatedProfile(let name):
+      "WHIP URL option 'profiles' names '\(name)' twice"
     case .badToken(let source):
       "\(source) is not a bearer token (1 to \(WHIPTarget.maximumTokenBytes) visible ASCII characters on one line)"
     }

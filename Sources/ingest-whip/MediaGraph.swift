@@ -88,23 +88,6 @@ struct MediaGraph {
   /// Whether the SDP answer accepts the video codec: the video section is not rejected (port 0)
   /// and maps a payload type to the codec.
   func answerAcceptsVideo(_ answer: String) -> Bool {
-    var inVideo = false
-    var accepted = false
-    for raw in answer.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
-      let line = raw.hasSuffix("\r") ? raw.dropLast() : raw
-      if line.hasPrefix("m=") {
-        if inVideo && accepted { return true }
-        let fields = line.dropFirst(2).split(separator: " ")
-        inVideo = fields.first == "video" && fields.count > 1 && fields[1] != "0"
-        accepted = false
-        continue
-      }
-      if inVideo, line.hasPrefix("a=rtpmap:"),
-        line.uppercased().contains(" \(videoEncodingName)/90000")
-      {
-        accepted = true
-      }
-    }
-    return inVideo && accepted
+    SDPVideoSection(answer).map { !$0.payloadTypes(of: videoEncodingName).isEmpty } ?? false
   }
 }

@@ -12,24 +12,41 @@ import IngestPOSIX
 /// Before the connection is up, media would be lost on the way (or reach the receiver
 /// mid-GOP), so after the first units (which give webrtcbin its caps) samples are dropped until
 /// the connection is up, and video resumes at its next keyframe.
+///
+/// A new video format record (a live encoder reopened in another profile, a new size) becomes
+/// the video source's caps, in order with the samples. Once the answer chose an H.264 profile,
+/// video in a profile that does not fit it is dropped, and resumes at the first keyframe of a
+/// format that does (the encoder was asked for it).
 final class SampleFeeder: @unchecked Sendable {
   private var reader: DumpReader<FileByteSource>
   private let session: WebRTCSession
   private let audioKind: SampleKind?
   private var base: (inputNanoseconds: Int64, runningTime: UInt)?
   private var waitingForKeyframe = true
+  /// The video format the samples are in now, and its H.264 profile.
+  private var video: VideoFormat
+  private var streamProfile: H264Profile?
   // Guarded by `session.lock`.
   private var dropped = 0
+  private var droppedForProfile = 0
   private var ended: String??
 
-  init(reader: DumpReader<FileByteSource>, session: WebRTCSession, audioKind: SampleKind?) {
+  init(
+    reader: DumpReader<FileByteSource>, session: WebRTCSession, video: VideoFormat,
+    audioKind: SampleKind?
+  ) {
     self.reader = reader
     self.session = session
+    self.video = video
     self.audioKind = audioKind
+    streamProfile = video.h264.flatMap { H264ProfileLevelID($0).profile }
   }
 
   /// Samples dropped while the connection was not up.
   var droppedCount: Int { session.lock.withLock { dropped } }
+
+  /// Video samples dropped because their profile does not fit the one negotiated.
+  var droppedForProfileCount: Int { session.lock.withLock { droppedForProfile } }
 
   /// Nil while reading; then nil inside when the input ended cleanly, else why it failed.
   var end: String?? { session.lock.withLock { ended } }
@@ -41,7 +58,12 @@ final class SampleFeeder: @unchecked Sendable {
     reading: while true {
       do {
         guard let record = try reader.next() else { break reading }
-        if case .sample(let sample) = record { push(sample) }
+        switch record {
+        case .sample(let sample): push(sample)
+        case .format(.video, let format):
+          if let next = format.video, next != video { change(to: next) }
+        case .format, .event: break
+        }
       } catch {
         // A record the reader refused (bad timestamp, codec) is skipped, as `ingest` does.
         if error.isRecoverable { continue }
@@ -51,6 +73,19 @@ final class SampleFeeder: @unchecked Sendable {
     }
     session.lock.withLock { ended = .some(failure) }
     session.lock.broadcast()
+  }
+
+  /// New caps on the video source (queued in order with the samples), and video from the
+  /// next keyframe: it is the first to carry the new parameter sets.
+  private func change(to format: VideoFormat) {
+    video = format
+    streamProfile = format.h264.flatMap { H264ProfileLevelID($0).profile }
+    waitingForKeyframe = true
+    let caps = MediaGraph(video: format, audio: nil).videoCaps
+    if let parsed = gst_caps_from_string(caps) {
+      ingest_g_set_caps(session.videoSource, "caps", parsed)
+      gst_caps_unref(parsed)
+    }
   }
 
   private func push(_ sample: DumpSampleHeader) {
@@ -69,6 +104,14 @@ final class SampleFeeder: @unchecked Sendable {
       session.lock.withLock { dropped += 1 }
       return
     case .connected:
+      if sample.kind == .video,
+        let negotiated = session.lock.withLock({ session.negotiatedProfile }),
+        !(streamProfile?.fits(within: negotiated) ?? false)
+      {
+        waitingForKeyframe = true
+        session.lock.withLock { droppedForProfile += 1 }
+        return
+      }
       if waitingForKeyframe {
         guard sample.kind == .video && sample.isKeyframe else {
           session.lock.withLock { dropped += 1 }

@@ -15,13 +15,17 @@ enum WHIPClientError: Error, CustomStringConvertible {
   case badAnswer(String)
   /// The answer refuses the video codec (HEVC to a receiver that only takes H.264).
   case codecRefused(String)
+  /// The answer (or, when the endpoint refused the offer, a second offer listing every
+  /// profile) allows none of the H.264 profiles the stream can be sent in: the message names
+  /// the stream's and those the endpoint accepted.
+  case profileRefused(String)
   /// ICE or DTLS failed: no path to the receiver.
   case connectionFailed(String)
 
   var exitStatus: Int32 {
     switch self {
     case .usage: 2
-    case .input, .pipeline, .badAnswer, .codecRefused: 3
+    case .input, .pipeline, .badAnswer, .codecRefused, .profileRefused: 3
     case .transport, .rejected, .connectionFailed: 1
     }
   }
@@ -36,6 +40,7 @@ enum WHIPClientError: Error, CustomStringConvertible {
     case .rejected: "rejected"
     case .badAnswer: "badAnswer"
     case .codecRefused: "codecRefused"
+    case .profileRefused: "profileRefused"
     case .connectionFailed: "connectionFailed"
     }
   }
@@ -45,7 +50,7 @@ enum WHIPClientError: Error, CustomStringConvertible {
     switch self {
     case .transport, .connectionFailed: true
     case .rejected(let status, _): status >= 500 || status == 429
-    case .usage, .input, .pipeline, .badAnswer, .codecRefused: false
+    case .usage, .input, .pipeline, .badAnswer, .codecRefused, .profileRefused: false
     }
   }
 
@@ -59,6 +64,7 @@ enum WHIPClientError: Error, CustomStringConvertible {
       "WHIP endpoint refused the offer: HTTP \(status)\(reason.isEmpty ? "" : " \(reason)")"
     case .badAnswer(let text): "WHIP answer: \(text)"
     case .codecRefused(let codec): "the WHIP endpoint does not accept \(codec) video"
+    case .profileRefused(let text): text
     case .connectionFailed(let text): "WebRTC connection failed: \(text)"
     }
   }

@@ -1,12 +1,15 @@
-/// `ingest-whip`'s command line: the endpoint's URL and the statistics interval. The bearer
+import IngestCore
+
+/// `ingest-whip`'s command line: the endpoint's URL, the H.264 profiles to offer and the
+/// statistics interval. The bearer
 /// token comes from the environment only (`INGEST_WHIP_TOKEN`, set by the pipeline process
 /// for this child), never the command line, where every user of the machine could read it.
 struct WHIPClientOptions {
   static let tokenVariable = "INGEST_WHIP_TOKEN"
 
   static let usage = """
-    usage: ingest-whip [--stats-interval MS] [--connect-timeout S] [--dead-after S]
-                       http(s)://HOST[:PORT]/PATH
+    usage: ingest-whip [--profiles LIST] [--stats-interval MS] [--connect-timeout S]
+                       [--dead-after S] http(s)://HOST[:PORT]/PATH
       Publishes the dump stream on standard input (docs/dump-format.md) to a WHIP endpoint
       through GStreamer's webrtcbin: H.264 (or HEVC where the answer takes it) in RTP, AAC
       re-encoded as Opus. Writes JSON lines on standard output (docs/whip.md). The bearer
@@ -14,9 +17,15 @@ struct WHIPClientOptions {
       Stops at the end of input, SIGINT or SIGTERM, and DELETEs the session. A receiver
       silent (no RTCP) for --dead-after seconds (default 10) is gone: the session ends
       with an error, so that a new one can be made; a shorter blackout is ridden out.
+      --profiles high,main,baseline: the H.264 profiles the sender can switch to (a live
+      encoder), offered in that order; the answer chooses, a `negotiated` line says which,
+      and video in another profile is not sent. Without it the offer names the stream's own
+      profile, and an answer that refuses it ends with the error profileRefused.
     """
 
   var endpoint: String
+  /// The H.264 profiles to offer, most preferred first; nil: the stream's own only.
+  var profiles: [H264Profile]?
   var statsIntervalMilliseconds = 1000
   var connectTimeoutSeconds = 15
   /// How long the receiver may send no RTCP before the session is taken for dead. Longer
@@ -39,6 +48,15 @@ struct WHIPClientOptions {
       case "--stats-interval": statsIntervalMilliseconds = try value(argument)
       case "--connect-timeout": connectTimeoutSeconds = try value(argument)
       case "--dead-after": deadAfterSeconds = try value(argument)
+      case "--profiles":
+        index += 1
+        let names = index < arguments.count ? arguments[index].split(separator: ",") : []
+        let list = names.compactMap { H264Profile(rawValue: String($0)) }
+        guard !list.isEmpty, list.count == names.count, Set(list).count == list.count else {
+          throw .usage(
+            "--profiles takes baseline, main and high, each once, comma-separated\n\(Self.usage)")
+        }
+        profiles = list
       case "-h", "--help": throw .usage(Self.usage)
       default:
         let lower = argument.lowercased()

@@ -45,23 +45,43 @@ struct WHIPPublisher {
     let session = try WebRTCSession(
       graph: MediaGraph(video: video, audio: audio?.format), events: events)
     try session.play()
-    let feeder = SampleFeeder(reader: reader, session: session, audioKind: audio?.kind)
+    let feeder = SampleFeeder(
+      reader: reader, session: session, video: video, audioKind: audio?.kind)
     _ = SystemThread.start { feeder.run(first: first) }
 
     let clock = SystemClock()
     let timeout = Int64(options.connectTimeoutSeconds) * 1_000_000_000
-    let offer = try session.makeOffer(deadline: clock.now() + timeout)
+    // A live encoder switches profiles: every one it can make is offered, and the answer
+    // chooses. A dump has one: webrtcbin's offer names it, as the caps give it.
+    let h264 = video.h264
+    let profiles = h264 == nil ? nil : options.profiles
+    var offered: H264Offer?
+    let offer = try session.makeOffer(deadline: clock.now() + timeout) { sdp in
+      guard let profiles, let h264,
+        let (text, offer) = H264Offer.rewriting(sdp, profiles: profiles, level: h264.level)
+      else { return sdp }
+      offered = offer
+      return text
+    }
     let http = WHIPHTTPClient(token: token)
     let response = try http.post(offer: offer, to: options.endpoint)
     guard response.status == 201 else {
       // An endpoint without HEVC refuses the whole offer (aiortc answers 400) rather than
       // answering with the video rejected: say which codec it probably was.
-      if case .hevc = video, (400..<500).contains(response.status),
-        ![401, 403, 404].contains(response.status)
-      {
+      let refusal =
+        (400..<600).contains(response.status)
+        && ![401, 403, 404, 429].contains(response.status)
+      if case .hevc = video, refusal, response.status < 500 {
         throw .codecRefused("HEVC (HTTP \(response.status): \(Self.reason(response.body)))")
       }
-      throw .rejected(status: response.status, reason: Self.reason(response.body))
+      let rejected = WHIPClientError.rejected(
+        status: response.status, reason: Self.reason(response.body))
+      // So does one without the H.264 profiles offered (aiortc: 400, "Failed to set remote
+      // video description send parameters").
+      if let h264, refusal {
+        throw profileRefusal(h264, offered: profiles, offer: offer, http: http, otherwise: rejected)
+      }
+      throw rejected
     }
     guard let location = response.location, !location.isEmpty else {
       throw .badAnswer("201 without a Location header")
@@ -71,6 +91,9 @@ struct WHIPPublisher {
     created.add("status", response.status)
     events.emit("session", created)
     do throws(WHIPClientError) {
+      try negotiate(
+        answer: response.body, graph: session.graph, offered: offered, session: session,
+        http: http, offer: offer)
       try session.applyAnswer(response.body)
       try session.waitConnected(deadline: clock.now() + timeout) { WHIPStop.requested }
       try stream(session: session, feeder: feeder, clock: clock)
@@ -81,6 +104,84 @@ struct WHIPPublisher {
     }
     deleteSession(resource, http: http)
     session.stop()
+  }
+
+  /// Reads the payload type the answer chose (its first for the video codec), sends video as
+  /// it and, when several H.264 profiles were offered, only in the profile it stands for; says
+  /// so in a `negotiated` line (the pipeline process asks the encoder for that profile).
+  private func negotiate(
+    answer: String, graph: MediaGraph, offered: H264Offer?, session: WebRTCSession,
+    http: WHIPHTTPClient, offer: String
+  ) throws(WHIPClientError) {
+    let section = SDPVideoSection(answer)
+    guard let section, let chosen = section.payloadTypes(of: graph.videoEncodingName).first
+    else {
+      if case .h264(let format) = graph.video {
+        throw profileRefusal(
+          format, offered: offered?.payloadTypes.map(\.profile), offer: offer, http: http,
+          otherwise: .codecRefused(graph.videoCodecName))
+      }
+      throw .codecRefused(graph.videoCodecName)
+    }
+    var fields = JSONObject()
+    fields.add("codec", graph.videoEncodingName)
+    fields.add("payload_type", chosen)
+    var profile: H264Profile?
+    if case .h264(let format) = graph.video {
+      if let offered {
+        guard let chosenProfile = offered.profile(of: chosen) else {
+          throw .badAnswer("H.264 payload type \(chosen) was not offered")
+        }
+        profile = chosenProfile
+      } else {
+        profile = H264ProfileLevelID(format).profile
+      }
+      if let answered = section.profileLevelID(of: chosen) {
+        fields.add("profile_level_id", answered.description)
+      }
+      if let profile { fields.add("profile", profile.rawValue) }
+    }
+    session.negotiate(payloadType: chosen, profile: offered == nil ? nil : profile)
+    events.emit("negotiated", fields)
+  }
+
+  /// The error for an endpoint that refused the H.264 profiles offered: the dump's own
+  /// (`offered` nil), or those a live encoder can make. A second offer, listing Constrained
+  /// Baseline, Main and High, asks which it takes (its session is deleted at once): the
+  /// message names those and what was offered. `otherwise` when that offer is refused too, or
+  /// its answer takes a profile that was offered (then the profile was not the reason).
+  private func profileRefusal(
+    _ format: H264Format, offered: [H264Profile]?, offer: String, http: WHIPHTTPClient,
+    otherwise: WHIPClientError
+  ) -> WHIPClientError {
+    let stream = H264ProfileLevelID(format)
+    guard
+      let (probe, probed) = H264Offer.rewriting(
+        offer, profiles: [.constrainedBaseline, .main, .high], level: format.level),
+      let response = try? http.post(offer: probe, to: options.endpoint), response.status == 201
+    else { return otherwise }
+    if let location = response.location, !location.isEmpty {
+      _ = try? http.delete(WHIPHTTPClient.resolve(location, against: options.endpoint))
+    }
+    let section = SDPVideoSection(response.body)
+    let accepted = (section?.payloadTypes(of: "H264") ?? []).compactMap { type in
+      section?.profileLevelID(of: type)
+        ?? probed.profile(of: type)?.profileLevelID(level: format.level)
+    }
+    let sendable = offered ?? stream.profile.map { [$0] } ?? []
+    if accepted.contains(where: { $0.profile.map(sendable.contains) ?? false }) {
+      return otherwise
+    }
+    let names = accepted.map(\.displayName).joined(separator: ", ")
+    let what = accepted.isEmpty ? "no H.264 profile" : "only \(names)"
+    guard let offered else {
+      return .profileRefused(
+        "the WHIP endpoint accepted \(what); the dump is \(stream.displayName)")
+    }
+    let list = offered.map { $0.profileLevelID(level: format.level).displayName }
+    return .profileRefused(
+      "the WHIP endpoint accepted \(what); the offer (profiles=) listed "
+        + list.joined(separator: ", "))
   }
 
   /// Reports statistics while media flows, until the input ends or a stop signal.
@@ -120,6 +221,7 @@ struct WHIPPublisher {
       "stats",
       session.statistics().fields(
         droppedBeforeConnection: feeder.droppedCount,
+        droppedForProfile: feeder.droppedForProfileCount,
         keyframeRequests: session.keyframeRequestCount))
   }
 

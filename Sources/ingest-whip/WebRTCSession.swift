@@ -32,6 +32,8 @@ final class WebRTCSession: @unchecked Sendable {
   private(set) var phase = Phase.negotiating
   private var failure: String?
   private var keyframeRequests = 0
+  /// The H.264 profile the answer chose among those offered; video in another is not sent.
+  private(set) var negotiatedProfile: H264Profile?
   /// Closed on each payloader's output until the connection is up: what was packetized
   /// before (the units that gave webrtcbin its caps) would otherwise be held in webrtcbin and
   /// sent stale, in a burst, once DTLS is done.
@@ -217,8 +219,12 @@ final class WebRTCSession: @unchecked Sendable {
   /// Waits until webrtcbin wants an offer and every payloader has told it its caps (the offer
   /// names the stream's profile and parameter sets), then makes the offer, applies it and waits
   /// for ICE gathering to complete: the offer's text then holds every candidate (no trickle).
-  /// - Parameter deadline: on the system clock, in nanoseconds.
-  func makeOffer(deadline: Int64) throws(WHIPClientError) -> String {
+  /// - Parameters:
+  ///   - deadline: on the system clock, in nanoseconds.
+  ///   - rewrite: changes webrtcbin's offer before it is applied (the H.264 profiles offered).
+  func makeOffer(deadline: Int64, rewrite: ((String) -> String)? = nil) throws(WHIPClientError)
+    -> String
+  {
     let clock = SystemClock()
     while !(lock.withLock { negotiationNeeded }) || !payloadersHaveCaps() {
       if let error = busError() { throw .pipeline(error) }
@@ -228,10 +234,19 @@ final class WebRTCSession: @unchecked Sendable {
       lock.withLock { _ = lock.wait(until: min(deadline, clock.now() + 20_000_000)) }
     }
     ingest_webrtc_send_only(webrtc)
-    guard let offer = ingest_webrtc_create_offer(webrtc) else {
+    guard var offer = ingest_webrtc_create_offer(webrtc) else {
       throw .pipeline(busError() ?? "webrtcbin made no offer")
     }
     defer { gst_webrtc_session_description_free(offer) }
+    if let rewrite, let text = ingest_webrtc_description_text(offer) {
+      let rewritten = rewrite(String(cString: text))
+      g_free(text)
+      guard let replaced = ingest_webrtc_offer(rewritten) else {
+        throw .pipeline("the rewritten offer is not SDP")
+      }
+      gst_webrtc_session_description_free(offer)
+      offer = replaced
+    }
     lock.withLock { phase = .connecting }
     if let failure = ingest_webrtc_set_description(webrtc, "set-local-description", offer) {
       defer { g_free(failure) }
@@ -286,6 +301,18 @@ final class WebRTCSession: @unchecked Sendable {
     }
     g_value_unset(&value)
     return all && count == names.count
+  }
+
+  /// Sends video as the payload type the answer chose, and from now on only in `profile`
+  /// or one it fits in (nil: whatever the stream is).
+  func negotiate(payloadType: Int, profile: H264Profile?) {
+    if payloadType != MediaGraph.videoPayloadType,
+      let pay = ingest_gst_bin_child(pipeline, "videopay")
+    {
+      ingest_g_set_uint(pay, "pt", UInt32(payloadType))
+      ingest_gst_unref(pay)
+    }
+    lock.withLock { negotiatedProfile = profile }
   }
 
   /// Applies the endpoint's answer.

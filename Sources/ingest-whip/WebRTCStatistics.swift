@@ -54,7 +54,9 @@ struct WebRTCStatistics {
   }
 
   /// The `stats` event line's fields (see `WHIPEvent` in `IngestWHIP`).
-  func fields(droppedBeforeConnection: Int, keyframeRequests: Int) -> JSONObject {
+  func fields(droppedBeforeConnection: Int, droppedForProfile: Int, keyframeRequests: Int)
+    -> JSONObject
+  {
     var object = JSONObject()
     object.add("bytes_sent", Int64(bytesSent))
     object.add("packets_sent", Int64(packetsSent))
@@ -73,6 +75,7 @@ struct WebRTCStatistics {
     object.add("fir", Int64(firCount))
     object.add("queue_bytes", queueBytes)
     object.add("dropped_before_connection", droppedBeforeConnection)
+    object.add("dropped_for_profile", droppedForProfile)
     object.add("keyframe_requests", keyframeRequests)
     return object
   }

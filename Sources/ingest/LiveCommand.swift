@@ -15,6 +15,17 @@ enum LiveCommand: Command {
     SOURCE as a child process and runs its dump stream through the same pipeline as `replay`:
     every output, --status, --json, progress, budget and ladder. What the pipeline asks the
     encoder for (bitrate, frame rate, mic, keyframes) goes to the child as it happens. The
+    WHIP profiles
+      --to 'whip+http://HOST/PATH?profiles=high,main,baseline'
+                                the H.264 profiles the offer lists, most preferred first
+                                (default high,main,baseline; baseline is Constrained
+                                Baseline); the encoder starts in the first. The endpoint's
+                                answer chooses one (a `negotiated` status event), the
+                                encoder reopens in it at the next keyframe, and video in
+                                another profile is not sent. An endpoint that accepts none
+                                ends the run with an error naming what it accepts. With
+                                --codec hevc the offer is HEVC alone
+
     rate controller (queue-delay-aimd, docs/rate-control.md) steers the bitrate from the first
     network output's own figures: for SRT the send buffer, round trip, acknowledged rate and
     loss; for RTMP the socket's unacknowledged bytes and round trip; for WHIP the receiver's

@@ -51,8 +51,11 @@ enum ReplayCommand: Command {
                                 answer takes it) in RTP, audio as Opus, one audio track
                                 (app and mic mixed by default); whip+https:// for TLS; the
                                 bearer token from ?token-file=PATH or INGEST_WHIP_TOKEN,
-                                never the URL; the RTCP reports steer the encoder
-                                (docs/whip.md)
+                                never the URL; the RTCP reports steer the encoder. A
+                                replay offers the dump's own H.264 profile: an endpoint
+                                that refuses it ends the run with an error naming it and
+                                the profiles the endpoint accepts (ingest live offers
+                                several, ?profiles=; docs/whip.md)
       hls:DIR, DIR/NAME.m3u8    HLS segments and a live playlist in DIR; ?container=ts
                                 (MPEG-TS segments, EXT-X-VERSION 3) or ?container=fmp4
                                 (.m4s segments after an initNNNNN.mp4 that EXT-X-MAP names,

@@ -14,6 +14,9 @@ import Testing
     (.keyframe, #"{"request":"keyframe"}"#),
     (.keyframesOnly(true), #"{"request":"keyframesOnly","enabled":true}"#),
     (.keyframesOnly(false), #"{"request":"keyframesOnly","enabled":false}"#),
+    (.profile(.constrainedBaseline), #"{"request":"profile","profile":"baseline"}"#),
+    (.profile(.main), #"{"request":"profile","profile":"main"}"#),
+    (.profile(.high), #"{"request":"profile","profile":"high"}"#),
   ]
 
   @Test func everyRequestIsWrittenInTheWireFormAndReadBack() throws {
@@ -89,6 +92,11 @@ import Testing
       ),
       (#"{"request":"frameRate"}"#, .missingMember("target_fps")),
       (#"{"request":"warp"}"#, .unknownRequest("warp")),
+      (#"{"request":"profile"}"#, .missingMember("profile")),
+      (
+        #"{"request":"profile","profile":"high10"}"#,
+        .unknownValue(member: "profile", value: "high10", allowed: "baseline, main or high")
+      ),
     ]
     for (line, expected) in cases {
       #expect(throws: expected, "\(line)") { try EncoderRequest(line: line) }

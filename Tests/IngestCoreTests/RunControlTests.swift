@@ -70,4 +70,21 @@ import Testing
     let control = RunControl(outputs: 1, nominalFrameRate: 30, deliver: nil)
     #expect(control.wish(.mic(false), from: 1, now: 0)?.delivered == true)
   }
+
+  /// The H.264 profile two WHIP outputs negotiated: the first passes through, the most
+  /// constrained wins, and a repeated wish asks nothing.
+  @Test func theMostConstrainedProfileWins() {
+    let encoder = Encoder()
+    let control = RunControl(outputs: 3, nominalFrameRate: 30, deliver: encoder.take)
+    #expect(
+      control.wish(.profile(.main), from: 2, now: 0)
+        == .init(request: .profile(.main), delivered: true, output: 2))
+    #expect(control.wish(.profile(.main), from: 2, now: 1) == nil)
+    // A receiver that negotiated High decodes the Main stream: nothing changes.
+    #expect(control.wish(.profile(.high), from: 1, now: 2) == nil)
+    // One that takes Constrained Baseline only holds every output there.
+    #expect(control.wish(.profile(.constrainedBaseline), from: 3, now: 3)?.output == 3)
+    #expect(control.wish(.profile(.high), from: 2, now: 4) == nil)
+    #expect(encoder.received == [.profile(.main), .profile(.constrainedBaseline)])
+  }
 }

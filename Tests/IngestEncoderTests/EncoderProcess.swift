@@ -86,4 +86,20 @@ final class EncoderProcess {
     }
     return samples
   }
+
+  /// The dump's H.264 video format records, in file order, each with the number of video
+  /// samples before it.
+  func videoFormats() throws -> [(samplesBefore: Int, format: H264Format)] {
+    var reader = DumpReader(source: try FileByteSource(path: dump.path))
+    var formats: [(samplesBefore: Int, format: H264Format)] = []
+    var videoSamples = 0
+    while let record = try reader.next() {
+      switch record {
+      case .format(.video, .h264(let format)): formats.append((videoSamples, format))
+      case .sample(let header) where header.kind == .video: videoSamples += 1
+      default: break
+      }
+    }
+    return formats
+  }
 }

@@ -76,6 +76,25 @@ import Testing
     #expect(previous <= received + 1_000_000_000 / 30)
   }
 
+  /// `--profile high`, then a profile request and a keyframe request: libx264 reopens in
+  /// Constrained Baseline on that keyframe, whose format record (the new SPS) comes first.
+  @Test func profileRequestReopensTheEncoderInTheProfileAtTheKeyframe() throws {
+    let encoder = try EncoderProcess(
+      Self.pattern + ["--profile", "high", "--gop", "600", "--duration", "3"])
+    try encoder.waitForFrames(30)
+    encoder.send(#"{"request":"profile","profile":"baseline"}"#)
+    encoder.send(#"{"request":"keyframe"}"#)
+    let event = try applied(encoder, "profile")
+    #expect(try encoder.finish() == 0, "\(encoder.stderr)")
+    let frame = try #require(event["frame"] as? Int)
+    #expect(event["profile"] as? String == "baseline")
+    let formats = try encoder.videoFormats()
+    #expect(formats.map { H264ProfileLevelID($0.format).profile } == [.high, .constrainedBaseline])
+    #expect(formats.last?.samplesBefore == frame)
+    let video = try encoder.samples().filter { $0.kind == .video }
+    #expect(video.indices.filter { video[$0].keyframe } == [0, frame])
+  }
+
   @Test func micOffKeepsTheMicTrackAliveAndTheDumpReplaysCleanly() throws {
     let encoder = try EncoderProcess(Self.pattern + ["--duration", "5"])
     try encoder.waitForFrames(60)

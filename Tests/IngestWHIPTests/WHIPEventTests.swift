@@ -56,4 +56,17 @@ import Testing
     #expect(WHIPEvent(line: "not json") == nil)
     #expect(WHIPEvent(line: #"{"no_event":1}"#) == nil)
   }
+
+  @Test func aNegotiatedLineNamesTheChosenProfile() {
+    let line =
+      #"{"event":"negotiated","codec":"H264","payload_type":98,"profile_level_id":"42e01f","#
+      + #""profile":"baseline"}"#
+    #expect(
+      WHIPEvent(line: line)
+        == .negotiated(
+          codec: "H264", payloadType: 98, profileLevelID: "42e01f", profile: .constrainedBaseline))
+    #expect(
+      WHIPEvent(line: #"{"event":"negotiated","codec":"H265","payload_type":96}"#)
+        == .negotiated(codec: "H265", payloadType: 96, profileLevelID: nil, profile: nil))
+  }
 }

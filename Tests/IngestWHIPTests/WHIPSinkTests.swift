@@ -2,6 +2,7 @@ import Foundation
 import IngestCore
 import IngestPOSIX
 import IngestTestSupport
+import Synchronization
 import Testing
 
 @testable import IngestWHIP
@@ -70,6 +71,37 @@ import Testing
     #expect(result == .written)
     try sink.finish()
     #expect(sink.summaryLine?.contains("session deleted (HTTP 200)") == true)
+  }
+
+  /// The answer's choice (the child's `negotiated` line) becomes a status event and, in a live
+  /// output (profiles to offer), one profile request; a replay's output asks the encoder
+  /// nothing.
+  @Test func theNegotiatedProfileBecomesOneProfileRequest() throws {
+    let fake = try Self.script(
+      """
+      echo '{"event":"negotiated","codec":"H264","payload_type":98,"profile_level_id":"42e01f","profile":"baseline"}'
+      echo '{"event":"deleted","status":200}'
+      cat >/dev/null
+      """)
+    defer { try? FileManager.default.removeItem(at: fake) }
+    let (tracks, _) = try Self.fixture()
+    for profiles in [[H264Profile.high, .constrainedBaseline], nil] {
+      let sink = WHIPSink(
+        target: try Self.target(), executable: fake.path, offerProfiles: profiles)
+      let events = Mutex<[String]>([])
+      sink.setStatusHandler { name, fields in events.withLock { $0.append(name + fields.rendered) }
+      }
+      try sink.open(tracks: tracks)
+      try LoopbackServers.waitUntil("the fake child's lines") {
+        sink.summaryFields?.rendered.contains("\"delete_status\":200") ?? false
+      }
+      #expect(sink.takeProfileRequest() == (profiles == nil ? nil : .constrainedBaseline))
+      #expect(sink.takeProfileRequest() == nil)
+      #expect(
+        events.withLock { $0 }.contains { $0.hasPrefix("negotiated") && $0.contains("42e01f") })
+      #expect(sink.summaryLine?.contains("H.264 Constrained Baseline (42e01f) negotiated") == true)
+      try sink.finish()
+    }
   }
 
   /// The token reaches the child in its environment, never its arguments (which `ps` shows to

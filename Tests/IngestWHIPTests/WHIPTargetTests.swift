@@ -76,4 +76,27 @@ import Testing
       try WHIPTarget(parsing: "whip+http:///w", environment: [:])
     }
   }
+
+  /// `?profiles=` orders the H.264 profiles a live run offers; it never reaches the endpoint,
+  /// and an unknown or repeated name is a typed error naming it.
+  @Test func theProfilesOptionIsReadAndNotForwarded() throws {
+    let target = try WHIPTarget(
+      parsing: "whip+http://h/whip/s?profiles=baseline,high&app=1", environment: [:])
+    #expect(target.profiles == [.constrainedBaseline, .high])
+    #expect(target.endpoint == "http://h/whip/s?app=1")
+    #expect(try WHIPTarget(parsing: "whip+http://h/whip/s", environment: [:]).profiles == nil)
+    #expect(throws: WHIPTargetError.unknownProfile("high10")) {
+      try WHIPTarget(parsing: "whip+http://h/whip/s?profiles=main,high10", environment: [:])
+    }
+    #expect(throws: WHIPTargetError.unknownProfile("")) {
+      try WHIPTarget(parsing: "whip+http://h/whip/s?profiles=", environment: [:])
+    }
+    #expect(throws: WHIPTargetError.repeatedProfile("main")) {
+      try WHIPTarget(parsing: "whip+http://h/whip/s?profiles=main,main", environment: [:])
+    }
+    #expect(
+      WHIPTargetError.unknownProfile("high10").description
+        == "WHIP URL option 'profiles': unknown H.264 profile 'high10' (known: baseline, main, high)"
+    )
+  }
 }

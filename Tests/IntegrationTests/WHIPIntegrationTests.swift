@@ -22,40 +22,104 @@ import Testing
     return (peer, directory, tokenFile)
   }
 
-  /// `screen.dump` at real time (10 s): H.264 and the app/mic mix as Opus reach the peer,
-  /// whose recording decodes cleanly; the summary names the session's deletion.
-  @Test func replayedFixtureIsRecordedAndDecodesClean() throws {
+  /// A Constrained Baseline dump (6 s, H.264 with app and mic audio) made here with ffmpeg
+  /// and `ingest capture`: the profile aiortc takes at its defaults, which no fixture has.
+  private static func baselineDump(in directory: URL) throws -> URL {
+    let media = directory.appending(path: "baseline.mp4")
+    let dump = directory.appending(path: "baseline.dump")
+    let encode = try CommandRunner.run(
+      "ffmpeg",
+      [
+        "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30",
+        "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-f", "lavfi", "-i",
+        "sine=frequency=660:beep_factor=3:sample_rate=44100", "-t", "6", "-map", "0:v",
+        "-map", "1:a", "-map", "2:a", "-c:v", "libx264", "-profile:v", "baseline", "-preset",
+        "veryfast", "-g", "60", "-pix_fmt", "yuv420p", "-b:v", "600k", "-c:a", "aac", media.path,
+      ], timeout: 60)
+    try #require(encode.status == 0, "\(encode.stderr)")
+    let capture = try CommandRunner.ingest(["capture", media.path, "-o", dump.path, "-y"])
+    try #require(capture.status == 0, "\(capture.stderr)")
+    return dump
+  }
+
+  /// A Constrained Baseline dump at real time: H.264 and the app/mic mix as Opus reach the
+  /// peer (aiortc at its defaults), whose recording decodes cleanly; the summary names the
+  /// profile negotiated and the session's deletion.
+  @Test func replayedBaselineDumpIsRecordedAndDecodesClean() throws {
     guard let (peer, directory, tokenFile) = try Self.peer() else { return }
     defer { try? FileManager.default.removeItem(at: directory) }
     defer { peer.kill() }
+    let dump = try Self.baselineDump(in: directory)
     let name = "replay-\(UUID().uuidString.prefix(8))"
     let status = directory.appending(path: "status.jsonl")
     let result = try CommandRunner.ingest(
       [
-        "replay", CommandRunner.fixture("screen.dump"), "--to",
-        peer.url(name, query: "token-file=\(tokenFile.path)"), "--status", status.path,
+        "replay", dump.path, "--to", peer.url(name, query: "token-file=\(tokenFile.path)"),
+        "--status", status.path,
       ], timeout: 60)
     #expect(result.status == 0, "\(result.stderr)")
     let summary = result.stdout + result.stderr
     #expect(summary.contains("session deleted (HTTP 200)"), "\(summary)")
     #expect(summary.contains("RTP packets sent"))
+    #expect(summary.contains("H.264 Constrained Baseline (42e01f) negotiated"), "\(summary)")
     try peer.waitForClose(name)
     try Self.expectCleanRecording(peer.recording(name))
     let events = peer.events(name).compactMap { $0["event"] as? String }
     #expect(events.contains("post"))
     #expect(events.contains("delete"))
     let closed = try #require(peer.events(name).first { $0["event"] as? String == "closed" })
-    // 10 s of media: most of it arrives, unless ICE and DTLS took seconds (a loaded machine),
+    // 6 s of media: most of it arrives, unless ICE and DTLS took seconds (a loaded machine),
     // and then the summary says how much came before the connection and was dropped.
     let video = closed["video"] as? Int ?? 0
     #expect(video > 0, "\(closed)")
     #expect((closed["audio"] as? Int ?? 0) > 0, "\(closed)")
-    #expect(video > 150 || summary.contains("samples before the connection"), "\(summary)")
+    #expect(video > 90 || summary.contains("samples before the connection"), "\(summary)")
     #expect((closed["decode_errors"] as? Int) == 0, "\(closed)")
     // The WHIP figures reach the status events; the token is nowhere.
     let statusText = LoopbackServers.text(of: status)
     #expect(statusText.contains("\"packets_sent\""))
+    #expect(statusText.contains(#""event":"negotiated""#), "\(statusText.prefix(2000))")
     for text in [result.stdout, result.stderr, statusText] { #expect(!text.contains(Self.token)) }
+  }
+
+  /// A Main profile dump (`screen.dump`, 4d401f) to aiortc at its defaults, which takes
+  /// Constrained Baseline only and refuses the offer: the run ends with an error naming both
+  /// profiles, a failed JSON summary and exit status 1.
+  @Test func aDumpInAProfileTheEndpointRefusesNamesBothProfiles() throws {
+    guard let (peer, directory, tokenFile) = try Self.peer() else { return }
+    defer { try? FileManager.default.removeItem(at: directory) }
+    defer { peer.kill() }
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("screen.dump"), "--json", "--to",
+        peer.url("main-profile", query: "token-file=\(tokenFile.path)"),
+      ], timeout: 60)
+    #expect(result.status == 1, "\(result.stderr)")
+    let message =
+      "the WHIP endpoint accepted only Constrained Baseline (42e01f); the dump is Main (4d401f)"
+    #expect(result.stderr.contains(message), "\(result.stderr)")
+    let summary = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+    #expect(summary?["ok"] as? Bool == false, "\(result.stdout)")
+    #expect((summary?["sink_error"] as? String)?.contains(message) == true, "\(result.stdout)")
+  }
+
+  /// `?profiles=` takes baseline, main and high: another name is a usage error naming it, and
+  /// a replay, which can only offer its dump's profile, refuses the option.
+  @Test func theProfilesOptionIsCheckedBeforeAnythingIsSent() throws {
+    let live = try CommandRunner.ingest(
+      [
+        "live", "testsrc", "--duration", "5", "--to",
+        "whip+http://127.0.0.1:9/whip/a?profiles=high,high10",
+      ], timeout: 60)
+    #expect(live.status == 2, "\(live.stderr)")
+    #expect(live.stderr.contains("unknown H.264 profile 'high10'"), "\(live.stderr)")
+    let replay = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("video-only.dump"), "--to",
+        "whip+http://127.0.0.1:9/whip/a?profiles=main",
+      ], timeout: 30)
+    #expect(replay.status == 2, "\(replay.stderr)")
+    #expect(replay.stderr.contains("applies to ingest live"), "\(replay.stderr)")
   }
 
   /// `ingest live testsrc` until the peer has received two seconds of video, then SIGINT: the
@@ -67,10 +131,11 @@ import Testing
     defer { try? FileManager.default.removeItem(at: directory) }
     defer { peer.kill() }
     let name = "live-\(UUID().uuidString.prefix(8))"
+    let status = directory.appending(path: "status.jsonl")
     let live = try SignalledIngest(
       [
         "live", "testsrc", "--size", "640x360", "--quiet", "--json", "--duration", "120", "--to",
-        peer.url(name, query: "token-file=\(tokenFile.path)"),
+        peer.url(name, query: "token-file=\(tokenFile.path)"), "--status", status.path,
       ], in: directory)
     try LoopbackServers.waitUntil("60 video frames at the peer", timeout: 60) {
       guard live.process.isRunning else {
@@ -83,10 +148,25 @@ import Testing
     try peer.waitForClose(name)
     try Self.expectCleanRecording(peer.recording(name))
     #expect(peer.events(name).contains { $0["event"] as? String == "delete" })
+    // High was offered first, then Main and Constrained Baseline: aiortc at its defaults takes
+    // the last. The answer's choice became the encoder's request, which it applied, and every
+    // frame the peer got is in that profile and decoded.
+    let statusText = LoopbackServers.text(of: status)
+    #expect(
+      statusText.contains(
+        /"event":"negotiated"[^\n]*"profile_level_id":"42e01f","profile":"baseline"/),
+      "\(statusText.prefix(3000))")
+    #expect(statusText.contains(#""request":"profile","profile":"baseline""#))
+    #expect(statusText.contains(/"event":"applied","request":"profile","profile":"baseline"/))
+    let closed = try #require(peer.events(name).first { $0["event"] as? String == "closed" })
+    #expect((closed["video"] as? Int ?? 0) >= 60, "\(closed)")
+    #expect((closed["decode_errors"] as? Int) == 0, "\(closed)")
+    #expect(try WHIPPeer.videoProfile(peer.recording(name)) == "Constrained Baseline")
     // The JSON summary's WHIP figures (one output: its members are the summary's own).
     let summary = try JSONSerialization.jsonObject(with: Data(live.stdout.utf8)) as? [String: Any]
     #expect(summary?["stopped"] as? String == "SIGINT", "\(live.stdout)")
     let link = try #require(summary?["link"] as? [String: Any], "\(live.stdout)")
+    #expect(link["profile"] as? String == "baseline", "\(live.stdout)")
     // Each frame the peer received came in at least one RTP packet.
     let received = peer.frames(name).count
     #expect((link["packets_sent"] as? Int ?? 0) >= received, "\(live.stdout)")

@@ -92,6 +92,8 @@ public final class ControlLoop {
   /// - Parameter force: read memory now even if a second has not passed (end of run).
   public func tick(now: Int64, force: Bool = false) {
     while let event = pipeline.nextEvent() { handle(event, now: now) }
+    // The profile before the keyframe: the encoder reopens in it on that keyframe.
+    if let link, let profile = link.takeProfileRequest() { ask(.profile(profile), now: now) }
     if let link, link.takeKeyframeRequest(now: now) { ask(.keyframe, now: now) }
     if let link, now >= nextLinkRead, controller != nil {
       nextLinkRead = now + configuration.linkIntervalNanoseconds

@@ -9,7 +9,7 @@
 /// {"request":"bitrate","target_bps":1200000}     {"request":"bitrate","restore":true}
 /// {"request":"frameRate","target_fps":15}        ("fps" is read when "target_fps" is absent)
 /// {"request":"mic","enabled":false}              {"request":"keyframe"}
-/// {"request":"keyframesOnly","enabled":true}
+/// {"request":"keyframesOnly","enabled":true}  {"request":"profile","profile":"baseline"}
 /// ```
 ///
 /// `line` writes that form and `init(line:)` (or `EncoderRequestDecoder`, for a byte stream)
@@ -26,6 +26,9 @@ public enum EncoderRequest: Equatable, Sendable {
   case keyframe
   /// Every frame an IDR picture (on), or the normal GOP again (off).
   case keyframesOnly(Bool)
+  /// H.264 in this profile from the next keyframe on (the one a WebRTC receiver negotiated);
+  /// on the wire its `rawValue`: `baseline`, `main`, `high`.
+  case profile(H264Profile)
 
   /// The bitrates the encoder takes, in bits per second.
   public static let bitrateRange = 10_000...200_000_000
@@ -40,6 +43,7 @@ public enum EncoderRequest: Equatable, Sendable {
     case .mic: "mic"
     case .keyframe: "keyframe"
     case .keyframesOnly: "keyframesOnly"
+    case .profile: "profile"
     }
   }
 
@@ -67,6 +71,7 @@ public enum EncoderRequest: Equatable, Sendable {
       }
     case .mic(let on), .keyframesOnly(let on): object.add("enabled", on)
     case .keyframe: break
+    case .profile(let profile): object.add("profile", profile.rawValue)
     }
   }
 
@@ -120,6 +125,12 @@ public enum EncoderRequest: Equatable, Sendable {
     case "keyframesOnly":
       self = .keyframesOnly(try Self.bool("enabled", in: members, required: true)!)
     case "keyframe": self = .keyframe
+    case "profile":
+      let name = try Self.string("profile", in: members)
+      guard let profile = H264Profile(rawValue: name) else {
+        throw .unknownValue(member: "profile", value: name, allowed: "baseline, main or high")
+      }
+      self = .profile(profile)
     default: throw .unknownRequest(request)
     }
   }

@@ -9,6 +9,8 @@ public enum EncoderRequestError: Error, Equatable, Sendable, CustomStringConvert
   case wrongType(member: String, expected: String)
   /// A number outside what the encoder takes.
   case outOfRange(member: String, value: Double, allowed: String)
+  /// A string member holds a value the request does not know.
+  case unknownValue(member: String, value: String, allowed: String)
   /// A `request` the encoder does not know.
   case unknownRequest(String)
   /// The line is longer than any request (`EncoderRequestDecoder.maximumLineBytes`); it is
@@ -23,6 +25,8 @@ public enum EncoderRequestError: Error, Equatable, Sendable, CustomStringConvert
     case .wrongType(let member, let expected): "\"\(member)\" must be \(expected)"
     case .outOfRange(let member, let value, let allowed):
       "\(member) \(JSONObject.fixed(value, decimals: 3)) is out of \(allowed)"
+    case .unknownValue(let member, let value, let allowed):
+      "\"\(member)\" \(JSONObject.quoted(String(value.prefix(40)))) is not \(allowed)"
     case .unknownRequest(let name): "unknown request \(JSONObject.quoted(name))"
     case .lineTooLong(let limit): "a line longer than \(limit) bytes"
     }

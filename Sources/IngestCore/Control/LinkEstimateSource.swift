@@ -13,8 +13,13 @@ public protocol LinkEstimateSource: AnyObject {
   /// the control loop passes to the encoder as `EncoderRequest.keyframe`. Called with the
   /// link's reading; a source whose receiver cannot ask answers false.
   func takeKeyframeRequest(now: Int64) -> Bool
+  /// The H.264 profile the receiver negotiated, once, when it became known since the last call
+  /// (WHIP: the profile the SDP answer chose), which the control loop passes to the encoder as
+  /// `EncoderRequest.profile`; nil otherwise, and always for a source that negotiates none.
+  func takeProfileRequest() -> H264Profile?
 }
 
 extension LinkEstimateSource {
   public func takeKeyframeRequest(now: Int64) -> Bool { false }
+  public func takeProfileRequest() -> H264Profile? { nil }
 }

@@ -7,7 +7,8 @@ import Synchronization
 /// - bitrate and frame rate: the lowest any output wishes (an output that restores, `nil` or
 ///   the nominal frame rate, no longer holds the encoder down; the others still do);
 /// - mic off while any output wants it off; keyframes only while any output wants them;
-/// - a keyframe once for the wishes that arrive within `keyframeInterval` of it.
+/// - a keyframe once for the wishes that arrive within `keyframeInterval` of it;
+/// - the H.264 profile: the most constrained any output negotiated (see `wish`).
 ///
 /// So one output's ladder recovering (`.bitrate(nil)`) never undoes the steering output's rate
 /// cut, and several outputs' keyframe requests after one event make one IDR. Called from every
@@ -32,11 +33,13 @@ public final class RunControl: Sendable {
     var frameRate: [Double?]
     var micOff: [Bool]
     var keyframesOnly: [Bool]
+    var profile: [H264Profile?]
     /// What the encoder was last asked for, merged.
     var askedBitrate: Int?
     var askedFrameRate: Double?
     var askedMicOff = false
     var askedKeyframesOnly = false
+    var askedProfile: H264Profile?
     var lastKeyframe: Int64?
   }
 
@@ -58,7 +61,8 @@ public final class RunControl: Sendable {
         bitrate: Array(repeating: nil, count: count),
         frameRate: Array(repeating: nil, count: count),
         micOff: Array(repeating: false, count: count),
-        keyframesOnly: Array(repeating: false, count: count)))
+        keyframesOnly: Array(repeating: false, count: count),
+        profile: Array(repeating: nil, count: count)))
     self.nominalFrameRate = Double(nominalFrameRate)
     self.deliver = deliver
   }
@@ -96,6 +100,17 @@ public final class RunControl: Sendable {
         return ask(
           .keyframesOnly(on),
           output: state.keyframesOnly.firstIndex(of: true).map { $0 + 1 } ?? output)
+      case .profile(let profile):
+        // Two outputs that negotiated different profiles (two WHIP endpoints) get the most
+        // constrained of them: a Constrained Baseline stream decodes on a receiver that
+        // negotiated Main or High, a High one only where High was negotiated. So the first
+        // wish passes through as it is, and a later, less constrained one changes nothing.
+        state.profile[slot] = profile
+        let merged = state.profile.compactMap { $0 }.min()
+        guard let merged, merged != state.askedProfile else { return nil }
+        state.askedProfile = merged
+        let winner = state.profile.firstIndex(of: merged).map { $0 + 1 } ?? output
+        return ask(.profile(merged), output: winner)
       case .keyframe:
         if let last = state.lastKeyframe, now - last < Self.keyframeInterval, now >= last {
           return nil

@@ -1,5 +1,7 @@
 import IngestCore
 import IngestPOSIX
+import IngestSinks
+import IngestWHIP
 
 #if canImport(Glibc)
   import Glibc
@@ -21,6 +23,10 @@ public enum LiveSession {
     options.isLive = true
     let executable = EncoderProcess.locate()
     let reports = ReportForwarder()
+    var encoderArguments = encoderArguments
+    if let profile = initialProfile(options.targets, encoderArguments: encoderArguments) {
+      encoderArguments += ["--profile", profile.rawValue]
+    }
     let process: EncoderProcess
     do {
       process = try EncoderProcess(
@@ -65,6 +71,23 @@ public enum LiveSession {
       }
       throw error
     }
+  }
+
+  /// The H.264 profile the encoder starts in: the one the first WHIP output prefers, so that
+  /// an answer choosing it needs no reopen (nil: libx264's own, without a WHIP output or with
+  /// HEVC).
+  static func initialProfile(_ targets: [OutputTarget], encoderArguments: [String])
+    -> H264Profile?
+  {
+    if let codec = encoderArguments.firstIndex(of: "--codec"),
+      encoderArguments.indices.contains(codec + 1), encoderArguments[codec + 1] != "h264"
+    {
+      return nil
+    }
+    for target in targets {
+      if case .whip(let url) = target { return WHIPTarget.offeredProfiles(in: url).first }
+    }
+    return nil
   }
 
   /// How the child ended, with the last line it wrote to standard error.

@@ -71,6 +71,17 @@ final class WHIPPeer {
 
   func recording(_ name: String) -> URL { directory.appending(path: "\(name).mkv") }
 
+  /// The H.264 profile of a recording's video, as ffprobe names it (`Constrained Baseline`).
+  static func videoProfile(_ recording: URL) throws -> String {
+    let result = try CommandRunner.run(
+      "ffprobe",
+      [
+        "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=profile", "-of",
+        "default=nw=1:nk=1", recording.path,
+      ])
+    return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
   /// The session's frame lines (kind, keyframe, decoded, …), as JSON objects.
   func frames(_ name: String) -> [[String: Any]] {
     LoopbackServers.text(of: directory.appending(path: "\(name).frames.jsonl"))

@@ -283,20 +283,24 @@ public struct RunBuilder {
     guard limit < min(SampleSizeLimit.minimumUseful, options.pipeline.maximumSampleBytes) else {
       return planned
     }
-    // The smallest budget, in whole megabytes up to ten times the one given, that holds one.
-    var larger = options
-    var needed: Int?
-    for megabytes
-      in (options.pipeline.budgetBytes / 1_000_000 + 1)...max(
-        10 * options.pipeline.budgetBytes / 1_000_000, 1)
-    {
+    // The smallest budget, in whole megabytes up to ten times the one given, that holds one
+    // (more budget never leaves less room: a binary search).
+    func holds(_ megabytes: Int) -> Bool {
+      var larger = options
       larger.pipeline.budgetBytes = megabytes * 1_000_000
       let room = try? planAnyRoom(
         sinks, tracks: tracks, scanBytes: scanBytes, mixBytes: mixBytes, options: larger)
-      if let room, room.configuration.maximumSampleBytes >= SampleSizeLimit.minimumUseful {
-        needed = larger.pipeline.budgetBytes
-        break
+      return (room?.configuration.maximumSampleBytes ?? 0) >= SampleSizeLimit.minimumUseful
+    }
+    var low = options.pipeline.budgetBytes / 1_000_000
+    var high = max(10 * low, 1)
+    var needed: Int?
+    if holds(high) {
+      while high - low > 1 {
+        let middle = (low + high) / 2
+        if holds(middle) { high = middle } else { low = middle }
       }
+      needed = high * 1_000_000
     }
     throw .tooLittleForASample(outputs: sinks.count, sampleBytes: limit, budgetNeeded: needed)
   }

@@ -45,22 +45,40 @@ public final class BackgroundFileWriter {
   private var queued = 0
   private var stopping = false
   private var failure: FileError?
+  /// Asked every 100 ms while a write waits for a reader: true gives the write up.
+  private let abandoned: @Sendable () -> Bool
+  /// Whether the file is a pipe, FIFO, socket or terminal: its writes can wait forever for a
+  /// reader, so they do not block (O_NONBLOCK on our own open description) but poll, and
+  /// `abandoned` ends the wait.
+  private let waitsForReader: Bool
 
   /// Creates or truncates `path` and starts the writing thread.
   /// - Parameters:
   ///   - bufferCapacity: bytes of each buffer.
   ///   - bufferCount: buffers (two or more): one is filled while the others wait or are written.
   /// - Throws: `FileError` naming the path and the system's reason.
-  public init(path: String, bufferCapacity: Int = 256 << 10, bufferCount: Int = 2)
-    throws(FileError)
-  {
+  ///   - abandoned: asked while a write waits for a reader that takes nothing (a pipe nobody
+  ///     reads): true makes it, and every later write, fail with EPIPE, dropping the rest. A
+  ///     stopped run whose drain time is over says so, so that it ends.
+  public init(
+    path: String, bufferCapacity: Int = 256 << 10, bufferCount: Int = 2,
+    abandoned: @escaping @Sendable () -> Bool = { false }
+  ) throws(FileError) {
     precondition(bufferCapacity > 0 && bufferCount >= 2)
     self.path = path
+    self.abandoned = abandoned
     self.bufferCapacity = bufferCapacity
     do {
       descriptor = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_TRUNC)
     } catch {
       throw FileError(operation: "create", path: path, errno: error.code)
+    }
+    var status = stat()
+    waitsForReader =
+      fstat(descriptor.rawValue, &status) == 0 && status.st_mode & S_IFMT != S_IFREG
+    if waitsForReader {
+      let flags = fcntl(descriptor.rawValue, F_GETFL)
+      if flags >= 0 { _ = fcntl(descriptor.rawValue, F_SETFL, flags | O_NONBLOCK) }
     }
     buffers = (0..<bufferCount).map { _ in
       .allocate(byteCount: bufferCapacity, alignment: 4096)
@@ -180,15 +198,26 @@ public final class BackgroundFileWriter {
       let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
       let count: Int
       do { count = try descriptor.write(rest) } catch {
+        if waitsForReader && error.code == EAGAIN && awaitReader() { continue }
+        let code = error.code == EAGAIN ? EPIPE : error.code
         lock.withLock {
-          if failure == nil {
-            failure = FileError(operation: "write", path: path, errno: error.code)
-          }
+          if failure == nil { failure = FileError(operation: "write", path: path, errno: code) }
         }
         return
       }
       offset += count
       stored.add(Int64(count), ordering: .releasing)
     }
+  }
+
+  /// Waits until the reader takes bytes again, asking `abandoned` every 100 ms.
+  /// - Returns: false when abandoned.
+  private func awaitReader() -> Bool {
+    var wait = pollfd(fd: descriptor.rawValue, events: Int16(POLLOUT), revents: 0)
+    while !abandoned() {
+      // POLLERR or POLLHUP (the reader went) come back too: the write then says EPIPE.
+      if poll(&wait, 1, 100) != 0 { return true }
+    }
+    return false
   }
 }

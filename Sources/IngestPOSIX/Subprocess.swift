@@ -82,6 +82,28 @@ public struct Subprocess: Sendable {
     var status: Int32 = 0
     var usage = rusage()
     _ = FileDescriptor.retryingOnInterrupt({ wait4(pid, &status, 0, &usage) }, failed: { $0 < 0 })
+    return Self.exit(status: status, usage: usage)
+  }
+
+  /// Waits for the child to end, at most `nanoseconds`; then kills it (SIGKILL, which also
+  /// ends a stopped child, one that a SIGTERM waits for) and reaps it. `killed` says whether
+  /// it had to be.
+  public func wait(killingAfter nanoseconds: Int64) -> (exit: Exit, killed: Bool) {
+    let deadline = SystemClock().now() + nanoseconds
+    var status: Int32 = 0
+    var usage = rusage()
+    while SystemClock().now() < deadline {
+      let ended = wait4(pid, &status, WNOHANG, &usage)
+      if ended == pid { return (Self.exit(status: status, usage: usage), false) }
+      if ended < 0 && errno != EINTR { return (wait(), false) }
+      var pause = timespec(tv_sec: 0, tv_nsec: 20_000_000)
+      nanosleep(&pause, nil)
+    }
+    kill(SIGKILL)
+    return (wait(), true)
+  }
+
+  private static func exit(status: Int32, usage: rusage) -> Exit {
     let signal = status & 0x7F
     let cpu =
       Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)

@@ -146,6 +146,7 @@ public enum ReplaySession {
     for target in options.targets { try refuseOverwritingInput(dumpPath, target: target) }
     let source: FileByteSource
     do { source = try FileByteSource(path: dumpPath) } catch { throw .open(error) }
+    source.interrupted = { StopSignal.requested != nil }
     return try run(
       source: source, name: dumpPath, options: options, clock: clock, senders: senders,
       onProgress: onProgress)
@@ -167,7 +168,14 @@ public enum ReplaySession {
     }
     let rewindable = RewindableSource(source, limit: streamScanBytes)
     var reader = DumpReader(source: rewindable, checksum: .cpu)
-    let scan = try scanTracks(&reader, name: name)
+    let scan: (tracks: TrackFormats, refusals: [TrackRefusal])
+    do { scan = try scanTracks(&reader, name: name) } catch {
+      // The stop ended the wait for input, which the scan read as a short dump.
+      if let signal = StopSignal.requested {
+        throw .stoppedBeforeInput(path: name, signal: signal)
+      }
+      throw error
+    }
     rewindable.rewind()
     return try run(
       reader: DumpReader(source: rewindable, checksum: .cpu), tracks: scan.tracks,
@@ -192,7 +200,8 @@ public enum ReplaySession {
     // After `start`: a live input's reports (its encoder's `started`) come after it.
     for lane in lanes { options.prepareReporter?(lane.reporter) }
     let replayer = Replayer(
-      reader: reader, lanes: lanes, clock: clock, speed: options.effectiveSpeed)
+      reader: reader, lanes: lanes, clock: clock, speed: options.effectiveSpeed,
+      drainDeadline: builder.drainDeadline)
     replayer.onProgress = onProgress
     replayer.refusedKinds = Set(refusals.map(\.kind))
     for refusal in refusals {

@@ -32,6 +32,8 @@ public final class Replayer<Source: ByteSource> {
   /// reconnection. An output that is still down then has lost that much of a live stream
   /// anyway: it is counted as undelivered rather than waited for (it once was for 30 s).
   public var drainTimeout: Int64
+  /// Set when the drain starts: a write waiting on a reader gives up after it.
+  let drainDeadline: DrainDeadline
 
   /// A replay into one output.
   /// - Parameters:
@@ -48,9 +50,12 @@ public final class Replayer<Source: ByteSource> {
   }
 
   /// A replay into every output of `lanes` (at least one).
-  init(reader: DumpReader<Source>, lanes: [OutputLane], clock: any PacingClock, speed: ReplaySpeed)
-  {
+  init(
+    reader: DumpReader<Source>, lanes: [OutputLane], clock: any PacingClock, speed: ReplaySpeed,
+    drainDeadline: DrainDeadline = DrainDeadline()
+  ) {
     precondition(!lanes.isEmpty)
+    self.drainDeadline = drainDeadline
     self.reader = reader
     self.lanes = lanes
     // A replay faster than its clock (`--speed max`, a virtual clock) models no capture: it
@@ -106,10 +111,23 @@ public final class Replayer<Source: ByteSource> {
           }
           continue
         }
-        readError = error
+        if let signal = StopSignal.requested {
+          // The stop ended a wait for input in the middle of a record: a stop, not a bad dump.
+          stopSignal = signal
+          runReporter.emit("stopping") { $0.add("signal", signal) }
+        } else {
+          readError = error
+        }
         break
       }
-      guard let record else { break }
+      guard let record else {
+        // A stop that ended a wait for input reads as its end.
+        if let signal = StopSignal.requested {
+          stopSignal = signal
+          runReporter.emit("stopping") { $0.add("signal", signal) }
+        }
+        break
+      }
       if case .format(let kind, let format) = record {
         for lane in lanes where lane.isLive && lane.carries(kind) {
           lane.pipeline.changeFormat(format, for: kind)
@@ -248,6 +266,7 @@ public final class Replayer<Source: ByteSource> {
   /// Sends what remains in the rings, waiting for each sink up to `timeout` nanoseconds; the
   /// threaded outputs drain at the same time.
   private func drain(for timeout: Int64) {
+    drainDeadline.begin(timeout: timeout)
     // A failed output's thread has ended already; joining it stops its status ticker.
     let threaded = lanes.filter { $0.thread != nil }
     for lane in threaded { lane.thread?.beginStopping(drainingFor: timeout) }

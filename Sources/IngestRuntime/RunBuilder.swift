@@ -45,6 +45,8 @@ public struct RunBuilder {
   public let options: ReplayOptions
   /// The clock of the pipelines, the senders run inline and the control loops.
   public let clock: any PacingClock
+  /// The end of the run's drain, which writes waiting on a reader give up after.
+  public let drainDeadline = DrainDeadline()
   /// Where the senders run.
   public let senders: SenderStrategy
 
@@ -73,7 +75,8 @@ public struct RunBuilder {
       let carried = Self.tracks(of: tracks, carrying: audio, to: target, mixed: mix?.format)
       outputs.append(
         Output(
-          sink: try Self.makeSink(target, options: options, tracks: carried),
+          sink: try Self.makeSink(
+            target, options: options, tracks: carried, drainDeadline: drainDeadline),
           isNetwork: target.isNetwork, audio: audio, tracks: carried,
           mix: audio.isMix ? mix : nil))
     }
@@ -173,11 +176,16 @@ public struct RunBuilder {
   }
 
   /// Creates the sink for `target` (a network output when `target.isNetwork`).
+  /// - Parameter drainDeadline: the run's, which a file output's write that waits on a reader
+  ///   gives up after.
   public static func makeSink(
-    _ target: OutputTarget, options: ReplayOptions, tracks: TrackFormats
+    _ target: OutputTarget, options: ReplayOptions, tracks: TrackFormats,
+    drainDeadline: DrainDeadline = DrainDeadline()
   ) throws(ReplayError) -> any OutputSink {
     switch target {
-    case .file(let path, let shaper): return FileSink(path: path, shaper: shaper)
+    case .file(let path, let shaper):
+      // A pipe whose reader stopped reading must not hold a stopped run past its drain.
+      return FileSink(path: path, shaper: shaper, abandoned: { drainDeadline.isOver })
     case .null(let shaper): return NullSink(shaper: shaper)
     case .srt(let url):
       let srt: SRTOptions

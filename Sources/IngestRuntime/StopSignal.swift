@@ -32,6 +32,7 @@ public enum StopSignal {
   public static func install() {
     // Touch the flag so its lazy initialisation never runs inside the handler.
     _ = received.load(ordering: .relaxed)
+    _ = receivedAt.load(ordering: .relaxed)
     // The loop polls the flag; see `SignalHandlers` for the rest.
     SignalHandlers.install(handled.map(\.signal), handler: stopSignalHandler)
   }
@@ -43,6 +44,15 @@ public enum StopSignal {
     return handled.first { $0.signal == signal }?.name ?? "signal \(signal)"
   }
 
+  /// Whether a stop was asked for longer ago than the drain takes (and a second more), or is
+  /// immediate: a write still waiting then (a pipe nobody reads) is given up.
+  public static var drainIsOver: Bool {
+    guard received.load(ordering: .acquiring) != 0 else { return false }
+    if isImmediate { return true }
+    let since = SystemClock().now() - receivedAt.load(ordering: .acquiring)
+    return since > drainNanoseconds + 1_000_000_000
+  }
+
   /// Whether the stop asked for is immediate (SIGQUIT): no drain, and the run does not succeed.
   public static var isImmediate: Bool { received.load(ordering: .acquiring) == SIGQUIT }
 
@@ -51,9 +61,18 @@ public enum StopSignal {
 }
 
 private let received = Atomic<Int32>(0)
+/// When the first signal came, `SystemClock` nanoseconds (CLOCK_MONOTONIC).
+private let receivedAt = Atomic<Int64>(0)
 
 /// Records the first signal; a second one exits at once (only `_exit`: async-signal-safe).
 private func stopSignalHandler(_ signal: Int32) {
+  // clock_gettime is async-signal-safe; the time is stored before the signal, which is read
+  // (acquiring) before it.
+  var spec = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &spec)
+  if received.load(ordering: .relaxed) == 0 {
+    receivedAt.store(Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec), ordering: .releasing)
+  }
   let (first, _) = received.compareExchange(
     expected: 0, desired: signal, ordering: .acquiringAndReleasing)
   if !first { _exit(128 + signal) }

@@ -28,10 +28,15 @@ public final class FileSink: OutputSink {
   ///   - path: the file to create (truncated if present).
   ///   - shaper: a simulated link (`?rate=`, `?stall=`), inactive by default.
   ///   - bufferCapacity: bytes of each of the writer's `bufferCount` buffers.
+  /// Asked while a write waits for a reader that takes nothing (`--to -` into a pipe nobody
+  /// reads): true gives the write up (`BackgroundFileWriter`'s `abandoned`).
+  private let abandoned: @Sendable () -> Bool
+
   public init(
     path: String, shaper: LinkShaper = LinkShaper(), bufferCapacity: Int = 1 << 20,
-    bufferCount: Int = 2
+    bufferCount: Int = 2, abandoned: @escaping @Sendable () -> Bool = { false }
   ) {
+    self.abandoned = abandoned
     self.path = path
     self.shaper = shaper
     self.bufferCapacity = bufferCapacity
@@ -61,7 +66,8 @@ public final class FileSink: OutputSink {
   public func open(tracks: TrackFormats) throws(SinkError) {
     do {
       writer = try BackgroundFileWriter(
-        path: path, bufferCapacity: bufferCapacity, bufferCount: bufferCount)
+        path: path, bufferCapacity: bufferCapacity, bufferCount: bufferCount,
+        abandoned: abandoned)
     } catch {
       throw SinkError(file: error)
     }

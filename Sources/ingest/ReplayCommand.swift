@@ -126,7 +126,11 @@ enum ReplayCommand: Command {
 
     SIGINT, SIGTERM, SIGHUP (a closed terminal) and SIGUSR1 stop the run: every output is
     finished (drained for up to 5 s, the HLS playlist ended), the summary written, exit 0.
-    SIGQUIT stops at once without draining and exits 1. A second signal exits at once.
+    SIGQUIT stops at once without draining and exits 1. A second signal exits at once. A
+    stop ends every wait: for input that does not come (a FIFO without a writer, a stalled
+    producer: what came is finished as above), for a reader that takes nothing (--to - into
+    a pipe nobody reads: its write is given up a second after the drain, exit 1), and for an
+    encoder that does not end (killed 5 s after it was asked to, exit 1).
 
     A producer's mistakes are mended or refused by name: AAC frames behind ADTS headers that
     match the track's AudioSpecificConfig lose them (a warning); a header that contradicts it
@@ -182,6 +186,7 @@ enum ReplayCommand: Command {
     } catch {
       if case .usage(let message) = error { throw UsageError(message) }
       Console.error("ingest replay: \(error)")
+      if case .stoppedBeforeInput = error { return 0 }
       guard case .empty = error else { return 1 }
       // A valid dump without samples: nothing went wrong, and no output was touched.
       if args.has("--json") {

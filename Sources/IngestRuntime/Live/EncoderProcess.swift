@@ -97,6 +97,8 @@ public final class EncoderProcess: @unchecked Sendable {
     _ = fcntl(input[1], F_SETFL, fcntl(input[1], F_GETFL) | O_NONBLOCK)
     requests = FileDescriptor(rawValue: input[1])
     output = FileByteSource(descriptor: FileDescriptor(rawValue: stdout[0]), name: "encoder")
+    // A stopped (or hung) encoder writes nothing: the run's stop must still end the read.
+    output.interrupted = { StopSignal.requested != nil }
     errors = FileDescriptor(rawValue: stderr[0])
     self.onLine = onLine
     startReader()
@@ -127,9 +129,19 @@ public final class EncoderProcess: @unchecked Sendable {
     output.close()
   }
 
-  /// Waits for the child to end and for its standard error to be read to the end.
+  /// How long the child may take to end after `stop` before it is killed: ending its stream
+  /// takes it well under a second; a stopped (SIGSTOP) or hung one never would.
+  public static let endNanoseconds: Int64 = 5_000_000_000
+
+  /// Waits for the child to end (killing it after `endNanoseconds`) and for its standard error
+  /// to be read to the end.
   public func wait() -> Exit {
-    let ended = process.wait()
+    let (ended, killed) = process.wait(killingAfter: Self.endNanoseconds)
+    if killed {
+      lines.withLock { kept in
+        kept.append("ingest: the encoder did not end within 5 s of being asked to; killed")
+      }
+    }
     if let reader { pthread_join(reader, nil) }
     reader = nil
     return Exit(

@@ -37,6 +37,14 @@ package enum Console {
   package static var stderrIsTerminal: Bool { isatty(2) != 0 }
 
   /// Replaces the current terminal line on standard error.
+  /// The columns of the terminal on standard error, read at each call (a resized window
+  /// takes effect at the next line); nil when it is no terminal or does not say.
+  package static var terminalColumns: Int? {
+    var size = winsize()
+    guard ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+    return Int(size.ws_col)
+  }
+
   package static func progress(_ line: String) { _ = writeAll("\r\u{1B}[K" + line, fd: 2) }
 
   /// Writes all of `text` to `fd`.

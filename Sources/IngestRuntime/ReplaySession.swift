@@ -203,6 +203,7 @@ public enum ReplaySession {
       reader: reader, lanes: lanes, clock: clock, speed: options.effectiveSpeed,
       drainDeadline: builder.drainDeadline)
     replayer.onProgress = onProgress
+    replayer.onOutputFailed = options.warningLine
     replayer.refusedKinds = Set(refusals.map(\.kind))
     for refusal in refusals {
       replayer.runReporter.emit("trackRefused") {

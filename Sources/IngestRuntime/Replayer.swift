@@ -32,6 +32,10 @@ public final class Replayer<Source: ByteSource> {
   /// reconnection. An output that is still down then has lost that much of a live stream
   /// anyway: it is counted as undelivered rather than waited for (it once was for 30 s).
   public var drainTimeout: Int64
+  /// Told, as one line, of each output that fails while the run goes on.
+  var onOutputFailed: ((String) -> Void)?
+  /// When `run` started, on `clock`.
+  private var startedAt: Int64 = 0
   /// Set when the drain starts: a write waiting on a reader gives up after it.
   let drainDeadline: DrainDeadline
 
@@ -83,6 +87,7 @@ public final class Replayer<Source: ByteSource> {
   public func run() -> ReplaySummary {
     guard var reader = reader.take() else { preconditionFailure("a replay runs once") }
     let start = clock.now()
+    startedAt = start
     var pacer = ReplayPacer(speed: { if case .factor(let f) = speed { f } else { 1 } }())
     var nextProgress = start
     var readError: DumpError?
@@ -229,15 +234,28 @@ public final class Replayer<Source: ByteSource> {
     }
   }
 
+  /// Records an output's failure while the run goes on, and says so at once (`onOutputFailed`)
+  /// rather than only in the summary at the end: the reason is known now.
+  private func failing(_ lane: OutputLane, _ error: SinkError) {
+    guard lane.isLive else { return }
+    lane.fail(error)
+    guard let onOutputFailed else { return }
+    let seconds = JSONObject.fixed(Double(clock.now() - startedAt) / 1e9, decimals: 1)
+    let others = lanes.contains(where: \.isLive) ? "; the other outputs go on" : ""
+    onOutputFailed(
+      "output \(lane.index) (\(lane.sink.redactedDescription)) failed after \(seconds) s: "
+        + "\(error)\(others)")
+  }
+
   /// After an append: wakes the lane's thread, or pumps its sender inline.
   private func send(_ lane: OutputLane, now: Int64) {
     if let thread = lane.thread {
       thread.wake()
-      if let error = thread.failure { lane.fail(error) }
+      if let error = thread.failure { failing(lane, error) }
       return
     }
     if case .failed(let error) = lane.sender.pump(now: now) {
-      lane.fail(error)
+      failing(lane, error)
       return
     }
     // A threaded lane's thread ticks its own lane.
@@ -250,11 +268,11 @@ public final class Replayer<Source: ByteSource> {
     var wake = deadline
     for lane in lanes where lane.isLive {
       if let thread = lane.thread {
-        if let error = thread.failure { lane.fail(error) }
+        if let error = thread.failure { failing(lane, error) }
         continue
       }
       switch lane.sender.pump(now: now) {
-      case .failed(let error): lane.fail(error)
+      case .failed(let error): failing(lane, error)
       case .blocked(let until): wake = min(wake, until)
       case .idle: break
       }

@@ -125,8 +125,9 @@ enum ReplayCommand: Command {
       -h, --help                show this help
 
     SIGINT, SIGTERM, SIGHUP (a closed terminal) and SIGUSR1 stop the run: every output is
-    finished (drained for up to 5 s, the HLS playlist ended), the summary written, exit 0.
-    SIGQUIT stops at once without draining and exits 1. A second signal exits at once. A
+    finished (drained for up to 5 s, the HLS playlist ended), the summary written, exit 0
+    (1 when an output failed or delivered too little, as at the end of the input: an output
+    that never connected before the stop is a failure). SIGQUIT stops at once without draining and exits 1. A second signal exits at once. A
     stop ends every wait: for input that does not come (a FIFO without a writer, a stalled
     producer: what came is finished as above), for a reader that takes nothing (--to - into
     a pipe nobody reads: its write is given up a second after the drain, exit 1), and for an

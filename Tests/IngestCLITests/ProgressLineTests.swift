@@ -47,4 +47,16 @@ import Testing
     line.append("T0")
     #expect(line.text == String(repeating: "a", count: 70) + " T0")
   }
+
+  /// A 60-column terminal gets a 59-column line (a line as wide as the terminal scrolls a new
+  /// row per redraw); a terminal too narrow still shows the first parts; none said: 79.
+  @Test func theLineFollowsTheTerminalsWidth() {
+    for (columns, width) in [(60, 59), (200, 199), (5, ProgressLine.minimumWidth), (nil, 79)] {
+      var line = ProgressLine(columns: columns)
+      for _ in 0..<40 { line.append("drops 123") }
+      #expect(line.width == width)
+      #expect(
+        line.text.count <= width && line.text.count > width - 10, "\(String(describing: columns))")
+    }
+  }
 }

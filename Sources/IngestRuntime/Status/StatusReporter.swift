@@ -26,6 +26,8 @@ public final class StatusReporter: @unchecked Sendable {
   /// Called with each new warning of the output (a latency too short for the path), on the
   /// sender's thread, as soon as the output has it.
   public var onWarning: (@Sendable (String) -> Void)?
+  /// Whether the current run of retries was warned about.
+  private var warnedOfRetry = false
   private var warningsPassedOn = 0
   /// Tier changes seen so far.
   public private(set) var tierChanges = 0
@@ -87,11 +89,19 @@ public final class StatusReporter: @unchecked Sendable {
   }
 
   /// Reports a connection event of the sender.
+  /// The first retry after each connect (or from the start) is also a warning: an output
+  /// that cannot reach its receiver says so when the reason is known, not at the end.
   public func report(_ event: SenderEvent) {
     switch event {
-    case .connected(let attempt): emitForOutput("connected") { $0.add("attempt", attempt) }
+    case .connected(let attempt):
+      warnedOfRetry = false
+      emitForOutput("connected") { $0.add("attempt", attempt) }
     case .disconnected(let reason): emitForOutput("disconnected") { $0.add("reason", reason) }
     case .retrying(let reason, let delay):
+      if !warnedOfRetry {
+        warnedOfRetry = true
+        onWarning?("not connected: \(reason); retrying while the run goes on")
+      }
       emitForOutput("retry") {
         $0.add("reason", reason)
         $0.add("delay_s", Double(delay) / 1e9)

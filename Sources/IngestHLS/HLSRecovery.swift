@@ -128,6 +128,19 @@ public enum HLSRecovery {
     var report = HLSRecoveryReport(directory: directory, playlistPath: playlistPath)
     report.journalIssues = journal.issues
     let names = try HLSFileSystem.entries(of: directory)
+    // A finished recording with every segment in place needs nothing written, so it is
+    // reported without opening anything for writing (it may be on a read-only mount).
+    if journal.isFinished,
+      !names.contains(where: { $0.hasSuffix(".part") || $0.hasSuffix(".tmp") }),
+      HLSFileSystem.size(of: playlistPath) != nil,
+      journal.segments.allSatisfy({
+        HLSFileSystem.size(of: HLSFileSystem.join(directory, $0.name)) == $0.bytes
+      })
+    {
+      report.wasFinished = true
+      report.segments = journal.segments.count
+      return report
+    }
     // First, so that the space reserve and any half-written copy give their room to the journal
     // lines and the playlist written below, even on a disk that filled up.
     for name in names where name.hasSuffix(".tmp") {

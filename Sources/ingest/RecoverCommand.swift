@@ -51,8 +51,7 @@ enum RecoverCommand: Command {
         let path = directory + "/" + rendition.directoryName
         let report: HLSRecoveryReport
         do { report = try HLSRecovery.recover(directory: path) } catch {
-          Console.error("ingest recover: \(rendition.directoryName): \(error)")
-          return 1
+          return failed("\(rendition.directoryName): \(error)", json: args.has("--json"))
         }
         if args.has("--json") {
           var object = json(report)
@@ -71,8 +70,7 @@ enum RecoverCommand: Command {
     }
     let report: HLSRecoveryReport
     do { report = try HLSRecovery.recover(directory: directory) } catch {
-      Console.error("ingest recover: \(error)")
-      return 1
+      return failed("\(error)", json: args.has("--json"))
     }
     if args.has("--json") {
       Console.out(json(report).rendered + "\n")
@@ -80,6 +78,19 @@ enum RecoverCommand: Command {
       Console.error("ingest recover: " + report.description)
     }
     return 0
+  }
+
+  /// Says why recovery failed on standard error and, with `--json`, as `{"ok":false,...}` on
+  /// standard output (a script reading it gets an answer either way); returns 1.
+  static func failed(_ message: String, json: Bool) -> Int32 {
+    Console.error("ingest recover: " + message)
+    if json {
+      var object = JSONObject()
+      object.add("ok", false)
+      object.add("error", message)
+      Console.out(object.rendered + "\n")
+    }
+    return 1
   }
 
   /// What recovery found, as the `--json` object.
@@ -116,8 +127,7 @@ enum RecoverCommand: Command {
   static func recoverMP4(_ path: String, json: Bool) -> Int32 {
     let report: MP4Recovery.Report
     do { report = try MP4Recovery.recover(path: path) } catch {
-      Console.error("ingest recover: \(error)")
-      return 1
+      return failed("\(error)", json: json)
     }
     if json {
       var object = JSONObject()

@@ -24,11 +24,29 @@
 /// The soname of the libavformat these headers describe (libavformat.so.59 for ffmpeg 5.1).
 #define CFFMPEG_SONAME "libavformat.so." CFFMPEG_STRING(LIBAVFORMAT_VERSION_MAJOR)
 
+/// The reason the last failed dlopen of these wrappers gave (dlerror's text), for messages: a
+/// library that is installed can still fail to load (no address space left under ulimit -v).
+static inline char *cffmpeg_load_error_buffer(void) {
+  static char text[512];
+  return text;
+}
+
+static inline const char *cffmpeg_load_error(void) { return cffmpeg_load_error_buffer(); }
+
+static inline void *cffmpeg_open(const char *soname) {
+  void *loaded = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  if (loaded == NULL) {
+    const char *reason = dlerror();
+    snprintf(cffmpeg_load_error_buffer(), 512, "%s", reason != NULL ? reason : "");
+  }
+  return loaded;
+}
+
 static inline void *cffmpeg_handle(void) {
   static void *handle;
   void *loaded = __atomic_load_n(&handle, __ATOMIC_ACQUIRE);
   if (loaded == NULL) {
-    loaded = dlopen(CFFMPEG_SONAME, RTLD_NOW | RTLD_LOCAL);
+    loaded = cffmpeg_open(CFFMPEG_SONAME);
     if (loaded != NULL) __atomic_store_n(&handle, loaded, __ATOMIC_RELEASE);
   }
   return loaded;
@@ -119,7 +137,7 @@ static inline void *cffmpeg_codec_handle(void) {
   static void *handle;
   void *loaded = __atomic_load_n(&handle, __ATOMIC_ACQUIRE);
   if (loaded == NULL) {
-    loaded = dlopen(CFFMPEG_CODEC_SONAME, RTLD_NOW | RTLD_LOCAL);
+    loaded = cffmpeg_open(CFFMPEG_CODEC_SONAME);
     if (loaded != NULL) __atomic_store_n(&handle, loaded, __ATOMIC_RELEASE);
   }
   return loaded;

@@ -54,8 +54,10 @@ public final class AudioMixStage {
   /// Nil once libavcodec is loaded, else a message saying what is missing.
   public static var loadError: String? {
     guard cffmpeg_codec_load() == 0 else { return nil }
-    return
-      "cannot load \(String(cString: cffmpeg_codec_soname())): install libavcodec59 (apt-get install ffmpeg)"
+    return LibraryLoadFailure.message(
+      soname: String(cString: cffmpeg_codec_soname()),
+      reason: String(cString: cffmpeg_load_error()),
+      install: "install libavcodec59 (apt-get install ffmpeg)")
   }
 
   /// What a stage for these tracks enters in the ledger (`ledgerBytes`), known without loading

@@ -1,4 +1,5 @@
 import CFFmpeg
+import IngestCore
 import IngestFFmpeg
 import IngestPOSIX
 
@@ -9,7 +10,11 @@ final class AVFormatInput {
 
   init(path: String) throws(CaptureError) {
     self.path = path
-    if let message = FFmpegLibrary.loadError { throw .libraryUnavailable(message) }
+    if let failure = FFmpegLibrary.loadFailure {
+      throw .libraryUnavailable(
+        LibraryLoadFailure.message(
+          soname: failure.soname, reason: failure.reason, install: FFmpegLibrary.install))
+    }
     var context: UnsafeMutablePointer<AVFormatContext>?
     // The bytes of the name as given, also when they are not UTF-8 (see `SystemPath`).
     let opened = SystemPath.withCString(path) {

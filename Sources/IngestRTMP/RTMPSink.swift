@@ -124,8 +124,11 @@ public final class RTMPSink: OutputSink {
 
   public func open(tracks: TrackFormats) throws(SinkError) {
     close()
-    if let message = FFmpegLibrary.loadError {
-      throw .unsupported(endpoint: target.redactedDescription, reason: message)
+    if let failure = FFmpegLibrary.loadFailure {
+      throw .unsupported(
+        endpoint: target.redactedDescription,
+        reason: LibraryLoadFailure.message(
+          soname: failure.soname, reason: failure.reason, install: FFmpegLibrary.install))
     }
     let audioFormat = audioKind == .audioApp ? tracks.audioApp : tracks.audioMic
     guard tracks.video != nil || audioFormat != nil else {

@@ -60,6 +60,10 @@ public enum ReplaySession {
     var sampled = Set<SampleKind>()
     var refusals: [TrackRefusal] = []
     var refusedVideoError: DumpError?
+    /// Video without decode times (the DTS flag clear) is read on for `reorderCheckFrames`
+    /// samples: a presentation time that steps back means reordered frames (B-frames) whose
+    /// decode order the dump does not give, which no output can write in display order.
+    var videoOrder = VideoOrderCheck()
     func refused(_ kind: SampleKind) -> Bool { refusals.contains { $0.kind == kind } }
     func refuse(_ kind: SampleKind, _ reason: String) {
       refusals.append(TrackRefusal(kind: kind, reason: reason))
@@ -76,6 +80,7 @@ public enum ReplaySession {
         && SampleKind.allCases.allSatisfy { kind in
           refused(kind) || tracks.contains(kind) && sampled.contains(kind)
         }
+        && (refused(.video) || videoOrder.isSettled)
     }
     while records < scanLimit && !complete() {
       let record: DumpRecord?
@@ -105,6 +110,11 @@ public enum ReplaySession {
       case .format(.audioMic, .aac(let format)):
         if !refused(.audioMic) { tracks.audioMic = tracks.audioMic ?? format }
       case .sample(let header):
+        if header.kind == .video && !refused(.video),
+          let reason = videoOrder.check(pts: header.pts, hasDTS: header.dts != nil)
+        {
+          refuse(.video, reason)
+        }
         guard sampled.insert(header.kind).inserted else { continue }
         if case .aac(let format)? = tracks.format(for: header.kind),
           let error = reader.withPayload({ adtsContradiction($0, format: format) })

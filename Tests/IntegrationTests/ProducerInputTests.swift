@@ -158,6 +158,39 @@ import Testing
     #expect(try Self.inspect(dump).contains("video: 300 samples carry Annex B start codes"))
   }
 
+  /// Fixtures/bframes.dump (H.264 with B-frames) with every video sample's DTS flag cleared:
+  /// reordered frames whose decode order is unknown are refused by name and the run fails,
+  /// rather than being forced into increasing times and shown out of order. With its decode
+  /// times the same dump plays without an error.
+  @Test func reorderedVideoWithoutDecodeTimesIsRefusedByName() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var items = try DumpItems.read(CommandRunner.fixture("bframes.dump"))
+    for index in items.indices {
+      guard case .sample(var sample) = items[index], sample.kind == .video else { continue }
+      sample.dts = nil
+      items[index] = DumpItems.Item.rawSample(sample)
+    }
+    let dump = directory.appending(path: "no-dts.dump").path
+    try DumpItems.write(items, to: dump)
+    let output = directory.appending(path: "no-dts.ts").path
+    let run = try CommandRunner.ingest(
+      ["replay", dump, "--to", output, "--speed", "max", "--json", "--quiet"])
+    #expect(run.status == 1, "\(run.stderr)")
+    #expect(run.stdout.contains("\"ok\":false"), "\(run.stdout)")
+    #expect(
+      run.stderr.contains("frames are reordered") && run.stderr.contains("DTS flag is clear"),
+      "\(run.stderr)")
+    #expect(!(try CommandRunner.streams(output)).contains { $0.hasPrefix("h264") })
+
+    let whole = directory.appending(path: "bframes.ts").path
+    let kept = try CommandRunner.ingest([
+      "replay", CommandRunner.fixture("bframes.dump"), "--to", whole, "--speed", "max", "--quiet",
+    ])
+    #expect(kept.status == 0, "\(kept.stderr)")
+    #expect(try CommandRunner.decodeErrors(whole) == "")
+  }
+
   @Test func aFirstKeyframeAboveTwoMiBIsDelivered() throws {
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }

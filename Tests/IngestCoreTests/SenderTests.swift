@@ -4,14 +4,17 @@ import Testing
 
 private let second: Int64 = 1_000_000_000
 
-/// Appends K a P a K P a (two GOPs, app audio between) and returns how many samples that was.
+/// Appends K a P a K P a (two GOPs, app audio between) from video frame `first` and audio
+/// frame `first` on, and returns how many samples that was.
 @discardableResult
-private func appendTwoGOPs(_ pipeline: Pipeline) -> Int {
+private func appendTwoGOPs(_ pipeline: Pipeline, first: Int64 = 0) -> Int {
   let samples = [
-    CoreFixtures.video(frame: 0, key: true), CoreFixtures.audio(.audioApp, frame: 0),
-    CoreFixtures.video(frame: 1, key: false), CoreFixtures.audio(.audioApp, frame: 1),
-    CoreFixtures.video(frame: 2, key: true), CoreFixtures.video(frame: 3, key: false),
-    CoreFixtures.audio(.audioApp, frame: 2),
+    CoreFixtures.video(frame: first, key: true), CoreFixtures.audio(.audioApp, frame: first),
+    CoreFixtures.video(frame: first + 1, key: false),
+    CoreFixtures.audio(.audioApp, frame: first + 1),
+    CoreFixtures.video(frame: first + 2, key: true),
+    CoreFixtures.video(frame: first + 3, key: false),
+    CoreFixtures.audio(.audioApp, frame: first + 2),
   ]
   for sample in samples { #expect(pipeline.append(sample)) }
   return samples.count
@@ -83,8 +86,11 @@ private func pid(_ bytes: [UInt8], at offset: Int = 0) -> Int {
     var events: [SenderEvent] = []
     sender.onEvent = { events.append($0) }
     var now = 10 * second
+    // Each round's samples come after the last round's, as a capture's do.
+    var frame: Int64 = 0
     for outage in 1...10 {
-      appendTwoGOPs(pipeline)
+      appendTwoGOPs(pipeline, first: frame)
+      frame += 4
       sink.writeScript = [
         .written, .fail(.write(endpoint: "scripted", reason: "peer gone", retryable: true)),
       ]
@@ -95,7 +101,8 @@ private func pid(_ bytes: [UInt8], at offset: Int = 0) -> Int {
       #expect(events.suffix(2).first == .disconnected(reason: "scripted: peer gone"))
       #expect(sender.pump(now: retryAt - 1) == .blocked(until: retryAt))
       now = retryAt
-      appendTwoGOPs(pipeline)
+      appendTwoGOPs(pipeline, first: frame)
+      frame += 4
       #expect(sender.pump(now: now) == .idle)
       #expect(events.last == .connected(attempt: outage + 1))
       let restart = try #require(sink.written.first { $0.connection == outage + 1 }?.write)

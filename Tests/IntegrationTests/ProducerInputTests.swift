@@ -191,6 +191,29 @@ import Testing
     #expect(try CommandRunner.decodeErrors(whole) == "")
   }
 
+  /// Two P frames of screen.dump delivered swapped (each keeps its own decode time): the late
+  /// one and the rest of its GOP are dropped and counted (`outOfOrder`, then awaiting the
+  /// keyframe), never written to decode against the wrong references.
+  @Test func framesOutOfDecodeOrderAreDroppedToTheNextKeyframe() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var items = try Case.screen()
+    let video = Case.indices(of: .video, in: items)
+    // Mid-GOP: the fixture has a keyframe every 60 frames.
+    let (first, second) = (video[70], video[71])
+    #expect(items[first].sample?.isKeyframe == false && items[second].sample?.isKeyframe == false)
+    items.swapAt(first, second)
+    let dump = directory.appending(path: "swapped.dump").path
+    try DumpItems.write(items, to: dump)
+    let output = directory.appending(path: "swapped.ts").path
+    let run = try CommandRunner.ingest(
+      ["replay", dump, "--to", output, "--speed", "max", "--json", "--quiet"])
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(run.stdout.contains("\"outOfOrder\":1"), "\(run.stdout)")
+    #expect(!run.stdout.contains("\"sent\":{\"video\":300,"), "\(run.stdout)")
+    #expect(try CommandRunner.decodeErrors(output) == "")
+  }
+
   @Test func aFirstKeyframeAboveTwoMiBIsDelivered() throws {
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }

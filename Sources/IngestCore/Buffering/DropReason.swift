@@ -32,6 +32,10 @@ public enum DropReason: Int, CaseIterable, Sendable, CustomStringConvertible {
   /// track with a fine clock, so its place on the timeline is not known yet
   /// (`TimelineError.awaitingSharedClock`).
   case awaitingClock
+  /// Video that arrived after a frame it precedes in decode order (its DTS steps back): its
+  /// picture and every one after it up to the next keyframe would decode against the wrong
+  /// references, so they are dropped and a keyframe is asked for.
+  case outOfOrder
 
   /// The name used in status events and summaries.
   public var description: String {
@@ -50,6 +54,7 @@ public enum DropReason: Int, CaseIterable, Sendable, CustomStringConvertible {
     case .notCarried: "notCarried"
     case .tooLarge: "tooLarge"
     case .awaitingClock: "awaitingClock"
+    case .outOfOrder: "outOfOrder"
     }
   }
 

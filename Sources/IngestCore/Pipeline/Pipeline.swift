@@ -241,6 +241,10 @@ public final class Pipeline: Sendable {
         _ = refuse(kind, .invalid, awaitKeyframe: lost)
         return nil
       }
+      if kind == .video && stamp.isOutOfOrder && !isKeyframe {
+        _ = refuse(kind, .outOfOrder, awaitKeyframe: true, stamp: stamp)
+        return nil
+      }
       var summary: AVCCSummary?
       if let video = format.video {
         if let nalUnits, nalUnits.describes(payload, lengthSize: video.nalLengthSize) {

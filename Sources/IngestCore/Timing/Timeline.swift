@@ -48,6 +48,9 @@ public struct Timeline: Sendable {
     public var dts: Int64
     /// The track's clock was re-anchored before this sample.
     public var isDiscontinuity: Bool
+    /// A video decode time that stepped back a little (the sample came after one it precedes)
+    /// and was nudged one tick on: the sample is out of decode order.
+    public var isOutOfOrder = false
   }
 
   /// Tuning of the timeline.
@@ -235,6 +238,7 @@ public struct Timeline: Sendable {
     }
     var stampDTS = rawDTS &+ track.adjustment
     var discontinuity = false
+    var outOfOrder = false
     var corrected = false
     var clock: Int64? = nil
     if coarse {
@@ -307,7 +311,9 @@ public struct Timeline: Sendable {
         audioPulledBack = nil
       } else if stampDTS <= track.lastDTS {
         if track.lastDTS &- stampDTS < threshold {
-          // A video DTS that repeats or steps back a little: nudge it forward, no reset.
+          // A video DTS that repeats or steps back a little: nudge it forward, no reset. One
+          // that steps back came out of decode order (`Stamp.isOutOfOrder`).
+          outOfOrder = stampDTS < track.lastDTS
           stampDTS = track.lastDTS + 1
         } else {
           // One usual step on, but never further than the threshold: a video track's last step
@@ -339,6 +345,7 @@ public struct Timeline: Sendable {
     track.coarse = coarse
     tracks[Int(kind.rawValue)] = track
     if !coarse { now = max(now, stampDTS) }
-    return Stamp(pts: stampPTS, dts: stampDTS, isDiscontinuity: discontinuity)
+    return Stamp(
+      pts: stampPTS, dts: stampDTS, isDiscontinuity: discontinuity, isOutOfOrder: outOfOrder)
   }
 }

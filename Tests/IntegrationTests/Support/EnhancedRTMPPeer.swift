@@ -1,0 +1,224 @@
+import Foundation
+import Glibc
+import IngestTestSupport
+
+/// FFmpeg 9 from PyPI's imageio-ffmpeg wheel (installed by `Scripts/lib/deps.sh`) as an RTMP
+/// listener that records one publish: `-listen 1 -i rtmp://127.0.0.1:PORT/app/KEY -c copy
+/// OUTPUT`, at the listener's defaults; with `allStreams`, `-map 0` too, since ffmpeg's own
+/// stream selection keeps one audio stream of several. Its flv demuxer reads Enhanced RTMP v1
+/// and v2, which Debian's FFmpeg 5.1 and nginx-rtmp do not. It exits when the publisher leaves.
+final class EnhancedRTMPPeer {
+  /// What FFmpeg's RTMP listener prints when the publisher closes the connection, whoever the
+  /// publisher (FFmpeg's own included): the end of the input, not a fault of the stream.
+  static let endOfInputLine = "Error during demuxing: Input/output error"
+
+  let port: Int
+  let output: URL
+  let child: ChildProcess
+
+  /// The FFmpeg 9 binary of the imageio-ffmpeg wheel, or nil when the module is not installed.
+  static let executable: String? = {
+    guard
+      let located = try? CommandRunner.run(
+        "python3",
+        [
+          "-c",
+          "import imageio_ffmpeg, os; print(os.path.dirname(imageio_ffmpeg.__file__))",
+        ]), located.status == 0
+    else { return nil }
+    let binaries = URL(
+      fileURLWithPath: located.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    ).appending(path: "binaries")
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: binaries.path)) ?? []
+    return names.filter { $0.hasPrefix("ffmpeg-linux-x86_64-") }.sorted().last.map {
+      binaries.appending(path: $0).path
+    }
+  }()
+
+  /// The peer's version line ("ffmpeg version n9.0.2-...").
+  static var version: String {
+    guard let executable, let result = try? CommandRunner.run(executable, ["-version"]) else {
+      return "?"
+    }
+    return String(result.stdout.split(separator: "\n").first ?? "?")
+  }
+
+  /// Starts the listener and returns once its socket listens.
+  init(output: URL, key: String, allStreams: Bool = false) throws {
+    guard let executable = Self.executable else {
+      throw LoopbackServers.Failure("imageio-ffmpeg is not installed")
+    }
+    port = try LoopbackServers.freePort(SOCK_STREAM)
+    self.output = output
+    child = try ChildProcess(
+      executable,
+      ["-nostdin", "-hide_banner", "-loglevel", "error", "-listen", "1", "-i"]
+        + ["rtmp://127.0.0.1:\(port)/app/\(key)"] + (allStreams ? ["-map", "0"] : [])
+        + ["-c", "copy", "-y", output.path],
+      directory: output.deletingLastPathComponent(),
+      name: output.deletingPathExtension().lastPathComponent + "-ffmpeg9")
+    // A probe connection would be taken for the publisher: the kernel's socket table says
+    // when it listens.
+    try LoopbackServers.waitUntil("FFmpeg 9 listening on port \(port)") {
+      guard child.process.isRunning else {
+        throw LoopbackServers.Failure("FFmpeg 9 exited: \(child.stderr)")
+      }
+      return Self.listens(port: port)
+    }
+  }
+
+  /// The URL to publish to.
+  func url(key: String) -> String { "rtmp://127.0.0.1:\(port)/app/\(key)" }
+
+  /// Waits for the listener to finish its recording (it exits once the publisher has left).
+  func waitForRecording(timeout: TimeInterval = 30) throws {
+    guard child.wait(timeout: timeout) else {
+      throw LoopbackServers.Failure("FFmpeg 9 still records \(timeout) s after the publish")
+    }
+  }
+
+  /// What the listener printed, less the line every publisher's close causes.
+  var errors: String {
+    child.stderr.split(separator: "\n").filter { !$0.contains(Self.endOfInputLine) }
+      .joined(separator: "\n")
+  }
+
+  func kill() { child.kill() }
+
+  /// Whether a TCP socket on 127.0.0.1:`port` is in the LISTEN state (`/proc/net/tcp`).
+  static func listens(port: Int) -> Bool {
+    let local = String(format: "0100007F:%04X", port)
+    return LoopbackServers.text(of: URL(fileURLWithPath: "/proc/net/tcp"))
+      .split(separator: "\n").contains { line in
+        let fields = line.split(separator: " ")
+        return fields.count > 3 && fields[1] == local && fields[3] == "0A"
+      }
+  }
+}
+
+/// A TCP relay on a loopback port in front of an RTMP server that closes a connection as soon
+/// as the publisher sends an Enhanced RTMP extended video tag (`0x90`, FourCC `hvc1`: the HEVC
+/// SequenceStart): a server that drops a stream it cannot read.
+final class ExtendedTagDroppingRelay: @unchecked Sendable {
+  let port: Int
+  private let listener: Int32
+  private let upstreamPort: Int
+  private let lock = NSLock()
+  private var sockets: [Int32] = []
+  private var stopped = false
+  /// Connections closed for an extended tag.
+  var dropped: Int {
+    lock.lock()
+    defer { lock.unlock() }
+    return droppedCount
+  }
+  private var droppedCount = 0
+
+  init(upstreamPort: Int) throws {
+    self.upstreamPort = upstreamPort
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    listener = fd
+    var address = Self.loopback(port: 0)
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+      }
+    }
+    guard fd >= 0, bound, listen(fd, 8) == 0 else {
+      throw LoopbackServers.Failure("relay socket: errno \(errno)")
+    }
+    port = Int(UInt16(bigEndian: address.sin_port))
+    Thread.detachNewThread { [self] in acceptLoop() }
+  }
+
+  deinit { stop() }
+
+  /// Closes the listening socket and every connection.
+  func stop() {
+    lock.lock()
+    guard !stopped else {
+      lock.unlock()
+      return
+    }
+    stopped = true
+    let open = sockets
+    sockets = []
+    lock.unlock()
+    shutdown(listener, Int32(SHUT_RDWR))
+    close(listener)
+    for fd in open {
+      shutdown(fd, Int32(SHUT_RDWR))
+      close(fd)
+    }
+  }
+
+  private static func loopback(port: Int) -> sockaddr_in {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = UInt16(port).bigEndian
+    return address
+  }
+
+  private func acceptLoop() {
+    while true {
+      let client = accept(listener, nil, nil)
+      guard client >= 0 else { return }
+      let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+      var address = Self.loopback(port: upstreamPort)
+      let connected = withUnsafePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
+      }
+      lock.lock()
+      let isStopped = stopped
+      sockets += [client, server]
+      lock.unlock()
+      guard connected, !isStopped else {
+        close(client)
+        close(server)
+        continue
+      }
+      Thread.detachNewThread { [self] in pump(from: client, to: server, watch: true) }
+      Thread.detachNewThread { [self] in pump(from: server, to: client, watch: false) }
+    }
+  }
+
+  /// Copies bytes until either side closes; on the publisher's side, closes both when the
+  /// extended tag's first five bytes pass (kept across reads, in case a read splits them).
+  private func pump(from source: Int32, to destination: Int32, watch: Bool) {
+    let marker: [UInt8] = [0x90, 0x68, 0x76, 0x63, 0x31]
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    var tail: [UInt8] = []
+    while true {
+      let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
+      guard count > 0 else { break }
+      if watch {
+        let seen = tail + buffer[0..<count]
+        if seen.windows(ofCount: marker.count).contains(where: { $0.elementsEqual(marker) }) {
+          lock.lock()
+          droppedCount += 1
+          lock.unlock()
+          break
+        }
+        tail = Array(seen.suffix(marker.count - 1))
+      }
+      let sent = buffer.withUnsafeBytes {
+        send(destination, $0.baseAddress, count, Int32(MSG_NOSIGNAL))
+      }
+      guard sent == count else { break }
+    }
+    shutdown(source, Int32(SHUT_RDWR))
+    shutdown(destination, Int32(SHUT_RDWR))
+  }
+}
+
+extension Array {
+  /// Every run of `count` consecutive elements, in order.
+  fileprivate func windows(ofCount count: Int) -> [ArraySlice<Element>] {
+    guard self.count >= count else { return [] }
+    return (0...(self.count - count)).map { self[$0..<$0 + count] }
+  }
+}

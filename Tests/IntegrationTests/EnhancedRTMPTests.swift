@@ -185,6 +185,62 @@ import Testing
       "audio starts \(audio.start - video.start) s after the video")
   }
 
+  /// The listener is killed once it records and a new one takes its port: the sender sees the
+  /// broken connection, reconnects, and the second recording starts again with the sequence
+  /// headers and a keyframe, and decodes clean.
+  @Test func reconnectAfterTheServerDiedSendsFreshHEVCHeaders() throws {
+    guard Self.available() else { return }
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let first = try EnhancedRTMPPeer(
+      output: directory.appending(path: "first.mkv"), key: Self.key)
+    defer { first.kill() }
+    let status = directory.appending(path: "status.jsonl")
+    let replay = try ChildProcess(
+      CommandRunner.ingest,
+      [
+        "replay", CommandRunner.fixture("screen-hevc.dump"), "--to", first.url(key: Self.key),
+        "--json", "--status", status.path,
+      ], directory: directory, name: "replay")
+    defer { replay.kill() }
+    // The listener writes its output once it has read the streams' headers.
+    try LoopbackServers.waitUntil("the first recording to start") {
+      LoopbackServers.size(of: first.output) > 0
+    }
+    first.kill()
+    let second = try EnhancedRTMPPeer(
+      output: directory.appending(path: "second.mkv"), key: Self.key, port: first.port)
+    defer { second.kill() }
+    #expect(replay.wait(timeout: 60))
+    #expect(replay.process.terminationStatus == 0, "\(replay.stderr)")
+    try second.waitForRecording()
+    #expect(second.errors == "", "FFmpeg 9 listener: \(second.errors)")
+
+    let names = JSONLines.events(in: status).compactMap { $0["event"] as? String }
+      .filter { ["connected", "disconnected", "retry", "failed"].contains($0) }
+    #expect(Array(names.prefix(2)) == ["connected", "disconnected"])
+    #expect(names.last == "connected")
+    #expect(!names.contains("failed"))
+    let recording = try Recording(second.output.path)
+    let video = try #require(recording.video)
+    #expect(video.codec == "hevc")
+    #expect(video.packets >= 60, "\(video.packets) pictures after the reconnect")
+    let errors = try Self.decodeErrors(second.output.path)
+    #expect(errors.ffmpeg9 == "", "FFmpeg 9: \(errors.ffmpeg9)")
+    #expect(errors.debian == "", "Debian's ffmpeg: \(errors.debian)")
+    let keyframe = try CommandRunner.run(
+      "ffprobe",
+      [
+        "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=flags", "-read_intervals",
+        "%+#1", "-of", "csv=p=0", second.output.path,
+      ])
+    #expect(keyframe.stdout.hasPrefix("K"), "first picture: \(keyframe.stdout)")
+    let result = CommandRunner.Result(
+      status: replay.process.terminationStatus, stdout: replay.stdout, stderr: replay.stderr,
+      timedOut: false)
+    RTMPReplayTests.expectKeySecret(result, status: status)
+  }
+
   /// `--audio both`: app and mic as two AAC tracks (E-RTMP v2 multitrack), each with its own
   /// tone (440 Hz app, 660 Hz mic) and none of the other's, in step with the video.
   @Test func bothAudioTracksArriveAsTwoTracks() throws {

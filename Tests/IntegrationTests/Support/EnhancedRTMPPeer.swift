@@ -43,27 +43,27 @@ final class EnhancedRTMPPeer {
     return String(result.stdout.split(separator: "\n").first ?? "?")
   }
 
-  /// Starts the listener and returns once its socket listens.
-  init(output: URL, key: String, allStreams: Bool = false) throws {
+  /// Starts the listener (on `port`, or a free one) and returns once its socket listens.
+  init(output: URL, key: String, allStreams: Bool = false, port: Int? = nil) throws {
     guard let executable = Self.executable else {
       throw LoopbackServers.Failure("imageio-ffmpeg is not installed")
     }
-    port = try LoopbackServers.freePort(SOCK_STREAM)
+    self.port = try port ?? LoopbackServers.freePort(SOCK_STREAM)
     self.output = output
     child = try ChildProcess(
       executable,
       ["-nostdin", "-hide_banner", "-loglevel", "error", "-listen", "1", "-i"]
-        + ["rtmp://127.0.0.1:\(port)/app/\(key)"] + (allStreams ? ["-map", "0"] : [])
+        + ["rtmp://127.0.0.1:\(self.port)/app/\(key)"] + (allStreams ? ["-map", "0"] : [])
         + ["-c", "copy", "-y", output.path],
       directory: output.deletingLastPathComponent(),
       name: output.deletingPathExtension().lastPathComponent + "-ffmpeg9")
     // A probe connection would be taken for the publisher: the kernel's socket table says
     // when it listens.
-    try LoopbackServers.waitUntil("FFmpeg 9 listening on port \(port)") {
+    try LoopbackServers.waitUntil("FFmpeg 9 listening on port \(self.port)") {
       guard child.process.isRunning else {
         throw LoopbackServers.Failure("FFmpeg 9 exited: \(child.stderr)")
       }
-      return Self.listens(port: port)
+      return Self.listens(port: self.port)
     }
   }
 

@@ -26,7 +26,8 @@ import IngestPOSIX
 /// changed) sends a new sequence header for that track just before the unit.
 ///
 /// A server without Enhanced RTMP may accept the publish and drop the connection at the first
-/// extended tag: when a connection whose stream has E-RTMP tags breaks before a second of media,
+/// extended tag: when a connection whose stream has E-RTMP tags breaks before a second of media
+/// (or within a second of connecting),
 /// twice in a row, the run stops with a refused publish that says so.
 ///
 /// Threading: all calls come from one thread (the sender), which is where all libavformat I/O
@@ -111,12 +112,16 @@ public final class RTMPSink: OutputSink {
   private var scratch: [UInt8] = []
   private var largestUnit = 0
   private var blockedNanoseconds: Int64 = 0
-  /// Connections in a row that broke before carrying a second of media. A publish denied by
-  /// the server's rules looks like this: nginx-rtmp (`deny publish`) answers Publish.Start and
-  /// then closes, so connecting succeeds and one of the first writes fails (the first may still
-  /// reach the socket before the close arrives). So does a server without Enhanced RTMP that
-  /// drops a stream at its first extended tag.
+  /// Connections in a row that broke before carrying a second of media, or within a second of
+  /// connecting. A publish denied by the server's rules looks like this: nginx-rtmp (`deny
+  /// publish`) answers Publish.Start and then closes, so connecting succeeds and one of the
+  /// first writes fails (the first may still reach the socket before the close arrives). So
+  /// does a server without Enhanced RTMP that drops a stream at its first extended tag. The
+  /// second, in wall-clock time, is for a reconnect that drains a backlog: it writes a second
+  /// of media faster than the server's close comes back.
   private var closedBeforeMedia = 0
+  /// `SystemClock` time when this connection's publish was accepted.
+  private var connectedAt: Int64 = 0
   private var windowStartDTS: Int64?
   /// The connection's TCP socket, found after connecting (see `RTMPSocketProbe`).
   private var socketProbe: RTMPSocketProbe?
@@ -170,7 +175,8 @@ public final class RTMPSink: OutputSink {
       throw error
     }
     socketProbe = RTMPSocketProbe.find(peerPort: target.port)
-    linkMeter.reset(now: SystemClock().now())
+    connectedAt = SystemClock().now()
+    linkMeter.reset(now: connectedAt)
   }
 
   /// The link from the socket's figures: what the server acknowledged, what waits in the
@@ -348,30 +354,32 @@ public final class RTMPSink: OutputSink {
     }
     linkMeter.wrote(Int(connection.bytesWritten - writtenBefore))
     measure(blockedSince: started, dts: dts)
+    let early =
+      dts - (baseDTS ?? dts) < 90_000 || started - connectedAt < Self.earlyCloseNanoseconds
     guard result >= 0 else {
       broken = true
       let error = ioError(result, doing: .write)
-      guard dts - (baseDTS ?? dts) < 90_000, error.isRetryable else { throw error }
+      guard early, error.isRetryable else { throw error }
       closedBeforeMedia += 1
       guard closedBeforeMedia >= Self.refusalConnections else { throw error }
       throw .publishRefused(
         endpoint: target.redactedDescription,
         reason: refusalReason(tracks), retryable: false)
     }
-    if dts - (baseDTS ?? dts) >= 90_000 { closedBeforeMedia = 0 }
+    if !early { closedBeforeMedia = 0 }
   }
 
   /// Why the server is taken to refuse the stream after connections that closed before a
-  /// second of media.
+  /// second of media (or within a second of connecting).
   private func refusalReason(_ tracks: RTMPTracks?) -> String {
     let times = "\(closedBeforeMedia) times in a row"
     guard let tracks, tracks.isEnhanced else {
-      return "the server accepted the publish and then closed the connection before a second "
-        + "of media, \(times) (a publish denied by the server's rules, such as nginx-rtmp's "
-        + "deny publish)"
+      return "the server accepted the publish and then closed the connection at once (before "
+        + "a second of media), \(times) (a publish denied by the server's rules, such as "
+        + "nginx-rtmp's deny publish)"
     }
-    return "the server accepted the publish and then dropped the stream after its first "
-      + "Enhanced RTMP tags, before a second of media, \(times): a server without Enhanced "
+    return "the server accepted the publish and then dropped the stream right after its first "
+      + "Enhanced RTMP tags, \(times): a server without Enhanced "
       + "RTMP (E-RTMP) does that for \(tracks.enhancedDescription); send H.264 with one audio "
       + "track to it, or HEVC over SRT or HLS (or a publish denied by the server's rules)"
   }
@@ -473,6 +481,9 @@ public final class RTMPSink: OutputSink {
 
   /// Two, not one: a server restarting just as a connection begins must not end the run.
   private static let refusalConnections = 2
+  /// A break this soon after connecting counts as the server closing at once (see
+  /// `closedBeforeMedia`), whatever media went.
+  private static let earlyCloseNanoseconds: Int64 = 1_000_000_000
   /// When a unit held back for a full socket is offered again.
   private static let fullSocketRetryNanoseconds: Int64 = 10_000_000
 

@@ -134,7 +134,7 @@ final class ExtendedTagDroppingRelay: @unchecked Sendable {
 
   deinit { stop() }
 
-  /// Closes the listening socket and every connection.
+  /// Closes the listening socket and ends every connection.
   func stop() {
     lock.lock()
     guard !stopped else {
@@ -143,14 +143,11 @@ final class ExtendedTagDroppingRelay: @unchecked Sendable {
     }
     stopped = true
     let open = sockets
-    sockets = []
     lock.unlock()
     shutdown(listener, Int32(SHUT_RDWR))
     close(listener)
-    for fd in open {
-      shutdown(fd, Int32(SHUT_RDWR))
-      close(fd)
-    }
+    // The relay threads close their sockets once both directions have ended.
+    for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
   }
 
   private static func loopback(port: Int) -> sockaddr_in {
@@ -174,44 +171,68 @@ final class ExtendedTagDroppingRelay: @unchecked Sendable {
       }
       lock.lock()
       let isStopped = stopped
-      sockets += [client, server]
+      if connected && !isStopped { sockets += [client, server] }
       lock.unlock()
       guard connected, !isStopped else {
         close(client)
         close(server)
         continue
       }
-      Thread.detachNewThread { [self] in pump(from: client, to: server, watch: true) }
-      Thread.detachNewThread { [self] in pump(from: server, to: client, watch: false) }
+      Thread.detachNewThread { [self] in relay(client: client, server: server) }
     }
   }
 
-  /// Copies bytes until either side closes; on the publisher's side, closes both when the
-  /// extended tag's first five bytes pass (kept across reads, in case a read splits them).
-  private func pump(from source: Int32, to destination: Int32, watch: Bool) {
+  /// Relays one connection both ways. When the publisher sends an extended tag, the server's
+  /// side is shut and the publisher's is reset (SO_LINGER 0), so its next write fails at once,
+  /// as when a server drops the connection.
+  private func relay(client: Int32, server: Int32) {
+    let answered = DispatchSemaphore(value: 0)
+    Thread.detachNewThread { [self] in
+      _ = pump(from: server, to: client, watch: false)
+      // The server left: so does the publisher's side of the relay.
+      shutdown(client, Int32(SHUT_RD))
+      answered.signal()
+    }
+    let sawExtendedTag = pump(from: client, to: server, watch: true)
+    if sawExtendedTag {
+      lock.lock()
+      droppedCount += 1
+      lock.unlock()
+      var reset = linger(l_onoff: 1, l_linger: 0)
+      setsockopt(
+        client, SOL_SOCKET, SO_LINGER, &reset, socklen_t(MemoryLayout<linger>.size))
+    }
+    shutdown(server, Int32(SHUT_RDWR))
+    answered.wait()
+    lock.lock()
+    sockets.removeAll { $0 == client || $0 == server }
+    lock.unlock()
+    close(client)
+    close(server)
+  }
+
+  /// Copies bytes until either side closes or, when `watch`, the extended tag's first five
+  /// bytes pass (kept across reads, in case a read splits them): then true, nothing of that
+  /// read forwarded.
+  private func pump(from source: Int32, to destination: Int32, watch: Bool) -> Bool {
     let marker: [UInt8] = [0x90, 0x68, 0x76, 0x63, 0x31]
     var buffer = [UInt8](repeating: 0, count: 65_536)
     var tail: [UInt8] = []
     while true {
       let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
-      guard count > 0 else { break }
+      guard count > 0 else { return false }
       if watch {
         let seen = tail + buffer[0..<count]
         if seen.windows(ofCount: marker.count).contains(where: { $0.elementsEqual(marker) }) {
-          lock.lock()
-          droppedCount += 1
-          lock.unlock()
-          break
+          return true
         }
         tail = Array(seen.suffix(marker.count - 1))
       }
       let sent = buffer.withUnsafeBytes {
         send(destination, $0.baseAddress, count, Int32(MSG_NOSIGNAL))
       }
-      guard sent == count else { break }
+      guard sent == count else { return false }
     }
-    shutdown(source, Int32(SHUT_RDWR))
-    shutdown(destination, Int32(SHUT_RDWR))
   }
 }
 

@@ -106,6 +106,9 @@ CFFMPEG_LAZY(int, avio_open2,
               AVDictionary **options),
              (io, url, flags, interrupt, options))
 CFFMPEG_LAZY(int, avio_closep, (AVIOContext **io), (io))
+CFFMPEG_LAZY_VOID(avio_write, (AVIOContext *io, const unsigned char *buffer, int size),
+                  (io, buffer, size))
+CFFMPEG_LAZY_VOID(avio_flush, (AVIOContext *io), (io))
 CFFMPEG_LAZY(AVPacket *, av_packet_alloc, (void), ())
 CFFMPEG_LAZY_VOID(av_packet_free, (AVPacket **packet), (packet))
 CFFMPEG_LAZY_VOID(av_packet_unref, (AVPacket *packet), (packet))

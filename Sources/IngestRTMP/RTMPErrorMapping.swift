@@ -48,7 +48,7 @@ enum RTMPErrorMapping {
     }
     if code == cffmpeg_averror(EINVAL) || code == cffmpeg_averror(ENOSYS) {
       return .unsupported(
-        endpoint: endpoint, reason: "the flv muxer refused the track configuration: \(detail)")
+        endpoint: endpoint, reason: "the rtmp protocol refused the stream: \(detail)")
     }
     // The server closing the connection during the RTMP connect/publish exchange, or answering
     // with an error status: the same app and key will be refused again.

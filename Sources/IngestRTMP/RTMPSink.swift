@@ -4,20 +4,31 @@ import IngestCore
 import IngestFFmpeg
 import IngestPOSIX
 
-/// Publishes access units to an RTMP or RTMPS server through libavformat's flv muxer.
+/// Publishes access units to an RTMP or RTMPS server as FLV tags of its own making
+/// (`FLVTagWriter`), carried by libavformat's `rtmp`/`rtmps` protocol (`RTMPConnection`).
 ///
-/// FLV carries one audio track: units of the other audio kind are answered `.discarded(.notCarried)`. Video units
-/// are AVCC; 1- and 2-byte NAL length prefixes are widened to 4 bytes, and the avcC record sent as
-/// the sequence header says so. Timestamps are 90 kHz ticks, made relative to the first unit written
-/// after `open` and rounded down to FLV's milliseconds (composition time = pts - dts).
+/// What goes in the FLV (`RTMPTracks`): H.264 in legacy AVC tags; HEVC in Enhanced RTMP v1
+/// extended tags (FourCC `hvc1`: SequenceStart with the hvcC record, CodedFrames with the
+/// composition time, SequenceEnd at `finish`); the first audio kind asked for in legacy AAC
+/// tags, and, when two were asked for (`--audio both`), the second in Enhanced RTMP v2
+/// multitrack tags as track 1. Units of an audio kind not carried are answered
+/// `.discarded(.notCarried)`. Each connection opens with `onMetaData` and the sequence headers.
 ///
-/// Every connection starts with a video keyframe: video before the first keyframe after `open`, and
-/// audio before it, are discarded as `.awaitingKeyframe` (and counted in `droppedUnits`). Each `open` sends fresh sequence headers.
+/// Video units are AVCC; 1- and 2-byte NAL length prefixes are widened to 4 bytes, and the
+/// record sent as the sequence header says so. Timestamps are 90 kHz ticks, made relative to the
+/// first unit written after `open` and rounded down to FLV's milliseconds (composition time =
+/// pts - dts).
+///
+/// Every connection starts with a video keyframe: video before the first keyframe after `open`,
+/// and audio before it, are discarded as `.awaitingKeyframe` (and counted in `droppedUnits`).
 ///
 /// A format change mid-stream (a unit whose `format` is set: the device rotated, the audio route
-/// changed) sends a new sequence header (AVC or AAC) just before the next packet of that track:
-/// the packet carries the new record as `AV_PKT_DATA_NEW_EXTRADATA` side data, from which the
-/// flv muxer writes the header tag.
+/// changed) sends a new sequence header for that track just before the unit.
+///
+/// A server without Enhanced RTMP may accept the publish and drop the connection at the first
+/// extended tag: when a connection whose stream has E-RTMP tags breaks before a second of media
+/// (or within a second of connecting),
+/// twice in a row, the run stops with a refused publish that says so.
 ///
 /// Threading: all calls come from one thread (the sender), which is where all libavformat I/O
 /// runs. No call blocks longer than its timeout in `Options`.
@@ -28,7 +39,8 @@ import IngestPOSIX
 public final class RTMPSink: OutputSink {
   /// Timeouts and buffer sizes.
   public struct Options: Sendable, Equatable {
-    /// Longest time one write (or the trailer) may block before the connection counts as broken.
+    /// Longest time one write (or the end of the stream) may block before the connection counts
+    /// as broken.
     public var ioTimeout: Duration
     /// Longest time connecting may take: DNS, TCP, TLS, RTMP handshake, connect and publish.
     public var openTimeout: Duration
@@ -58,8 +70,11 @@ public final class RTMPSink: OutputSink {
 
   /// Where the stream goes.
   public let target: RTMPTarget
-  /// The audio kind carried in the FLV; units of the other audio kind are dropped.
-  public let audioKind: SampleKind
+  /// The audio kinds carried, the default (legacy) track first; a second one goes as an E-RTMP
+  /// multitrack track. Units of another audio kind are dropped.
+  public let audioKinds: [SampleKind]
+  /// The default audio track's kind.
+  public var audioKind: SampleKind { audioKinds[0] }
   /// Timeouts and buffer sizes.
   public let options: Options
   /// Units dropped since creation: before the first keyframe of a connection, or malformed AVCC.
@@ -71,7 +86,7 @@ public final class RTMPSink: OutputSink {
   /// The AVIO buffer, the socket send buffer as the kernel sizes it (twice `SO_SNDBUF`), and the
   /// copies the rtmp protocol and the NAL length rewrite make of the largest unit seen.
   public var bufferBytes: Int {
-    avioBufferSize + 2 * options.socketSendBufferSize + 2 * largestUnit + scratch.capacity
+    connection.bufferSize + 2 * options.socketSendBufferSize + 2 * largestUnit + scratch.capacity
   }
 
   /// Time spent blocked in writes per second of media written, over the last second of media or
@@ -80,28 +95,33 @@ public final class RTMPSink: OutputSink {
 
   private let interrupt = RTMPInterrupt()
   private let logCapture = RTMPLogCapture()
-  private var context: UnsafeMutablePointer<AVFormatContext>?
-  private var packet: UnsafeMutablePointer<AVPacket>?
-  private var videoStream: Int32 = -1
-  private var audioStream: Int32 = -1
+  private let connection = RTMPConnection()
+  private var writer = FLVTagWriter()
+  /// What this connection carries; nil while not connected.
+  private var tracks: RTMPTracks?
   private var videoLengthSize = 4
-  /// Per stream: a format record not yet sent as a sequence header (a format change).
-  private var pendingExtradata: [[UInt8]?] = [nil, nil]
+  /// A video record not yet sent as a sequence header (a format change).
+  private var pendingVideoConfiguration: [UInt8]?
+  /// Per audio track in tag order: a record not yet sent as a sequence header.
+  private var pendingAudioConfiguration: [[UInt8]?] = [nil, nil]
   /// 90 kHz dts of the first unit of this connection; nil until a keyframe arrives.
   private var baseDTS: Int64?
-  /// Last dts written per stream, in the stream's time base.
-  private var lastDTS: [Int64] = [Int64.min, Int64.min]
+  /// Last tag timestamp written (milliseconds) per stream: video, then audio in tag order.
+  private var lastTimestamp: [Int64] = [-1, -1, -1]
   private var broken = false
   private var scratch: [UInt8] = []
   private var largestUnit = 0
-  /// libavformat's default AVIO buffer (IO_BUFFER_SIZE) until a connection reports its own.
-  private var avioBufferSize = 32_768
   private var blockedNanoseconds: Int64 = 0
-  /// Connections in a row that broke before carrying a second of media. A publish denied by
-  /// the server's rules looks like this: nginx-rtmp (`deny publish`) answers Publish.Start and
-  /// then closes, so connecting succeeds and one of the first writes fails (the first may still
-  /// reach the socket before the close arrives).
+  /// Connections in a row that broke before carrying a second of media, or within a second of
+  /// connecting. A publish denied by the server's rules looks like this: nginx-rtmp (`deny
+  /// publish`) answers Publish.Start and then closes, so connecting succeeds and one of the
+  /// first writes fails (the first may still reach the socket before the close arrives). So
+  /// does a server without Enhanced RTMP that drops a stream at its first extended tag. The
+  /// second, in wall-clock time, is for a reconnect that drains a backlog: it writes a second
+  /// of media faster than the server's close comes back.
   private var closedBeforeMedia = 0
+  /// `SystemClock` time when this connection's publish was accepted.
+  private var connectedAt: Int64 = 0
   private var windowStartDTS: Int64?
   /// The connection's TCP socket, found after connecting (see `RTMPSocketProbe`).
   private var socketProbe: RTMPSocketProbe?
@@ -111,10 +131,24 @@ public final class RTMPSink: OutputSink {
   ///   - target: the parsed publish URL.
   ///   - audio: which audio kind goes into the FLV (`.audioMic` when the capture has no app audio).
   ///   - options: timeouts and buffer sizes.
-  public init(target: RTMPTarget, audio: SampleKind = .audioApp, options: Options = Options()) {
-    precondition(audio.isAudio, "audio must be .audioApp or .audioMic")
+  public convenience init(
+    target: RTMPTarget, audio: SampleKind = .audioApp, options: Options = Options()
+  ) {
+    self.init(target: target, audioTracks: [audio], options: options)
+  }
+
+  /// - Parameters:
+  ///   - target: the parsed publish URL.
+  ///   - audioTracks: one or two distinct audio kinds: the first in legacy AAC tags, the second
+  ///     in E-RTMP v2 multitrack tags (track 1).
+  ///   - options: timeouts and buffer sizes.
+  public init(target: RTMPTarget, audioTracks: [SampleKind], options: Options = Options()) {
+    precondition(
+      (1...2).contains(audioTracks.count) && audioTracks.allSatisfy(\.isAudio)
+        && Set(audioTracks).count == audioTracks.count,
+      "audio tracks must be one or two distinct audio kinds")
     self.target = target
-    self.audioKind = audio
+    self.audioKinds = audioTracks
     self.options = options
   }
 
@@ -122,7 +156,7 @@ public final class RTMPSink: OutputSink {
 
   // MARK: OutputSink
 
-  public func open(tracks: TrackFormats) throws(SinkError) {
+  public func open(tracks formats: TrackFormats) throws(SinkError) {
     close()
     if let failure = FFmpegLibrary.loadFailure {
       throw .unsupported(
@@ -130,29 +164,28 @@ public final class RTMPSink: OutputSink {
         reason: LibraryLoadFailure.message(
           soname: failure.soname, reason: failure.reason, install: FFmpegLibrary.install))
     }
-    let audioFormat = audioKind == .audioApp ? tracks.audioApp : tracks.audioMic
-    guard tracks.video != nil || audioFormat != nil else {
+    let tracks = RTMPTracks(tracks: formats, audio: audioKinds)
+    guard tracks.video != nil || !tracks.audio.isEmpty else {
       throw .unsupported(
         endpoint: target.redactedDescription,
-        reason: "no video and no \(audioKind) track to publish")
-    }
-    if let reason = Self.refusal(of: tracks, target: target) {
-      throw .unsupported(endpoint: target.redactedDescription, reason: reason)
+        reason: "no video and no \(audioKinds.map(\.description).joined(separator: " or ")) "
+          + "track to publish")
     }
     do throws(SinkError) {
-      try connect(video: tracks.video?.h264, audio: audioFormat)
+      try connect(tracks)
     } catch {
       close()
       throw error
     }
     socketProbe = RTMPSocketProbe.find(peerPort: target.port)
-    linkMeter.reset(now: SystemClock().now())
+    connectedAt = SystemClock().now()
+    linkMeter.reset(now: connectedAt)
   }
 
   /// The link from the socket's figures: what the server acknowledged, what waits in the
   /// socket, the round trip. Nil before the socket is found.
   public func linkEstimate(now: Int64) -> LinkEstimate? {
-    guard context != nil, let socketProbe, let waiting = socketProbe.unacknowledgedBytes else {
+    guard tracks != nil, let socketProbe, let waiting = socketProbe.unacknowledgedBytes else {
       return nil
     }
     let clock = SystemClock().now()
@@ -184,32 +217,36 @@ public final class RTMPSink: OutputSink {
     throws(SinkError)
     -> SinkWriteResult
   {
-    guard let context, packet != nil else {
+    guard let tracks, connection.isOpen else {
       throw .write(endpoint: target.redactedDescription, reason: "not connected", retryable: true)
     }
     if broken {
       throw .write(endpoint: target.redactedDescription, reason: "connection lost", retryable: true)
     }
-    let stream: Int32
-    switch unit.kind {
-    case .video: stream = videoStream
-    case audioKind: stream = audioStream
-    default: return .discarded(.notCarried)
+    // The stream's index in `lastTimestamp`: 0 video, 1 and 2 the audio tracks in tag order.
+    let stream: Int
+    if unit.kind == .video {
+      guard tracks.video != nil else { return .discarded(.notCarried) }
+      stream = 0
+    } else {
+      guard let index = tracks.audio.firstIndex(where: { $0.kind == unit.kind }) else {
+        return .discarded(.notCarried)
+      }
+      stream = 1 + index
     }
-    guard stream >= 0 else { return .discarded(.notCarried) }
     if baseDTS != nil, try socketIsFull(now: now) {
       return .wouldBlock(retryAt: now + Self.fullSocketRetryNanoseconds)
     }
     if let format = unit.format {
       // Taken before any discard below: the units after this one are in the new format.
-      guard adopt(format, stream: stream) else {
+      guard adopt(format, stream: stream, tracks: tracks) else {
         droppedUnits += 1
         return .discarded(.invalid)
       }
     }
 
     if baseDTS == nil {
-      guard videoStream < 0 || (unit.kind == .video && unit.isKeyframe) else {
+      guard tracks.video == nil || (unit.kind == .video && unit.isKeyframe) else {
         droppedUnits += 1
         return .discarded(.awaitingKeyframe)
       }
@@ -220,201 +257,179 @@ public final class RTMPSink: OutputSink {
       droppedUnits += 1
       return .discarded(.awaitingKeyframe)
     }
-    let timeBase = context.pointee.streams[Int(stream)]!.pointee.time_base
-    var dts = rescale(unit.dts - base, to: timeBase)
-    var pts = rescale(max(unit.pts, unit.dts) - base, to: timeBase)
-    if dts < lastDTS[Int(stream)] {
-      // The timeline promises monotonic dts; should it ever slip, the muxer would refuse the
-      // packet and break the connection, so hold the stream at its last dts instead.
-      dts = lastDTS[Int(stream)]
+    var dts = (unit.dts - base) / 90
+    var pts = (max(unit.pts, unit.dts) - base) / 90
+    if dts < lastTimestamp[stream] {
+      // The timeline promises monotonic dts; should it ever slip, a server could refuse the
+      // stream, so hold the stream at its last timestamp instead.
+      dts = lastTimestamp[stream]
       pts = max(pts, dts)
     }
+    let timestamp = UInt32(truncatingIfNeeded: dts)
 
-    if unit.kind == .video && videoLengthSize != 4 {
-      guard RTMPNALLengths.widen(bytes, lengthSize: videoLengthSize, into: &scratch) else {
-        droppedUnits += 1
-        return .discarded(.invalid)
+    if unit.kind == .video {
+      if let configuration = pendingVideoConfiguration, let codec = tracks.videoCodec {
+        let header = FLVVideoTagHeader(codec: codec, packet: .sequenceStart, isKeyframe: true)
+        guard writer.frame(video: header, payloadSize: configuration.count, timestamp: timestamp)
+        else { return dropInvalid() }
+        try send(configuration, dts: unit.dts)
+        pendingVideoConfiguration = nil
       }
-      let result = scratch.withUnsafeBytes { widened in
-        Result { () throws(SinkError) in
-          try send(widened, unit: unit, stream: stream, pts: pts, dts: dts, context: context)
+      let header = FLVVideoTagHeader(
+        codec: tracks.videoCodec ?? .avc,
+        packet: .codedFrames(compositionTime: Int32(clamping: min(pts - dts, 0x7F_FFFF))),
+        isKeyframe: unit.isKeyframe)
+      if videoLengthSize != 4 {
+        guard RTMPNALLengths.widen(bytes, lengthSize: videoLengthSize, into: &scratch) else {
+          return dropInvalid()
         }
+        guard writer.frame(video: header, payloadSize: scratch.count, timestamp: timestamp) else {
+          return dropInvalid()
+        }
+        try send(scratch, dts: unit.dts)
+      } else {
+        guard writer.frame(video: header, payloadSize: bytes.count, timestamp: timestamp) else {
+          return dropInvalid()
+        }
+        try send(bytes, dts: unit.dts)
       }
-      return try result.get()
+    } else {
+      let trackID = tracks.audio[stream - 1].trackID
+      if let configuration = pendingAudioConfiguration[stream - 1] {
+        let header = FLVAudioTagHeader(packet: .sequenceStart, trackID: trackID)
+        guard writer.frame(audio: header, payloadSize: configuration.count, timestamp: timestamp)
+        else { return dropInvalid() }
+        try send(configuration, dts: unit.dts)
+        pendingAudioConfiguration[stream - 1] = nil
+      }
+      let header = FLVAudioTagHeader(packet: .codedFrames, trackID: trackID)
+      guard writer.frame(audio: header, payloadSize: bytes.count, timestamp: timestamp) else {
+        return dropInvalid()
+      }
+      try send(bytes, dts: unit.dts)
     }
-    return try send(bytes, unit: unit, stream: stream, pts: pts, dts: dts, context: context)
+    largestUnit = max(largestUnit, bytes.count)
+    lastTimestamp[stream] = dts
+    return .written
   }
 
-  /// Makes `format` the one the next packet of `stream` announces; false for a format FLV
-  /// cannot carry on that stream.
-  private func adopt(_ format: FormatDescription, stream: Int32) -> Bool {
-    switch format {
-    case .h264(var video) where stream == videoStream:
+  private func dropInvalid() -> SinkWriteResult {
+    droppedUnits += 1
+    return .discarded(.invalid)
+  }
+
+  /// Makes `format` the one the next unit of `stream` announces; false for a format this
+  /// connection's tags cannot carry on that stream (another video codec than the one opened).
+  private func adopt(_ format: FormatDescription, stream: Int, tracks: RTMPTracks) -> Bool {
+    switch (format, tracks.videoCodec) {
+    case (.h264(let video), .avc?) where stream == 0:
       videoLengthSize = video.nalLengthSize
-      video.nalLengthSize = 4
-      pendingExtradata[Int(stream)] = video.avcC
-    case .aac(let audio) where stream == audioStream:
-      pendingExtradata[Int(stream)] = audio.audioSpecificConfig
+      pendingVideoConfiguration = RTMPTracks.configurationRecord(.h264(video))
+    case (.hevc(let video), .hevc?) where stream == 0:
+      videoLengthSize = video.nalLengthSize
+      pendingVideoConfiguration = RTMPTracks.configurationRecord(.hevc(video))
+    case (.aac(let audio), _) where stream > 0:
+      pendingAudioConfiguration[stream - 1] = audio.audioSpecificConfig
     default:
       return false
     }
     return true
   }
 
-  private func send(
-    _ payload: UnsafeRawBufferPointer, unit: OutgoingUnit, stream: Int32, pts: Int64, dts: Int64,
-    context: UnsafeMutablePointer<AVFormatContext>
-  ) throws(SinkError) -> SinkWriteResult {
-    guard let packet, let base = payload.baseAddress, payload.count <= Int(Int32.max) else {
-      droppedUnits += 1
-      return .discarded(.invalid)
+  /// `send` of bytes in an array.
+  private func send(_ payload: [UInt8], dts: Int64) throws(SinkError) {
+    let result = payload.withUnsafeBytes { bytes in
+      Result { () throws(SinkError) in try send(bytes, dts: dts) }
     }
-    largestUnit = max(largestUnit, payload.count)
-    // av_write_frame does not take ownership of non-refcounted data and does not modify it.
-    packet.pointee.data = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self))
-    packet.pointee.size = Int32(payload.count)
-    packet.pointee.stream_index = stream
-    packet.pointee.pts = pts
-    packet.pointee.dts = dts
-    packet.pointee.duration = 0
-    packet.pointee.pos = -1
-    packet.pointee.flags = unit.kind == .video && unit.isKeyframe ? AV_PKT_FLAG_KEY : 0
-    let extradata = pendingExtradata[Int(stream)]
-    if let extradata {
-      // The muxer compares this with the stream's extradata and, when it differs, copies it
-      // there and writes a sequence header tag in front of the packet.
-      guard
-        let side = cffmpeg_av_packet_new_side_data(
-          packet, AV_PKT_DATA_NEW_EXTRADATA, extradata.count)
-      else {
-        throw .unsupported(endpoint: target.redactedDescription, reason: "out of memory")
-      }
-      side.update(from: extradata, count: extradata.count)
-    }
+    try result.get()
+  }
 
-    // av_write_frame, not av_interleaved_write_frame: the send ring already orders units by dts,
-    // and the interleaver would hold every packet until each stream has one queued, which grows
-    // without bound while a track is silent (app audio stops when the app makes no sound).
+  /// Writes the tag `writer` framed around `payload`, and measures it.
+  /// - Parameter dts: the unit's 90 kHz dts, for the congestion window and the refusal check.
+  private func send(_ payload: UnsafeRawBufferPointer, dts: Int64) throws(SinkError) {
     let started = SystemClock().now()
-    let writtenBefore = context.pointee.pb.pointee.bytes_written
+    let writtenBefore = connection.bytesWritten
     interrupt.arm(for: nanoseconds(options.ioTimeout))
-    let result = RTMPLog.capturing(into: logCapture) { cffmpeg_av_write_frame(context, packet) }
-    linkMeter.wrote(Int(context.pointee.pb.pointee.bytes_written - writtenBefore))
-    packet.pointee.data = nil
-    packet.pointee.size = 0
-    if extradata != nil { cffmpeg_av_packet_free_side_data(packet) }
-    measure(blockedSince: started, dts: unit.dts)
+    let result = writer.head.withUnsafeBytes { head in
+      writer.tail.withUnsafeBytes { tail in
+        RTMPLog.capturing(into: logCapture) { connection.write(head, payload, tail) }
+      }
+    }
+    linkMeter.wrote(Int(connection.bytesWritten - writtenBefore))
+    measure(blockedSince: started, dts: dts)
+    let early =
+      dts - (baseDTS ?? dts) < 90_000 || started - connectedAt < Self.earlyCloseNanoseconds
     guard result >= 0 else {
       broken = true
       let error = ioError(result, doing: .write)
-      guard unit.dts - (baseDTS ?? unit.dts) < 90_000, error.isRetryable else { throw error }
+      guard early, error.isRetryable else { throw error }
       closedBeforeMedia += 1
       guard closedBeforeMedia >= Self.refusalConnections else { throw error }
       throw .publishRefused(
         endpoint: target.redactedDescription,
-        reason:
-          "the server accepted the publish and then closed the connection before a second of "
-          + "media, \(closedBeforeMedia) times in a row (a publish denied by the server's rules, "
-          + "such as nginx-rtmp's deny publish)", retryable: false)
+        reason: refusalReason(tracks), retryable: false)
     }
-    if unit.dts - (baseDTS ?? unit.dts) >= 90_000 { closedBeforeMedia = 0 }
-    lastDTS[Int(stream)] = dts
-    pendingExtradata[Int(stream)] = nil
-    return .written
+    if !early { closedBeforeMedia = 0 }
+  }
+
+  /// Why the server is taken to refuse the stream after connections that closed before a
+  /// second of media (or within a second of connecting).
+  private func refusalReason(_ tracks: RTMPTracks?) -> String {
+    let times = "\(closedBeforeMedia) times in a row"
+    guard let tracks, tracks.isEnhanced else {
+      return "the server accepted the publish and then closed the connection at once (before "
+        + "a second of media), \(times) (a publish denied by the server's rules, such as "
+        + "nginx-rtmp's deny publish)"
+    }
+    return "the server accepted the publish and then dropped the stream right after its first "
+      + "Enhanced RTMP tags, \(times): a server without Enhanced "
+      + "RTMP (E-RTMP) does that for \(tracks.enhancedDescription); send H.264 with one audio "
+      + "track to it, or HEVC over SRT or HLS (or a publish denied by the server's rules)"
   }
 
   public func close() {
-    guard let context else { return }
-    if context.pointee.pb != nil {
+    if connection.isOpen {
       // rtmp_close sends FCUnpublish and deleteStream; a dead peer must not hold us up for long.
       interrupt.arm(for: nanoseconds(options.closeTimeout))
-      RTMPLog.capturing(into: logCapture) { cffmpeg_avio_closep(&context.pointee.pb) } as Void
+      RTMPLog.capturing(into: logCapture) { connection.close() } as Void
     }
-    cffmpeg_avformat_free_context(context)
-    self.context = nil
-    cffmpeg_av_packet_free(&packet)
-    videoStream = -1
-    audioStream = -1
+    tracks = nil
     baseDTS = nil
-    lastDTS = [Int64.min, Int64.min]
-    pendingExtradata = [nil, nil]
+    lastTimestamp = [-1, -1, -1]
+    pendingVideoConfiguration = nil
+    pendingAudioConfiguration = [nil, nil]
     broken = false
     blockedNanoseconds = 0
     windowStartDTS = nil
     socketProbe = nil
   }
 
+  /// Ends the stream: an end-of-sequence video tag (AVC end of sequence, or the E-RTMP
+  /// SequenceEnd for HEVC) at the last video timestamp, then the close.
   public func finish() throws(SinkError) {
-    guard let context else { return }
+    guard let tracks, connection.isOpen else { return }
     defer { close() }
     if broken {
       throw .write(
         endpoint: target.redactedDescription, reason: "connection lost before finish",
         retryable: true)
     }
+    guard let codec = tracks.videoCodec, lastTimestamp[0] >= 0 else { return }
+    let header = FLVVideoTagHeader(codec: codec, packet: .sequenceEnd, isKeyframe: true)
+    _ = writer.frame(
+      video: header, payloadSize: 0, timestamp: UInt32(truncatingIfNeeded: lastTimestamp[0]))
     interrupt.arm(for: nanoseconds(options.ioTimeout))
-    let result = RTMPLog.capturing(into: logCapture) { cffmpeg_av_write_trailer(context) }
+    let result = writer.head.withUnsafeBytes { head in
+      writer.tail.withUnsafeBytes { tail in
+        RTMPLog.capturing(into: logCapture) { connection.write(head, tail) }
+      }
+    }
     if result < 0 { throw ioError(result, doing: .finish) }
-  }
-
-  /// Why tracks cannot be published to `target` at all, or nil when they can: checked before
-  /// any connection is made, so a run that cannot succeed fails at once.
-  ///
-  /// HEVC needs Enhanced RTMP (the `hvc1` FourCC in the FLV video tag), which the flv muxer of
-  /// the libavformat this package is built with (Debian 12, FFmpeg 5.1) does not write.
-  public static func refusal(of tracks: TrackFormats, target: RTMPTarget) -> String? {
-    guard case .hevc? = tracks.video else { return nil }
-    return "\(target.redactedDescription): RTMP cannot carry HEVC video (this libavformat's flv "
-      + "muxer has no Enhanced RTMP); send HEVC over SRT (--to srt://HOST:PORT) or HLS "
-      + "(--to hls:DIR), or capture the source as H.264"
   }
 
   // MARK: Connecting
 
-  private func connect(video: H264Format?, audio: AACFormat?) throws(SinkError) {
-    var allocated: UnsafeMutablePointer<AVFormatContext>?
-    guard cffmpeg_avformat_alloc_output_context2(&allocated, nil, "flv", nil) >= 0,
-      let context = allocated
-    else {
-      throw .unsupported(
-        endpoint: target.redactedDescription, reason: "libavformat has no flv muxer")
-    }
-    self.context = context
-    context.pointee.interrupt_callback = interrupt.callback
-    // No automatic bitstream filters (they may buffer); push every packet to the socket at once so
-    // no media waits in the AVIO buffer between writes.
-    context.pointee.flags =
-      (context.pointee.flags & ~AVFMT_FLAG_AUTO_BSF) | AVFMT_FLAG_FLUSH_PACKETS
-    context.pointee.flush_packets = 1
-
-    if var video {
-      videoLengthSize = video.nalLengthSize
-      video.nalLengthSize = 4
-      // The muxer insists on a size; an SPS this parser cannot read still decodes, so it gets a
-      // nominal one that only the onMetaData tag carries.
-      let size = H264PictureSize(sps: video.sps[0]) ?? H264PictureSize(width: 16, height: 16)
-      videoStream = try addStream(to: context, extradata: video.avcC) { parameters in
-        parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
-        parameters.pointee.codec_id = AV_CODEC_ID_H264
-        parameters.pointee.width = Int32(size.width)
-        parameters.pointee.height = Int32(size.height)
-      }
-    }
-    if let audio {
-      audioStream = try addStream(to: context, extradata: audio.audioSpecificConfig) {
-        parameters in
-        parameters.pointee.codec_type = AVMEDIA_TYPE_AUDIO
-        parameters.pointee.codec_id = AV_CODEC_ID_AAC
-        parameters.pointee.sample_rate = Int32(audio.sampleRate)
-        parameters.pointee.frame_size = 1024
-        cffmpeg_av_channel_layout_default(&parameters.pointee.ch_layout, Int32(audio.channels))
-      }
-    }
-    packet = cffmpeg_av_packet_alloc()
-    guard packet != nil else {
-      throw .unsupported(endpoint: target.redactedDescription, reason: "out of memory")
-    }
-
+  private func connect(_ tracks: RTMPTracks) throws(SinkError) {
     var settings: OpaquePointer?
     defer { cffmpeg_av_dict_free(&settings) }
     // rw_timeout is a URLContext option, copied down to the tcp/tls layers; "timeout" must not be
@@ -431,43 +446,47 @@ public final class RTMPSink: OutputSink {
     }
 
     interrupt.arm(for: nanoseconds(options.openTimeout))
-    var io: UnsafeMutablePointer<AVIOContext>?
-    var callback = context.pointee.interrupt_callback
     let opened = RTMPLog.capturing(into: logCapture) {
-      cffmpeg_avio_open2(&io, target.url, AVIO_FLAG_WRITE, &callback, &settings)
+      connection.open(url: target.url, settings: &settings, interrupt: interrupt.callback)
     }
-    guard opened >= 0, let io else { throw openError(opened) }
-    context.pointee.pb = io
-    avioBufferSize = Int(io.pointee.buffer_size)
+    guard opened >= 0 else { throw openError(opened) }
+    self.tracks = tracks
 
-    let header = RTMPLog.capturing(into: logCapture) { cffmpeg_avformat_write_header(context, nil) }
-    guard header >= 0 else { throw openError(header) }
-  }
-
-  private func addStream(
-    to context: UnsafeMutablePointer<AVFormatContext>, extradata: [UInt8],
-    configure: (UnsafeMutablePointer<AVCodecParameters>) -> Void
-  ) throws(SinkError) -> Int32 {
-    guard let stream = cffmpeg_avformat_new_stream(context, nil),
-      let memory = cffmpeg_av_mallocz(extradata.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))
-    else { throw .unsupported(endpoint: target.redactedDescription, reason: "out of memory") }
-    let parameters = stream.pointee.codecpar!
-    // The muxer owns extradata from here on and frees it with the context.
-    let bytes = memory.bindMemory(to: UInt8.self, capacity: extradata.count)
-    bytes.update(from: extradata, count: extradata.count)
-    parameters.pointee.extradata = bytes
-    parameters.pointee.extradata_size = Int32(extradata.count)
-    configure(parameters)
-    // The flv muxer resets this to 1/1000 in avformat_write_header; timestamps are rescaled from
-    // 90 kHz to whatever it chose.
-    stream.pointee.time_base = AVRational(num: 1, den: 90_000)
-    return stream.pointee.index
+    // The FLV header, onMetaData and the sequence headers, at timestamp 0, left in the AVIO
+    // buffer: they leave with the first unit.
+    var head = FLVTagHeader.fileHeader(audio: !tracks.audio.isEmpty, video: tracks.video != nil)
+    let metadata = tracks.metadata.body
+    _ = writer.frame(scriptSize: metadata.count, timestamp: 0)
+    head += writer.tag(with: metadata)
+    if let video = tracks.video, let codec = tracks.videoCodec {
+      videoLengthSize = video.nalLengthSize
+      let record = RTMPTracks.configurationRecord(video)
+      let header = FLVVideoTagHeader(codec: codec, packet: .sequenceStart, isKeyframe: true)
+      guard writer.frame(video: header, payloadSize: record.count, timestamp: 0) else {
+        throw .unsupported(endpoint: target.redactedDescription, reason: "video record too large")
+      }
+      head += writer.tag(with: record)
+    }
+    for track in tracks.audio {
+      let header = FLVAudioTagHeader(packet: .sequenceStart, trackID: track.trackID)
+      let record = track.format.audioSpecificConfig
+      _ = writer.frame(audio: header, payloadSize: record.count, timestamp: 0)
+      head += writer.tag(with: record)
+    }
+    interrupt.arm(for: nanoseconds(options.ioTimeout))
+    let written = head.withUnsafeBytes { bytes in
+      RTMPLog.capturing(into: logCapture) { connection.write([bytes], flush: false) }
+    }
+    guard written >= 0 else { throw openError(written) }
   }
 
   // MARK: Errors
 
   /// Two, not one: a server restarting just as a connection begins must not end the run.
   private static let refusalConnections = 2
+  /// A break this soon after connecting counts as the server closing at once (see
+  /// `closedBeforeMedia`), whatever media went.
+  private static let earlyCloseNanoseconds: Int64 = 1_000_000_000
   /// When a unit held back for a full socket is offered again.
   private static let fullSocketRetryNanoseconds: Int64 = 10_000_000
 
@@ -502,10 +521,6 @@ public final class RTMPSink: OutputSink {
   }
 
   // MARK: Timing
-
-  private func rescale(_ ticks: Int64, to timeBase: AVRational) -> Int64 {
-    cffmpeg_av_rescale_q_rnd(ticks, AVRational(num: 1, den: 90_000), timeBase, AV_ROUND_DOWN)
-  }
 
   private func measure(blockedSince started: Int64, dts: Int64) {
     blockedNanoseconds += SystemClock().now() - started

@@ -17,8 +17,10 @@ public enum OutputAudio: Sendable, Equatable {
 
   /// What `target` carries of `tracks` when `selection` was asked for (nil: the default). An
   /// input with one audio track sends it whatever was asked (a mix of one track is that
-  /// track). With both: RTMP and WHIP, which carry one audio track, mix unless `app` or `mic` was
-  /// asked for. HLS mixes by default too: players at their defaults (hls.js, GStreamer's
+  /// track). With both: WHIP, which carries one audio track, mixes unless `app` or `mic` was
+  /// asked for. RTMP mixes by default (a server or player without Enhanced RTMP takes one audio
+  /// track); `both` sends the mic as an E-RTMP v2 multitrack track beside the app's. HLS mixes
+  /// by default too: players at their defaults (hls.js, GStreamer's
   /// playbin3) play a variant's segments with one audio track beside the video and refuse or
   /// ignore a second, as Apple's HLS authoring rules expect; `both` keeps the two tracks there.
   /// The files (`.ts`, `.mp4`) and SRT keep both unless asked otherwise. An `hls:` output's own
@@ -40,8 +42,8 @@ public enum OutputAudio: Sendable, Equatable {
       let carriesOne: Bool
       let mixesByDefault: Bool
       switch target {
-      case .rtmp, .whip: (carriesOne, mixesByDefault) = (true, true)
-      case .hls: (carriesOne, mixesByDefault) = (false, true)
+      case .whip: (carriesOne, mixesByDefault) = (true, true)
+      case .rtmp, .hls: (carriesOne, mixesByDefault) = (false, true)
       default: (carriesOne, mixesByDefault) = (false, false)
       }
       switch selection {

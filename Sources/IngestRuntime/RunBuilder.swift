@@ -194,18 +194,20 @@ public struct RunBuilder {
     case .rtmp(let url):
       let target: RTMPTarget
       do { target = try RTMPTarget(url: url) } catch { throw .usage("--to: \(error)") }
-      if let reason = RTMPSink.refusal(of: tracks, target: target) { throw .output(reason) }
-      // The track FLV carries: the one chosen, or app audio (a mix is carried as app audio).
-      var audio = SampleKind.audioApp
-      if case .track(let kind) = OutputAudio(
+      // The tracks FLV carries: the one chosen, app audio (a mix is carried as app audio), or
+      // both (the mic as an E-RTMP multitrack track).
+      var audio = [SampleKind.audioApp]
+      switch OutputAudio(
         selection: options.audio, target: .rtmp(url: url), tracks: tracks, gains: options.mixGains,
         mixedByEncoder: options.mixedByEncoder)
       {
-        audio = kind
+      case .track(let kind): audio = [kind]
+      case .both: audio = [.audioApp, .audioMic]
+      default: break
       }
       let tls = RTMPSink.Options(
         verifyTLSPeer: options.rtmpsVerifyPeer, caFile: options.rtmpsCAFile)
-      return RTMPSink(target: target, audio: audio, options: tls)
+      return RTMPSink(target: target, audioTracks: audio, options: tls)
     case .whip(let url):
       let target: WHIPTarget
       do { target = try WHIPTarget(parsing: url) } catch { throw .usage("--to: \(error)") }

@@ -44,7 +44,8 @@ enum LiveCommand: Command {
     encoder options (passed to ingest-encode)
       --codec h264|hevc         libx264 (default) or libx265; with hevc a bitrate request
                                 takes effect at the next keyframe (libx265 cannot change it
-                                in place through libavcodec), and RTMP outputs are refused
+                                in place through libavcodec), and RTMP outputs carry it in
+                                Enhanced RTMP tags (docs/rtmp.md)
       --size WxH  --fps N  --bitrate BPS (default 2500000)  --gop N  --bframes N
       --preset NAME  --audio-bitrate BPS  --mic SOURCE  --no-mic  --loop
       --duration SECONDS        stop after this much media time (default: until stopped)

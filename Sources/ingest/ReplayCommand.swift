@@ -41,11 +41,12 @@ enum ReplayCommand: Command {
                                 streamid_file=PATH read the secret from a file, else
                                 INGEST_SRT_PASSPHRASE and INGEST_SRT_STREAMID are used
       rtmp://HOST/APP/KEY       RTMP publish (rtmps:// for TLS; the server certificate is
-                                verified against the system's CAs, or --ca-file); H.264 only,
-                                an HEVC dump is refused before connecting (no Enhanced RTMP
-                                in this libavformat); the key may instead come from
-                                rtmp://HOST/APP?key_file=PATH or INGEST_RTMP_KEY
-                                (docs/secrets.md)
+                                verified against the system's CAs, or --ca-file): H.264 and
+                                AAC in legacy FLV tags; HEVC in Enhanced RTMP tags (FourCC
+                                hvc1), which the server must read (YouTube, FFmpeg 6.1 and
+                                later; not nginx-rtmp, which drops them); the key may instead
+                                come from rtmp://HOST/APP?key_file=PATH or INGEST_RTMP_KEY
+                                (docs/secrets.md, docs/rtmp.md)
       whip+http://HOST/PATH     WHIP (WebRTC) publish through ingest-whip, a program of its
                                 own (GStreamer webrtcbin): H.264 (HEVC where the endpoint's
                                 answer takes it) in RTP, audio as Opus, one audio track
@@ -102,8 +103,9 @@ enum ReplayCommand: Command {
                                 audio: mix decodes both, mixes them (--mix-gain, a limiter:
                                 never clipping) and encodes one AAC track at the app track's
                                 rate and channels; app or mic sends that track alone; both
-                                sends the two tracks (RTMP carries one audio track: it mixes;
-                                HLS writes them as alternate audio renditions, docs/hls.md).
+                                sends the two tracks (RTMP: the mic as Enhanced RTMP
+                                multitrack audio, track 1; HLS: alternate audio renditions,
+                                docs/hls.md).
                                 Default: mix for RTMP and HLS (players play one audio track
                                 beside the video), both for .ts, .mp4 and SRT, where the app
                                 track comes first (the one players pick; editors see both).

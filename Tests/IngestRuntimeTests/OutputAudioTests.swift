@@ -20,9 +20,13 @@ import Testing
     OutputAudio(selection: selection, target: target, tracks: tracks, gains: gains)
   }
 
-  @Test func rtmpMixesByDefaultAndForBothOthersKeepTwoTracks() {
+  /// RTMP mixes by default and keeps both when asked (the mic as an E-RTMP multitrack track);
+  /// WHIP, which carries one audio track, mixes for `both` too.
+  @Test func rtmpMixesByDefaultAndKeepsBothWhenAsked() {
     #expect(Self.audio(nil, Self.rtmp, Self.both) == .mix(Self.gains))
-    #expect(Self.audio(.both, Self.rtmp, Self.both) == .mix(Self.gains))
+    #expect(Self.audio(.both, Self.rtmp, Self.both) == .both)
+    let whip = OutputTarget.whip(url: "whip+http://127.0.0.1/whip")
+    #expect(Self.audio(.both, whip, Self.both) == .mix(Self.gains))
     #expect(Self.audio(nil, Self.file, Self.both) == .both)
     #expect(Self.audio(.mix, Self.file, Self.both) == .mix(Self.gains))
     #expect(Self.audio(.app, Self.rtmp, Self.both) == .track(.audioApp))

@@ -2,8 +2,8 @@ import Foundation
 import IngestTestSupport
 import Testing
 
-/// The HEVC fixtures to .ts, HLS and SRT, decoded by ffmpeg and by GStreamer; RTMP refused up
-/// front. (`SRTReplayTests` also pushes them, with ffmpeg's checks.)
+/// The HEVC fixtures to .ts, HLS and SRT, decoded by ffmpeg and by GStreamer. (`SRTReplayTests`
+/// also pushes them, with ffmpeg's checks; `EnhancedRTMPTests` publishes them over RTMP.)
 @Suite struct HEVCReplayTests {
   /// Fixture, video pictures in it.
   static let fixtures = [("screen-hevc.dump", 300), ("bframes-hevc.dump", 120)]
@@ -109,20 +109,6 @@ import Testing
     )
     #expect(continuityErrors == 0)
     #expect(startsCleanly)
-  }
-
-  @Test func rtmpIsRefusedBeforeConnectingAndNamesSRTAndHLS() throws {
-    // Nothing listens there: a refusal that came from connecting would say so instead.
-    let port = try LoopbackServers.freePort(SOCK_STREAM)
-    let result = try CommandRunner.ingest(
-      [
-        "replay", CommandRunner.fixture("screen-hevc.dump"), "--to",
-        "rtmp://127.0.0.1:\(port)/live/key", "--speed", "max",
-      ], timeout: 30)
-    #expect(result.status == 1, "\(result.stderr)")
-    #expect(result.stderr.contains("RTMP cannot carry HEVC"), "\(result.stderr)")
-    #expect(result.stderr.contains("SRT") && result.stderr.contains("HLS"))
-    #expect(!result.stderr.contains("refused"), "\(result.stderr)")
   }
 
   @Test func inspectShowsProfileTierLevelAndSize() throws {

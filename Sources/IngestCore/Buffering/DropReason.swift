@@ -23,7 +23,7 @@ public enum DropReason: Int, CaseIterable, Sendable, CustomStringConvertible {
   /// Refused: the sample was malformed (bad timestamp, NAL past the end, no format yet).
   case invalid
   /// Taken off the ring by the output without being sent: a track the output cannot carry
-  /// (RTMP's FLV has one audio track).
+  /// (an RTMP output carries one audio track unless both were asked for).
   case notCarried
   /// Refused: the sample is larger than the largest the pipeline takes
   /// (`Pipeline.maximumSampleBytes`: the format's limit or what the ring holds at the budget).

@@ -129,11 +129,12 @@ enum ReplayCommand: Command {
     SIGINT, SIGTERM, SIGHUP (a closed terminal) and SIGUSR1 stop the run: every output is
     finished (drained for up to 5 s, the HLS playlist ended), the summary written, exit 0
     (1 when an output failed or delivered too little, as at the end of the input: an output
-    that never connected before the stop is a failure). SIGQUIT stops at once without draining and exits 1. A second signal exits at once. A
-    stop ends every wait: for input that does not come (a FIFO without a writer, a stalled
-    producer: what came is finished as above), for a reader that takes nothing (--to - into
-    a pipe nobody reads: its write is given up a second after the drain, exit 1), and for an
-    encoder that does not end (killed 5 s after it was asked to, exit 1).
+    that never connected before the stop is a failure). SIGQUIT stops at once without
+    draining and exits 1. A second signal exits at once. A stop ends every wait: for input
+    that does not come (a FIFO without a writer, a stalled producer: what came is finished as
+    above), for a reader that takes nothing (--to - into a pipe nobody reads: its write is
+    given up a second after the drain, exit 1), and for an encoder that does not end (killed
+    5 s after it was asked to, exit 1).
 
     A producer's mistakes are mended or refused by name: AAC frames behind ADTS headers that
     match the track's AudioSpecificConfig lose them (a warning); a header that contradicts it

@@ -20,7 +20,13 @@ let package = Package(
   // Synchronization's Mutex and Atomic (IngestCore) and Int128 need these releases.
   platforms: [.macOS(.v15), .iOS(.v18)],
   products: [
+    // What an iOS app (a Broadcast Upload Extension) adds: the engine docs/embedding.md shows,
+    // with the core, the HLS and MP4 writers and the portable POSIX layer. No C target, no
+    // system library (EngineProductTests checks the closure and builds a consumer against it).
+    .library(name: "IngestEngine", targets: ["IngestEngine", "IngestMP4"]),
     .library(name: "IngestCore", targets: ["IngestCore"]),
+    // Linux only from here: IngestRuntime and the executables need libsrt, libavformat,
+    // libavcodec, libcurl and GStreamer, which no iOS SDK has.
     .library(name: "IngestRuntime", targets: ["IngestRuntime"]),
     .executable(name: "ingest", targets: ["ingest"]),
     .executable(name: "ingest-encode", targets: ["ingest-encode"]),
@@ -58,16 +64,25 @@ let package = Package(
     .target(name: "CChecksum"),
     // Headers only: a typed wrapper for prctl (variadic), which is in the C library.
     .systemLibrary(name: "CProcessControl"),
-    .target(name: "IngestPOSIX", dependencies: ["IngestCore", "CChecksum", "CProcessControl"]),
+    // Portable POSIX: file writing, the monotonic clock, threads and locks (Linux and Darwin
+    // alike, no C target); what the engine product holds.
+    .target(name: "IngestPlatform", dependencies: ["IngestCore"]),
+    // Linux only: process probes (/proc), spawning, signals, core-dump control, the dump
+    // reader's hardware checksum; re-exports IngestPlatform.
+    .target(
+      name: "IngestPOSIX",
+      dependencies: ["IngestCore", "IngestPlatform", "CChecksum", "CProcessControl"]),
     .target(name: "IngestFFmpeg", dependencies: ["CFFmpeg"]),
     .target(name: "IngestSinks", dependencies: ["IngestCore", "IngestPOSIX"]),
     .target(name: "IngestSRT", dependencies: ["IngestCore", "IngestPOSIX", "CSRT"]),
     .target(
       name: "IngestRTMP", dependencies: ["IngestCore", "IngestPOSIX", "IngestFFmpeg", "CFFmpeg"]),
-    .target(name: "IngestHLS", dependencies: ["IngestCore", "IngestPOSIX"]),
+    .target(name: "IngestHLS", dependencies: ["IngestCore", "IngestPlatform"]),
     // AAC decode, resample and encode for `--audio mix`, through the dlopen'ed libavcodec.
     .target(name: "IngestAudioMix", dependencies: ["IngestCore", "CFFmpeg"]),
-    .target(name: "IngestMP4", dependencies: ["IngestCore", "IngestPOSIX"]),
+    .target(name: "IngestMP4", dependencies: ["IngestCore", "IngestPlatform"]),
+    // The engine a Broadcast Upload Extension embeds (docs/embedding.md includes its file).
+    .target(name: "IngestEngine", dependencies: ["IngestCore", "IngestPlatform", "IngestHLS"]),
     .target(
       name: "IngestCapture",
       dependencies: ["IngestCore", "IngestPOSIX", "IngestFFmpeg", "CFFmpeg"]),
@@ -142,7 +157,7 @@ let package = Package(
     // docs/embedding.md's portable part, run on the live encoder's samples: public API only.
     .testTarget(
       name: "EmbeddingTests",
-      dependencies: ["IngestCore", "IngestHLS", "IngestPOSIX", "IngestTestSupport"]),
+      dependencies: ["IngestEngine", "IngestCore", "IngestPOSIX", "IngestTestSupport"]),
     .testTarget(
       name: "IntegrationTests",
       dependencies: [

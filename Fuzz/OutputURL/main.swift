@@ -14,7 +14,7 @@ public func fuzzOutputURL(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
   case .file(let path, let shaper)?:
     require(!path.isEmpty, "empty file path")
     require((shaper.bitsPerSecond ?? 1) > 0, "rate of zero or less")
-  case .hls(let directory, let playlist, _)?:
+  case .hls(let directory, let playlist, _, _)?:
     require(!directory.isEmpty && !playlist.isEmpty, "empty HLS location")
   default: break
   }

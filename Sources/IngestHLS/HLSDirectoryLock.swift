@@ -1,4 +1,4 @@
-import IngestPOSIX
+import IngestPlatform
 
 #if canImport(Glibc)
   import Glibc

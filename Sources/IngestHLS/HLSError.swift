@@ -1,5 +1,5 @@
 import IngestCore
-import IngestPOSIX
+import IngestPlatform
 
 /// Why an HLS recording could not be written or recovered.
 public enum HLSError: Error, Equatable, Sendable, CustomStringConvertible {

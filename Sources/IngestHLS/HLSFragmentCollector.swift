@@ -1,5 +1,5 @@
 import IngestCore
-import IngestPOSIX
+import IngestPlatform
 
 /// The fMP4 side of an HLS recording: access units collected into `moof` + `mdat` fragments by
 /// `IngestCore`'s `MP4Fragmenter`, the same writer as the `.mp4` recording's, and handed to the

@@ -1,5 +1,5 @@
 import IngestCore
-import IngestPOSIX
+import IngestPlatform
 
 /// What recovering a recording directory found and did.
 public struct HLSRecoveryReport: Equatable, Sendable, CustomStringConvertible {

@@ -1,5 +1,5 @@
 import IngestCore
-import IngestPOSIX
+import IngestPlatform
 
 #if canImport(Glibc)
   import Glibc

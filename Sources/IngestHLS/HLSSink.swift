@@ -1,5 +1,5 @@
 import IngestCore
-import IngestPOSIX
+import IngestPlatform
 
 /// Writes the stream as HLS: segments cut at keyframes, a live media playlist, and a journal
 /// that lets an interrupted recording be recovered (see docs/hls.md). One writer per directory:

@@ -1,5 +1,5 @@
 import IngestCore
-import IngestPOSIX
+import IngestPlatform
 
 /// Records the run as a fragmented MP4 (`.mp4`) or QuickTime movie (`.mov`): the head
 /// (`MP4InitSegment`) when the file is opened, then one `moof` + `mdat` fragment per GOP.

@@ -1,6 +1,6 @@
 import Glibc
 import IngestCore
-import IngestPOSIX
+import IngestPlatform
 
 /// Makes a recording of ours whose writer was killed whole again: cuts it to the end of its last
 /// complete fragment (`MP4FileScan`), so every player reads it to there.

@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestEngine
 import IngestPOSIX
 import IngestTestSupport
 import Synchronization
@@ -63,7 +64,7 @@ import Testing
       encoding: .utf8)
     let source = try String(
       contentsOfFile: CommandRunner.packageRoot.appending(
-        path: "Tests/EmbeddingTests/BroadcastEngine.swift"
+        path: "Sources/IngestEngine/BroadcastEngine.swift"
       ).path, encoding: .utf8)
     let begin = "<!-- BroadcastEngine.swift -->\n```swift\n"
     let end = "```\n<!-- end BroadcastEngine.swift -->"

@@ -1,9 +1,10 @@
 // The portable part of a Broadcast Upload Extension (docs/embedding.md): everything its
-// SampleHandler does but the Apple framework calls. The page includes this file verbatim, and
-// EmbeddingTests runs it on the live encoder's samples, so the page cannot drift from the API.
+// SampleHandler does but the Apple framework calls, as the IngestEngine product an app adds.
+// The page includes this file verbatim, and EmbeddingTests runs it on the live encoder's
+// samples, so the page cannot drift from the API.
 import IngestCore
 import IngestHLS
-import IngestPOSIX
+import IngestPlatform
 
 #if canImport(Glibc)
   import Glibc
@@ -23,29 +24,32 @@ import IngestPOSIX
 /// `@unchecked`: `pending`, `stopping`, `drainDeadline` and `failure` are guarded by `lock`;
 /// the sender, the control loop and the sink are used by the sender thread alone until `finish`
 /// has joined it.
-final class BroadcastEngine: @unchecked Sendable {
+public final class BroadcastEngine: @unchecked Sendable {
   /// A `CMTime` (value, timescale) as the core takes it: the same rational, converted to 90 kHz
   /// exactly by the pipeline's timeline.
-  static func mediaTime(value: Int64, timescale: Int32) -> MediaTime {
+  public static func mediaTime(value: Int64, timescale: Int32) -> MediaTime {
     MediaTime(value: value, timescale: timescale)
   }
 
   /// A video track's format from the atom its `CMVideoFormatDescription` carries (`avcC` for
   /// H.264, `hvcC` for HEVC).
-  static func videoFormat(atom: String, bytes: [UInt8]) throws(FormatError) -> FormatDescription {
+  public static func videoFormat(atom: String, bytes: [UInt8]) throws(FormatError)
+    -> FormatDescription
+  {
     atom == "hvcC" ? .hevc(try HEVCFormat(hvcC: bytes)) : .h264(try H264Format(avcC: bytes))
   }
 
   /// An AAC track's format from its AudioSpecificConfig (the AAC converter's magic cookie).
-  static func audioFormat(audioSpecificConfig bytes: [UInt8]) throws(FormatError)
+  public static func audioFormat(audioSpecificConfig bytes: [UInt8]) throws(FormatError)
     -> FormatDescription
   {
     .aac(try AACFormat(audioSpecificConfig: bytes))
   }
 
-  let pipeline: Pipeline
+  /// The engine's pipeline: its counters (`snapshot()`) for a status display.
+  public let pipeline: Pipeline
   /// The output's control plane; set its `onEvent` to log what it decides.
-  let control: ControlLoop
+  public let control: ControlLoop
   private let sender: Sender
   private let clock = SystemClock()
   private let lock = ConditionLock()
@@ -62,7 +66,7 @@ final class BroadcastEngine: @unchecked Sendable {
   ///   - probe: the process's footprint, as the system charges the extension.
   ///   - configuration: the budget (the extension's limit) and the send buffer.
   ///   - deliver: hands a request to the encoder, on the sender thread; answers whether it took it.
-  init(
+  public init(
     directory: String, tracks: TrackFormats, probe: any ResidentMemoryProbe,
     configuration: PipelineConfiguration = PipelineConfiguration(), nominalFrameRate: Int = 30,
     deliver: @escaping (EncoderRequest) -> Bool
@@ -91,7 +95,7 @@ final class BroadcastEngine: @unchecked Sendable {
   /// Takes one encoded sample on the capture thread; returns in microseconds.
   /// - Returns: whether it entered the ring (false: dropped or refused, and counted).
   @discardableResult
-  func append(
+  public func append(
     _ kind: SampleKind, pts: MediaTime, dts: MediaTime?, isKeyframe: Bool,
     payload: UnsafeRawBufferPointer
   ) -> Bool {
@@ -106,14 +110,14 @@ final class BroadcastEngine: @unchecked Sendable {
 
   /// A new format for a track (VideoToolbox changed its parameter sets, say): the stream goes
   /// on at the next keyframe with it.
-  func changeFormat(_ format: FormatDescription, for kind: SampleKind) -> Bool {
+  public func changeFormat(_ format: FormatDescription, for kind: SampleKind) -> Bool {
     pipeline.changeFormat(format, for: kind)
   }
 
   /// Sends what the ring holds (for up to `drainNanoseconds`), stops the sender thread and
   /// finishes the recording (the last segment, the playlist's end).
   /// - Throws: what stopped the recording, when something did.
-  func finish(drainNanoseconds: Int64 = 2_000_000_000) throws(SinkError) {
+  public func finish(drainNanoseconds: Int64 = 2_000_000_000) throws(SinkError) {
     lock.withLock {
       stopping = true
       drainDeadline = clock.now() + drainNanoseconds

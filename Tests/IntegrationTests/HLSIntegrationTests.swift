@@ -440,7 +440,8 @@ enum HLSHarness {
       (try? FileManager.default.attributesOfItem(atPath: directory + "/" + $0))?[.size] as? Int
     }
     #expect(resized == sizes)
-    #expect(try HLSHarness.ffmpegErrors(directory + "/index.m3u8") == "")
+    let errors = try HLSHarness.ffmpegErrors(directory + "/index.m3u8")
+    #expect(errors == "", "\(errors)")
   }
 }
 

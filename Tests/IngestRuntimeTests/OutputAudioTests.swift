@@ -95,7 +95,7 @@ import Testing
   /// `ingest inspect`'s sample limit is the replay's: the mix's reservation comes off it.
   @Test func largestSampleLeavesRoomForTheMix() throws {
     var options = ReplayOptions(target: Self.file)
-    options.pipeline.budgetBytes = 40_000_000
+    options.pipeline.budgetBytes = 37_000_000
     let unmixed = try ReplaySession.maximumSampleBytes(tracks: Self.both, options: options)
     options.audio = .mix
     let mixed = try ReplaySession.maximumSampleBytes(tracks: Self.both, options: options)

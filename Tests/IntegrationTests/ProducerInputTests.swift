@@ -214,6 +214,63 @@ import Testing
     #expect(try CommandRunner.decodeErrors(output) == "")
   }
 
+  /// screen.dump as a producer that stamps on delivery sends it after a 2 s stall of its
+  /// audio: every app and mic frame from 3 s to 5 s carries the time of 5 s. The burst is laid
+  /// out from there, what comes behind it is dropped until the clock catches up (`catchingUp`),
+  /// and the audio ends where the video does instead of 2 s after it.
+  @Test func aBurstWithOneTimeLeavesNoLastingAudioShift() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let screen = try Case.screen()
+    // The fixture's times are host times: seconds are counted from its first sample.
+    let start = try #require(screen.lazy.compactMap(\.sample).first).pts
+    func seconds(_ time: MediaTime) -> Double {
+      Double(time.value) / Double(time.timescale) - Double(start.value) / Double(start.timescale)
+    }
+    var items: [DumpItems.Item] = []
+    var held: [DumpItems.Item] = []
+    for item in screen {
+      if var sample = item.sample, sample.kind.isAudio, (3..<5).contains(seconds(sample.pts)) {
+        // Held back by the stall, then delivered at once with the time of delivery.
+        let scale = Int64(sample.pts.timescale)
+        sample.pts = MediaTime(
+          value: Int64(Int128(start.value) * Int128(scale) / Int128(start.timescale)) + 5 * scale,
+          timescale: sample.pts.timescale)
+        sample.dts = nil
+        held.append(.sample(sample))
+        continue
+      }
+      if let sample = item.sample, sample.kind == .video, seconds(sample.pts) >= 5,
+        !held.isEmpty
+      {
+        items += held
+        held = []
+      }
+      items.append(item)
+    }
+    let dump = directory.appending(path: "burst.dump").path
+    try DumpItems.write(items, to: dump)
+    let output = directory.appending(path: "burst.ts").path
+    let run = try CommandRunner.ingest(
+      ["replay", dump, "--to", output, "--speed", "max", "--json", "--quiet"])
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(run.stdout.contains("\"catchingUp\""), "\(run.stdout)")
+    // The last audio packet ends within a frame or two of the last video frame, not 2 s on.
+    let probe = try CommandRunner.run(
+      "ffprobe",
+      ["-v", "error", "-show_entries", "packet=codec_type,pts_time", "-of", "csv=p=0", output])
+    var last: [String: Double] = [:]
+    for line in probe.stdout.split(separator: "\n") {
+      let fields = line.split(separator: ",")
+      guard fields.count >= 2, let time = Double(fields[1]) else { continue }
+      last[String(fields[0])] = max(last[String(fields[0])] ?? 0, time)
+    }
+    let video = try #require(last["video"])
+    let audio = try #require(last["audio"])
+    #expect(abs(audio - video) < 0.2, "audio ends at \(audio) s, video at \(video) s")
+    #expect(try CommandRunner.decodeErrors(output) == "")
+  }
+
   @Test func aFirstKeyframeAboveTwoMiBIsDelivered() throws {
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }

@@ -36,6 +36,10 @@ public enum DropReason: Int, CaseIterable, Sendable, CustomStringConvertible {
   /// picture and every one after it up to the next keyframe would decode against the wrong
   /// references, so they are dropped and a keyframe is asked for.
   case outOfOrder
+  /// Audio whose clock, after a burst of frames delivered with one time, is behind where those
+  /// frames were placed: dropped until it catches up, so the track comes back to its clock
+  /// instead of staying behind the video (`TimelineError.behindPlacedFrames`).
+  case catchingUp
 
   /// The name used in status events and summaries.
   public var description: String {
@@ -55,6 +59,7 @@ public enum DropReason: Int, CaseIterable, Sendable, CustomStringConvertible {
     case .tooLarge: "tooLarge"
     case .awaitingClock: "awaitingClock"
     case .outOfOrder: "outOfOrder"
+    case .catchingUp: "catchingUp"
     }
   }
 

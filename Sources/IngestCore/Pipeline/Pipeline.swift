@@ -237,6 +237,9 @@ public final class Pipeline: Sendable {
       } catch .awaitingSharedClock {
         _ = refuse(kind, .awaitingClock)
         return nil
+      } catch .behindPlacedFrames {
+        _ = refuse(kind, .catchingUp, stamp: nil)
+        return nil
       } catch {
         _ = refuse(kind, .invalid, awaitKeyframe: lost)
         return nil

@@ -15,6 +15,10 @@
 ///   stopped playing, the mic was off) that comes back within `jumpThreshold` of the shared "now"
 ///   keeps its timestamps, as the host clock went on; only a clock that comes back elsewhere is
 ///   re-anchored.
+/// - A burst is not a pause: frames delivered with one time after a stall are laid out one frame
+///   apart from it, past the clock; once the clock ticks on again, what comes behind them is
+///   dropped (`TimelineError.behindPlacedFrames`) until the clock is back where they end, so the
+///   track returns to its own clock rather than trailing it for the rest of the run.
 /// - A glitch is not a reset: an audio timestamp that repeats or steps back by at most
 ///   `maximumAudioFrameStep` is placed one frame on from the previous one, and the track's later samples keep
 ///   their own times (no lasting shift). A video DTS that does so is nudged one tick on.
@@ -66,6 +70,10 @@ public struct Timeline: Sendable {
     public var maximumAudioFrameStep: Int64 = 22_500
     /// The frame step assumed for an audio track before it showed one (1024 samples at 48 kHz).
     public var defaultAudioFrameStep: Int64 = 1_920
+    /// How far frames placed one after another may have run ahead of an audio clock that ticks
+    /// on normally and still be caught up with by dropping what comes behind them (10 s);
+    /// further ahead, the clock is re-anchored as a reset.
+    public var maximumAudioCatchUp: Int64 = 10 * TimeConversion.ticksPerSecond
 
     public init() {}
   }
@@ -209,7 +217,8 @@ public struct Timeline: Sendable {
 
   /// Converts one sample's timestamps.
   /// - Throws: `TimelineError` for an invalid timescale or an unrepresentable distance; the sample
-  ///   should then be dropped and counted, and the timeline is unchanged.
+  ///   should then be dropped and counted, and the timeline is unchanged (but for the readings
+  ///   of a clock it waits for, `awaitingSharedClock` and `behindPlacedFrames`).
   public mutating func stamp(kind: SampleKind, pts: MediaTime, dts: MediaTime?)
     throws(TimelineError)
     -> Stamp
@@ -256,7 +265,18 @@ public struct Timeline: Sendable {
       let frame =
         track.nominalFrame.map { $0.samples * TimeConversion.ticksPerSecond / $0.rate }
         ?? (track.frameStep > 0 ? track.frameStep : configuration.defaultAudioFrameStep)
-      if step <= 0 && clockStep >= -configuration.maximumAudioFrameStep {
+      // Behind by more than half a frame: a glitch (a repeated time, an early one) stays within
+      // that once the clock ticks on; a burst does not.
+      if step < -(frame / 2) && clockStep > 0 && clockStep <= configuration.maximumAudioFrameStep
+        && step >= -configuration.maximumAudioCatchUp
+      {
+        // The clock ticks on, but earlier frames were laid out past it (a burst delivered with
+        // one time): placing this one after them would keep the whole track behind its clock
+        // for good. It is dropped instead, until the clock is back where the frames are; the
+        // clock's reading is kept, so the next one is judged against it.
+        tracks[Int(kind.rawValue)].lastClock = stampDTS
+        throw .behindPlacedFrames(kind)
+      } else if step <= 0 && clockStep >= -configuration.maximumAudioFrameStep {
         clock = stampDTS
         // A repeated or slightly early timestamp: one frame on, the clock itself is kept.
         stampDTS = track.lastDTS + frame

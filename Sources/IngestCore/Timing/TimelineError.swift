@@ -9,6 +9,11 @@ public enum TimelineError: Error, Equatable, Sendable, CustomStringConvertible {
   /// Unlike the other errors, the timeline counts it, so that such a track alone starts after
   /// `Timeline.Configuration.jumpThreshold` of its frames.
   case awaitingSharedClock(SampleKind)
+  /// An audio sample whose clock, ticking on normally, is behind frames placed ahead of it: a
+  /// burst of frames delivered with one time (a producer that stamps on delivery after a
+  /// stall) was laid out frame by frame past where the clock now is. Dropped until the clock
+  /// catches up, so that the track comes back to its own clock rather than staying behind it.
+  case behindPlacedFrames(SampleKind)
 
   public var description: String {
     switch self {
@@ -17,6 +22,8 @@ public enum TimelineError: Error, Equatable, Sendable, CustomStringConvertible {
       "\(kind) sample time \(time) is out of range of the timeline"
     case .awaitingSharedClock(let kind):
       "\(kind) sample on a coarse clock waits for a track with a fine clock"
+    case .behindPlacedFrames(let kind):
+      "\(kind) sample is behind frames a burst placed ahead of its clock"
     }
   }
 }

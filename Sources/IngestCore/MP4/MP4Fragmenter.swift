@@ -44,6 +44,8 @@ public struct MP4Fragmenter {
     let sampleCapacity: Int
     /// The duration of the track's last sample written, for a last sample with no end time.
     var lastDuration: UInt32
+    /// Audio: the decode time of the track's last sample appended, in any fragment.
+    var previousDecodeTime: Int64?
 
     init(mediaCapacity: Int, sampleCapacity: Int, nominalDuration: UInt32) {
       media = []
@@ -116,6 +118,20 @@ public struct MP4Fragmenter {
     guard fragments[index].samples.count < fragments[index].sampleCapacity,
       fragments[index].media.count + bytes.count <= fragments[index].mediaCapacity
     else { return false }
+    var decodeTime = decodeTime
+    if tracks[index].kind.isAudio {
+      // Times converted from 90 kHz ticks to the sample rate round either way: a frame one
+      // sample off its predecessor's end is on it, so that every frame lasts its nominal
+      // duration and a fragment's last one (which has no successor yet) ends where the next
+      // fragment's tfdt starts, without a sample of gap or overlap.
+      let nominal = Int64(tracks[index].nominalSampleDuration)
+      if let previous = fragments[index].previousDecodeTime,
+        abs(decodeTime - (previous + nominal)) <= 1
+      {
+        decodeTime = previous + nominal
+      }
+      fragments[index].previousDecodeTime = decodeTime
+    }
     fragments[index].media.append(contentsOf: bytes)
     fragments[index].samples.append(
       Sample(
@@ -218,8 +234,14 @@ public struct MP4Fragmenter {
       let duration: UInt32
       if position + 1 < samples.count {
         duration = Self.duration(from: sample.decodeTime, to: samples[position + 1].decodeTime)
-      } else if let end, end > sample.decodeTime {
+      } else if let end, end > sample.decodeTime,
+        !(track.kind.isAudio
+          && abs(end - sample.decodeTime - Int64(track.nominalSampleDuration)) <= 1)
+      {
+        // (An audio end one sample off the nominal one is that, as `append` snaps the times.)
         duration = Self.duration(from: sample.decodeTime, to: end)
+      } else if track.kind.isAudio, end != nil {
+        duration = track.nominalSampleDuration
       } else {
         duration = fragments[index].lastDuration
       }

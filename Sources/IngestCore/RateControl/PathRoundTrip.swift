@@ -1,0 +1,126 @@
+/// The path's own round trip (its distance), the baseline a queue is measured against: the
+/// least round trip of the last `windowNanoseconds`, which follows the path when it changes.
+///
+/// A minimum over a window alone keeps an old path's round trip for a whole window: after a
+/// handover from 40 ms to 180 ms every millisecond of the new distance counted as queue for
+/// 10 s, and the controller cut the rate to its floor on a link with room to spare. So:
+///
+/// - **An outage** (nothing gets through) that lasts `outageNanoseconds` may end on another
+///   path: the window starts again when data gets through, after `settleNanoseconds` (the
+///   first figures after a blackout are the old path's, still being smoothed).
+/// - **A step that persists**: the least round trip of the last second has stood above the
+///   baseline by `stepMinimumMilliseconds` (and `stepShare` of it) for `stepHoldNanoseconds`
+///   without moving by more than `flatMilliseconds` (or `flatShare`): a queue of ours grows
+///   while we send more than the link takes and drains once we send less, a new distance does
+///   neither. The window starts again from that level.
+///
+/// The caller leaves out figures that are no measurement (libsrt reports 100 ms until its first
+/// round trip). Deterministic: it reads only the times it is given.
+public struct PathRoundTrip: Sendable {
+  /// Limits of the rules above.
+  public struct Configuration: Sendable, Equatable {
+    public var windowNanoseconds: Int64 = 10_000_000_000
+    public var outageNanoseconds: Int64 = 1_000_000_000
+    public var settleNanoseconds: Int64 = 500_000_000
+    public var stepHoldNanoseconds: Int64 = 3_000_000_000
+    public var stepMinimumMilliseconds = 20.0
+    public var stepShare = 0.25
+    public var flatMilliseconds = 10.0
+    public var flatShare = 0.1
+
+    public init() {}
+  }
+
+  /// Why the baseline started again.
+  public enum Change: String, Sendable, Equatable {
+    /// An outage long enough to end on another path.
+    case outage
+    /// The round trip stepped and stayed.
+    case step
+  }
+
+  public let configuration: Configuration
+  private var window: WindowedMinimum
+  /// The least round trip of the last second: a queue's peaks are gone from it, a new
+  /// distance is not.
+  private var recent: WindowedMinimum
+  /// Since when the last second's minimum stands above the baseline, and its range since.
+  private var elevation: (since: Int64, low: Double, high: Double)?
+  private var outageSince: Int64?
+  private var settlesAt: Int64 = .min
+  /// How often the baseline started again for a path change (outage or step).
+  public private(set) var changes = 0
+
+  public init(configuration: Configuration = Configuration()) {
+    self.configuration = configuration
+    window = WindowedMinimum(windowNanoseconds: configuration.windowNanoseconds)
+    recent = WindowedMinimum(windowNanoseconds: 1_000_000_000, slots: 5)
+  }
+
+  /// Forgets everything (a new connection).
+  public mutating func reset() {
+    window.reset()
+    recent.reset()
+    elevation = nil
+    outageSince = nil
+    settlesAt = .min
+  }
+
+  /// Takes one reading at `now` (nanoseconds, non-decreasing): the smoothed round trip in
+  /// milliseconds (nil or not above 0 when unknown), and whether nothing gets through
+  /// (`outage`: the round trip is then a stale figure and is not recorded).
+  /// - Returns: why the baseline started again with this reading, if it did.
+  @discardableResult
+  public mutating func observe(_ roundTrip: Double?, at now: Int64, outage: Bool = false)
+    -> Change?
+  {
+    if outage {
+      outageSince = outageSince ?? now
+      elevation = nil
+      return nil
+    }
+    var change: Change?
+    if let since = outageSince {
+      outageSince = nil
+      if now - since >= configuration.outageNanoseconds {
+        window.reset()
+        recent.reset()
+        elevation = nil
+        settlesAt = now + configuration.settleNanoseconds
+        changes += 1
+        change = .outage
+      }
+    }
+    guard let roundTrip, roundTrip > 0, now >= settlesAt else { return change }
+    window.add(roundTrip, at: now)
+    recent.add(roundTrip, at: now)
+    guard let base = window.minimum(at: now), let level = recent.minimum(at: now) else {
+      return change
+    }
+    let margin = max(configuration.stepMinimumMilliseconds, configuration.stepShare * base)
+    guard level > base + margin else {
+      elevation = nil
+      return change
+    }
+    var current = elevation ?? (now, level, level)
+    current.low = min(current.low, level)
+    current.high = max(current.high, level)
+    let flat = max(configuration.flatMilliseconds, configuration.flatShare * current.low)
+    if current.high - current.low > flat {
+      // Still moving: a queue growing or draining, not a new distance (yet).
+      current = (now, level, level)
+    }
+    elevation = current
+    guard now - current.since >= configuration.stepHoldNanoseconds else { return change }
+    window.reset()
+    window.add(current.low, at: now)
+    elevation = nil
+    changes += 1
+    return .step
+  }
+
+  /// The path's round trip at `now`: the least of the window (nil before a reading).
+  public func baseline(at now: Int64) -> Double? {
+    window.minimum(at: now)
+  }
+}

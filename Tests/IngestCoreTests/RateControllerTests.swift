@@ -368,14 +368,16 @@ private func simulate(
   /// A handover: 2 Mb/s on a 40 ms path with room to spare (5x), 1.5 s dark at 20 s, then a
   /// 180 ms path at 1.5x. The target is held through the blackout, the baseline starts again
   /// after it, so the new distance is no queue: at the nominal rate within 3 s of the return,
-  /// never cut for the distance.
-  @Test func aHandoverMovesTheBaselineAndKeepsTheRate() {
+  /// never cut for the distance. Also at a latency of 200 ms, under three of the new round
+  /// trips (the output warns): the distance is still no queue.
+  @Test(arguments: [800.0, 200.0])
+  func aHandoverMovesTheBaselineAndKeepsTheRate(latency: Double) {
     let (samples, decisions) = simulate(
       seconds: 50,
       shape: { link, t in
         link.blackout = t >= 20 && t < 21.5
         link.baseRoundTripMilliseconds = t < 21.5 ? 40 : 180
-        link.latencyMilliseconds = 800
+        link.latencyMilliseconds = latency
         link.reportsUnsent = true
       },
       capacity: { t in Double(nominal) * (t < 21.5 ? 5 : 1.5) }

@@ -50,6 +50,9 @@ public struct PathRoundTrip: Sendable {
   private var settlesAt: Int64 = .min
   /// How often the baseline started again for a path change (outage or step).
   public private(set) var changes = 0
+  /// Whether the baseline was measured after a path change: from the new path's own first
+  /// figures, or from a level that stood flat for seconds, so no queue of ours is in it.
+  public private(set) var followsChange = false
 
   public init(configuration: Configuration = Configuration()) {
     self.configuration = configuration
@@ -64,6 +67,7 @@ public struct PathRoundTrip: Sendable {
     elevation = nil
     outageSince = nil
     settlesAt = .min
+    followsChange = false
   }
 
   /// Takes one reading at `now` (nanoseconds, non-decreasing): the smoothed round trip in
@@ -88,6 +92,7 @@ public struct PathRoundTrip: Sendable {
         elevation = nil
         settlesAt = now + configuration.settleNanoseconds
         changes += 1
+        followsChange = true
         change = .outage
       }
     }
@@ -116,6 +121,7 @@ public struct PathRoundTrip: Sendable {
     window.add(current.low, at: now)
     elevation = nil
     changes += 1
+    followsChange = true
     return .step
   }
 

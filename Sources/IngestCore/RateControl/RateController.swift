@@ -320,9 +320,12 @@ public struct RateController: Sendable {
 
   /// The path's round trip for `link`, capped: a baseline measured through a standing queue is
   /// no baseline, so at most a third of the latency counts as distance (SRT wants a latency of
-  /// three to four round trips).
+  /// three to four round trips). Not one measured after a path change: a handover to a path
+  /// longer than a third of the latency (a latency too short, which the output warns about)
+  /// is distance all the same, and cutting the rate does not shorten it.
   private func roundTripBase(_ link: LinkEstimate) -> Double? {
-    pathRoundTrip.baseline(at: link.time).map { min($0, link.latencyMilliseconds / 3) }
+    guard let base = pathRoundTrip.baseline(at: link.time) else { return nil }
+    return pathRoundTrip.followsChange ? base : min(base, link.latencyMilliseconds / 3)
   }
 
   /// The queueing delay of `link` against the baselines: what waits in front of the path (or,

@@ -51,6 +51,23 @@ import Testing
     #expect(path.baseline(at: 30_000_000_000) == 180)
   }
 
+  /// libsrt's smoothed figure takes most of a second after a blackout to move to the new
+  /// path (41, 59, 133, 181 ms): the window starts from where it settled, not from 133 ms,
+  /// which would have counted 48 ms of the new distance as queue for 10 s.
+  @Test func afterAnOutageTheBaselineWaitsForTheFigureToSettle() {
+    var path = PathRoundTrip()
+    _ = feed(&path, from: 0, to: 20) { _ in 41 }
+    _ = feed(&path, from: 20, to: 30, outage: { $0 < 21.6 }) { t in
+      switch t {
+      case ..<21.9: 41
+      case ..<22.1: 59
+      case ..<22.3: 133
+      default: 181
+      }
+    }
+    #expect(path.baseline(at: 30_000_000_000) == 181)
+  }
+
   /// No outage, the round trip steps from 40 ms to 180 ms and stays: followed within a few
   /// seconds (the last second's minimum must show it, then stand for the hold).
   @Test func aStepThatStaysIsFollowed() {

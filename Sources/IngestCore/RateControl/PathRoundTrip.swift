@@ -6,8 +6,11 @@
 /// 10 s, and the controller cut the rate to its floor on a link with room to spare. So:
 ///
 /// - **An outage** (nothing gets through) that lasts `outageNanoseconds` may end on another
-///   path: the window starts again when data gets through, after `settleNanoseconds` (the
-///   first figures after a blackout are the old path's, still being smoothed).
+///   path: the window starts again when data gets through, once the figure has settled: at
+///   least `settleNanoseconds`, then until it moved by less than `flatMilliseconds` (or
+///   `flatShare`) over a tenth of a second, at most `settleLimitNanoseconds`. The first
+///   figures after a blackout are the old path's, still being smoothed toward the new one
+///   (libsrt's took 0.7 s from 41 to 181 ms, through 59 and 133).
 /// - **A step that persists**: the least round trip of the last second has stood above the
 ///   baseline by `stepMinimumMilliseconds` (and `stepShare` of it) for `stepHoldNanoseconds`
 ///   without moving by more than `flatMilliseconds` (or `flatShare`): a queue of ours grows
@@ -22,6 +25,7 @@ public struct PathRoundTrip: Sendable {
     public var windowNanoseconds: Int64 = 10_000_000_000
     public var outageNanoseconds: Int64 = 1_000_000_000
     public var settleNanoseconds: Int64 = 500_000_000
+    public var settleLimitNanoseconds: Int64 = 2_000_000_000
     public var stepHoldNanoseconds: Int64 = 3_000_000_000
     public var stepMinimumMilliseconds = 20.0
     public var stepShare = 0.25
@@ -48,6 +52,8 @@ public struct PathRoundTrip: Sendable {
   private var elevation: (since: Int64, low: Double, high: Double)?
   private var outageSince: Int64?
   private var settlesAt: Int64 = .min
+  /// While settling after an outage: until when at most, and the last figure compared.
+  private var settling: (limit: Int64, mark: (time: Int64, value: Double)?)?
   /// How often the baseline started again for a path change (outage or step).
   public private(set) var changes = 0
   /// Whether the baseline was measured after a path change: from the new path's own first
@@ -67,6 +73,7 @@ public struct PathRoundTrip: Sendable {
     elevation = nil
     outageSince = nil
     settlesAt = .min
+    settling = nil
     followsChange = false
   }
 
@@ -91,12 +98,26 @@ public struct PathRoundTrip: Sendable {
         recent.reset()
         elevation = nil
         settlesAt = now + configuration.settleNanoseconds
+        settling = (now + configuration.settleLimitNanoseconds, nil)
         changes += 1
         followsChange = true
         change = .outage
       }
     }
     guard let roundTrip, roundTrip > 0, now >= settlesAt else { return change }
+    if let (limit, mark) = settling, now < limit {
+      // Still moving toward the new path's figure: not a baseline yet.
+      guard let mark, now - mark.time >= Self.settleStepNanoseconds else {
+        if mark == nil { settling = (limit, (now, roundTrip)) }
+        return change
+      }
+      let tolerance = max(configuration.flatMilliseconds, configuration.flatShare * roundTrip)
+      guard abs(roundTrip - mark.value) <= tolerance else {
+        settling = (limit, (now, roundTrip))
+        return change
+      }
+    }
+    settling = nil
     window.add(roundTrip, at: now)
     recent.add(roundTrip, at: now)
     guard let base = window.minimum(at: now), let level = recent.minimum(at: now) else {
@@ -124,6 +145,9 @@ public struct PathRoundTrip: Sendable {
     followsChange = true
     return .step
   }
+
+  /// How far apart two figures are compared while settling.
+  private static let settleStepNanoseconds: Int64 = 100_000_000
 
   /// The path's round trip at `now`: the least of the window (nil before a reading).
   public func baseline(at now: Int64) -> Double? {

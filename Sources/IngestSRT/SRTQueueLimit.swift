@@ -39,6 +39,11 @@ struct SRTQueueLimit {
   private var roundTrips = PathRoundTrip()
   private var latestTime: Int64 = 0
   private var latestRoundTrip = 0.0
+  /// Since when units are held back for the path's queue alone, and libsrt's figure then.
+  private var heldForPath: (since: Int64, figure: Double)?
+  /// A figure of libsrt's taken as stale (see `heldForPathQueue`): not the path's queue until
+  /// libsrt reports another.
+  private var staleRoundTrip: Double?
   /// Until the first queue in libsrt (see `limitBytes`).
   private(set) var slowStart = true
 
@@ -46,6 +51,8 @@ struct SRTQueueLimit {
   mutating func reset() {
     drain.reset()
     roundTrips.reset()
+    heldForPath = nil
+    staleRoundTrip = nil
     slowStart = true
   }
 
@@ -59,7 +66,10 @@ struct SRTQueueLimit {
   ) {
     latestTime = now
     roundTrips.observe(roundTripMilliseconds, at: now, outage: outage)
-    if roundTripMilliseconds > 0 && !outage { latestRoundTrip = roundTripMilliseconds }
+    if roundTripMilliseconds > 0 && !outage && roundTripMilliseconds != staleRoundTrip {
+      latestRoundTrip = roundTripMilliseconds
+      staleRoundTrip = nil
+    }
     let interval = max(
       DrainRate.minimumInterval, Int64(minimumRoundTripMilliseconds * 1_000_000))
     drain.observe(
@@ -71,6 +81,26 @@ struct SRTQueueLimit {
     // path's queue counts as drained until data is in flight again.
     if bufferedBytes == 0 { latestRoundTrip = minimumRoundTripMilliseconds }
   }
+
+  /// The sink held a unit back at `now` for the path's queue alone (nothing of ours unsent in
+  /// libsrt). libsrt refreshes its smoothed round trip only from acknowledgements of new data,
+  /// so while little is sent it keeps showing a queue that has drained: held back longer than
+  /// that queue and a round trip, the path counts as drained until libsrt's figure changes.
+  /// After a handover the round trip stood 60 ms over the path's for seconds while a trickle
+  /// went out and the ring grew to 3 s.
+  mutating func heldForPathQueue(now: Int64) {
+    let held = heldForPath ?? (now, latestRoundTrip)
+    heldForPath = held
+    let drained = (pathQueueMilliseconds + minimumRoundTripMilliseconds) * 1e6
+    if Double(now - held.since) > drained {
+      staleRoundTrip = latestRoundTrip
+      latestRoundTrip = minimumRoundTripMilliseconds
+      heldForPath = nil
+    }
+  }
+
+  /// A unit went out: whatever held it back is over.
+  mutating func released() { heldForPath = nil }
 
   /// Bytes per second the link drained while data waited, smoothed; nil before a measurement.
   var drainBytesPerSecond: Double? { drain.bytesPerSecond }

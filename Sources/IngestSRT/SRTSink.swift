@@ -420,8 +420,10 @@ public final class SRTSink: OutputSink {
           queueLimit.isQueueLong(
             queuedMilliseconds: queued, latencyMilliseconds: agreedLatencyMilliseconds)
         {
+          if unsentBytes(stats) == 0 { queueLimit.heldForPathQueue(now: clock) }
           return .wouldBlock(retryAt: now + retryDelayNanoseconds)
         }
+        queueLimit.released()
         // What is in flight is flight, however long it waits for its acknowledgement.
         let flight = Int(max(stats.pktFlightSize, 0)) * SRTMessageChunker.messageSize
         byteAllowance =

@@ -255,4 +255,32 @@ import Testing
     #expect(limit.minimumRoundTripMilliseconds == 180)
     #expect(limit.pathQueueMilliseconds == 0)
   }
+
+  /// Held back for the path's queue alone (nothing unsent), little goes out and libsrt's
+  /// smoothed figure stays where it was: after the queue's own time and a round trip it counts
+  /// as drained, until libsrt reports another figure.
+  @Test func aPathQueueHeldLongerThanItselfCountsAsDrained() {
+    var limit = SRTQueueLimit()
+    var now: Int64 = 0
+    for _ in 0..<20 {
+      limit.observe(
+        acknowledgedBytes: 0, bufferedBytes: 1_316, roundTripMilliseconds: 180, now: now)
+      now += 100 * ms
+    }
+    limit.observe(acknowledgedBytes: 0, bufferedBytes: 1_316, roundTripMilliseconds: 250, now: now)
+    #expect(limit.pathQueueMilliseconds == 70)
+    let start = now
+    while now - start <= 300 * ms {
+      limit.heldForPathQueue(now: now)
+      limit.observe(
+        acknowledgedBytes: 0, bufferedBytes: 1_316, roundTripMilliseconds: 250, now: now)
+      now += 10 * ms
+    }
+    #expect(limit.pathQueueMilliseconds == 0)
+    // The same stale figure again changes nothing; a new one counts.
+    limit.observe(acknowledgedBytes: 0, bufferedBytes: 1_316, roundTripMilliseconds: 250, now: now)
+    #expect(limit.pathQueueMilliseconds == 0)
+    limit.observe(acknowledgedBytes: 0, bufferedBytes: 1_316, roundTripMilliseconds: 230, now: now)
+    #expect(limit.pathQueueMilliseconds == 50)
+  }
 }

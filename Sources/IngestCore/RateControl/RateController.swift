@@ -83,9 +83,12 @@ public struct RateController: Sendable {
     /// The largest probe step (a share of the target).
     public var largestProbeStep: Double = 0.25
     /// A probe step is taken back when the standing queue (the least delay of the last
-    /// second) grew by more than this since the step (milliseconds). A step passes once it has
-    /// held for a standing window without that.
+    /// second) grew by more than this since the step (milliseconds), or by `probeQueueGrowthShare`
+    /// of the congestion threshold when that is more (a TCP output's queue figure moves by tens
+    /// of milliseconds by itself). A step passes once it has held for a standing window without
+    /// that.
     public var probeQueueGrowthMilliseconds: Double = 10
+    public var probeQueueGrowthShare: Double = 0.1
     /// After a probe was taken back the target stays for this long before the next probe.
     public var cruiseNanoseconds: Int64 = 1_500_000_000
     /// The ceiling is forgotten once the link carries this much more video than it.
@@ -288,6 +291,8 @@ public struct RateController: Sendable {
   private var cruiseUntil: Int64 = .min
   /// Since when nothing gets through, while it lasts.
   private var outageSince: Int64?
+  /// The target before the last probe step, and when it was raised: the last level that held.
+  private var lastHeld: (time: Int64, target: Int)?
   /// The cuts of the last seconds, to undo when the path's round trip explains them.
   private var recentCuts: [(time: Int64, before: Int, ceiling: Double?)] = []
 
@@ -417,8 +422,10 @@ public struct RateController: Sendable {
     // again.
     if now - (lastEstimate ?? .min / 2) > configuration.standingWindowNanoseconds {
       observingSince = now
-      if lastEstimate != nil {
-        pathRoundTrip.reset()
+      if let lastEstimate {
+        // No estimate for a while (a reconnect, or a thread starved of CPU): as after an
+        // outage, the path's round trip is measured again once it settles.
+        pathRoundTrip.observe(nil, at: lastEstimate, outage: true)
         queueBaseline.reset()
         lossBaseline.reset()
         recentDelays.reset()
@@ -499,7 +506,9 @@ public struct RateController: Sendable {
     var probePassed = true
     if let trial = probeTrial {
       let age = now - trial.time
-      let growth = configuration.probeQueueGrowthMilliseconds
+      let growth = max(
+        configuration.probeQueueGrowthMilliseconds,
+        configuration.probeQueueGrowthShare * threshold)
       if age >= configuration.increaseHoldNanoseconds, !observing(now),
         standing > trial.standing + growth
       {
@@ -588,9 +597,15 @@ public struct RateController: Sendable {
     }
     let limited = limitedIncrease(next, link)
     guard limited > targetBitsPerSecond else { return nil }
+    // A probe step is small: what congestion answers it, the level before held. A larger step
+    // may have passed the link's limit by far: what the link delivered says where it is.
+    lastHeld = rule == .probe ? (now, targetBitsPerSecond) : nil
     targetBitsPerSecond = min(configuration.nominalBitsPerSecond, limited)
     return decide(.probe, rule, link, delay: delay, now: now)
   }
+
+  /// A congestion this soon after an increase answers it: the level before held.
+  private static let increaseBlameNanoseconds: Int64 = 3_000_000_000
 
   /// How long cuts are remembered, to be undone if the path's round trip explains them: the
   /// time a step takes to be recognised, and a window more.
@@ -658,11 +673,13 @@ public struct RateController: Sendable {
       var next = target * 0.85
       let delivered = link.deliveredBitsPerSecond.map(videoShare)
       if let delivered, delivered > 0 {
-        // Under what the link carries by enough to drain the backlog within about 2 s; near
-        // a known ceiling (a probe went a little too far), within about 4 s.
-        let nearCeiling = ceiling.map { target <= 1.2 * $0 && delivered >= 0.8 * $0 } ?? false
+        // Under what the link carries by enough to drain the backlog within about 2 s; after
+        // a probe step of the last seconds (it went a little too far), within about 4 s. A
+        // capacity that dropped is followed at once: over 9 s in steps of 15 % it overflowed.
+        let probeWentTooFar =
+          lastHeld.map { now - $0.time <= Self.increaseBlameNanoseconds } ?? false
         let anchor =
-          nearCeiling
+          probeWentTooFar
           ? delivered * max(0.85, 0.9 - delay / 4000) : delivered * max(0.5, 0.9 - delay / 2000)
         if anchor < target {
           next = anchor
@@ -674,8 +691,15 @@ public struct RateController: Sendable {
         }
       }
       recentCuts.append((now, targetBitsPerSecond, ceiling))
-      // The level the link held: approached slowly, forgotten once the link carries more.
-      let point = delivered.map { min($0, target) } ?? target
+      // The level the link held, approached slowly, forgotten once the link carries more: the
+      // target before a probe step of the last seconds (which the congestion answers), or else
+      // what the link delivered. (What a TCP output's socket acknowledged over a second swings
+      // by half either way; the level that held does not.)
+      var point = delivered.map { min($0, target) } ?? target
+      if let lastHeld, now - lastHeld.time <= Self.increaseBlameNanoseconds {
+        point = min(Double(lastHeld.target), target)
+      }
+      self.lastHeld = nil
       if let ceiling, abs(point - ceiling) <= 0.2 * ceiling {
         // The same limit again: the mean of both points.
         self.ceiling = (ceiling + point) / 2

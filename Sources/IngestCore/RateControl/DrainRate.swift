@@ -14,6 +14,10 @@ public struct DrainRate: Sendable {
 
   public init() {}
 
+  /// Nothing got through for a while (a blackout): that interval is not the link's rate, and
+  /// the next one starts with the next figures. The rate measured before stays.
+  public mutating func interrupt() { last = nil }
+
   /// Forgets the measurements (a new connection).
   public mutating func reset() {
     bytesPerSecond = nil

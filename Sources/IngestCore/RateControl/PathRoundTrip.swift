@@ -79,12 +79,14 @@ public struct PathRoundTrip: Sendable {
 
   /// Takes one reading at `now` (nanoseconds, non-decreasing): the smoothed round trip in
   /// milliseconds (nil or not above 0 when unknown), and whether nothing gets through
-  /// (`outage`: the round trip is then a stale figure and is not recorded).
+  /// (`outage`: the round trip is then a stale figure and is not recorded). `followSteps`
+  /// false leaves the step rule out: over TCP the sender's own congestion window keeps the
+  /// bottleneck's queue standing and flat, so a flat step is no evidence of distance there.
   /// - Returns: why the baseline started again with this reading, if it did.
   @discardableResult
-  public mutating func observe(_ roundTrip: Double?, at now: Int64, outage: Bool = false)
-    -> Change?
-  {
+  public mutating func observe(
+    _ roundTrip: Double?, at now: Int64, outage: Bool = false, followSteps: Bool = true
+  ) -> Change? {
     if outage {
       outageSince = outageSince ?? now
       elevation = nil
@@ -120,7 +122,9 @@ public struct PathRoundTrip: Sendable {
     settling = nil
     window.add(roundTrip, at: now)
     recent.add(roundTrip, at: now)
-    guard let base = window.minimum(at: now), let level = recent.minimum(at: now) else {
+    guard followSteps, let base = window.minimum(at: now), let level = recent.minimum(at: now)
+    else {
+      elevation = nil
       return change
     }
     let margin = max(configuration.stepMinimumMilliseconds, configuration.stepShare * base)

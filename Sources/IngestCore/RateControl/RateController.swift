@@ -441,7 +441,12 @@ public struct RateController: Sendable {
       }
     }
     let outage = isOutage(link)
-    let pathChange = pathRoundTrip.observe(link.roundTripMilliseconds, at: now, outage: outage)
+    // A step in the round trip is followed only where the output tells what it has not sent
+    // from what is in flight (SRT): a TCP output's own window keeps a bottleneck's queue
+    // standing and flat (RTMP at 50 %: 2 ms became 77 ms for seconds).
+    let pathChange = pathRoundTrip.observe(
+      link.roundTripMilliseconds, at: now, outage: outage,
+      followSteps: link.unsentMilliseconds != nil)
     if outage {
       outageSince = outageSince ?? now
     } else if let since = outageSince {

@@ -17,8 +17,15 @@
 #   burst                     Gilbert-Elliott loss each way (mean 3 %, bursts of 4), 40 ms
 #   jitter                    round trip 80 +/- 40 ms (40 +/- 20 ms each way; reorders)
 #   blackout                  2 s dark both ways every 15 s, round trip 40 ms
-# and, without the relay: osc (capacity 100 % <-> 40 % every 10 s) and rtmp50 (RTMP to nginx
-# with the rtmp module in the namespace, recording FLV, at 50 %; senders live and ffmpeg).
+#   handover                  a phone changing networks: round trip 40 ms and tbf at 5 x nominal,
+#                             1.5 s dark from 20 s, then round trip 180 ms and tbf at 1.5 x
+#                             (the relay's delay changed through its input); latency 200
+#   rtt600auto                round trip 600 ms, ingest at latency=auto (receiver 120 ms),
+#                             ffmpeg at 2400 ms (what auto picks)
+# and, without the relay: osc (capacity 100 % <-> 40 % every 10 s), osc5m (the same for 300 s
+# whatever SHAPED_SECONDS says) and rtmp50 (RTMP to nginx with the rtmp module in the
+# namespace, recording FLV, at 50 %; senders live and ffmpeg). No row holds RTMP behind a
+# round trip: the relay is UDP, and this kernel has no netem to delay TCP.
 # Senders, each on each link:
 #   live    ingest live testsrc --to srt://... (the rate controller driving ingest-encode)
 #   replay  ingest replay of a fixed-rate dump made once by ingest-encode (drop-only)
@@ -86,10 +93,11 @@ fi
 has_live=0
 "$BIN" live --help >/dev/null 2>&1 && has_live=1
 
-# Capacity 100 % <-> 40 %, switching every 10 s for the whole content.
+# Capacity 100 % <-> 40 %, switching every 10 s for the whole content (SECONDS, default
+# SECONDS_FIXED).
 osc_schedule() {
-  local schedule="0:1.0" t
-  for ((t = 10; t < SECONDS_FIXED; t += 10)); do
+  local schedule="0:1.0" t seconds="${1:-$SECONDS_FIXED}"
+  for ((t = 10; t < seconds; t += 10)); do
     if ((t / 10 % 2)); then schedule+=",$t:0.4"; else schedule+=",$t:1.0"; fi
   done
   echo "$schedule"
@@ -110,6 +118,7 @@ link_schedule() {
   step) echo "$SECONDS_STEP 0:1.0,20:0.3,40:1.0 200/200/200 step_100%→30%_(20–40_s)→100%" ;;
   outage) echo "$SECONDS_FIXED 0:1.0,20:0.0005,30:1.0 200/200/200 outage_10_s_(20–30_s)" ;;
   osc) echo "$SECONDS_FIXED $(osc_schedule) 200/200/200 capacity_100%_↔_40%_every_10_s" ;;
+  osc5m) echo "300 $(osc_schedule 300) 200/200/200 capacity_100%_↔_40%_every_10_s,_5_min" ;;
   rtmp50) echo "$SECONDS_FIXED 0:0.5 200/200/200 RTMP_at_50%" ;;
   rtt60) echo "$SECONDS_FIXED 0:2.0 200/200/200 round_trip_60_ms" ;;
   rtt100) echo "$SECONDS_FIXED 0:2.0 1000/1000/1000 round_trip_100_ms" ;;
@@ -122,6 +131,9 @@ link_schedule() {
   burst) echo "$SECONDS_FIXED 0:2.0 200/200/200 bursty_loss_3%,_bursts_of_4,_round_trip_40_ms" ;;
   jitter) echo "$SECONDS_FIXED 0:2.0 200/200/200 round_trip_80_±_40_ms_(reordering)" ;;
   blackout) echo "$SECONDS_FIXED 0:2.0 200/200/200 2_s_blackouts_every_15_s,_round_trip_40_ms" ;;
+  handover)
+    echo "$SECONDS_FIXED 0:5.0,21.5:1.5 200/200/200 handover:_1.5_s_dark_at_20_s,_round_trip_40→180_ms,_capacity_5→1.5x" ;;
+  rtt600auto) echo "$SECONDS_FIXED 0:2.0 120/auto/2400 round_trip_600_ms,_latency_auto" ;;
   *) echo "shaped-link: unknown link $1" >&2; exit 2 ;;
   esac
 }
@@ -138,12 +150,25 @@ link_relay() {
   burst) echo "--delay 20 --burst-loss 0.0077:0.25" ;;
   jitter) echo "--delay 40 --jitter 20" ;;
   blackout) echo "--delay 20 --blackout 15:2:15:$BLACKOUTS" ;;
+  # One blackout 20 s after the first packet (the period is longer than any run).
+  handover) echo "--delay 20 --blackout 1000:1.5:20:1" ;;
+  rtt600auto) echo "--delay 300" ;;
+  esac
+}
+
+# NAME -> the relay's changes during the run, "SECONDS:JSON" a line (its input; udp_relay.py).
+link_relay_at() {
+  case "$1" in
+  # The new path's delay from the end of the blackout.
+  handover) echo '21.5:{"both":{"delay_ms":90}}' ;;
   esac
 }
 
 link_receiver() { [[ $1 == rtmp50 ]] && echo rtmp || echo srt; }
 
 for link in $LINKS; do link_schedule "$link" >/dev/null; done
+# Every content length the links need (the step's, the fixed one, a link's own).
+DURATIONS="$(for link in $LINKS; do link_schedule "$link" | cut -d' ' -f1; done | sort -nu)"
 
 mkdir -p "$WORK/runs" "$DOCS"
 cd "$WORK"
@@ -164,8 +189,9 @@ make_content() {
     ffmpeg -nostdin -v error -y -i fixed-$seconds.mp4 -map 0 -c copy -f mpegts ref-ffmpeg-$seconds.ts
   fi
 }
-make_content "$SECONDS_FIXED"
-[[ $SECONDS_STEP == "$SECONDS_FIXED" ]] || make_content "$SECONDS_STEP"
+for seconds in $(printf '%s\n' "$SECONDS_FIXED" $DURATIONS | sort -nu); do
+  make_content "$seconds"
+done
 # Over RTMP, the nominal is the same content as FLV (one audio track, FLV's own overhead).
 if [[ " $LINKS " == *" rtmp50 "* && ( ! -s ref-ffmpeg-$SECONDS_FIXED.flv ||
   ref-ffmpeg-$SECONDS_FIXED.flv -ot fixed-$SECONDS_FIXED.mp4 ) ]]; then
@@ -253,9 +279,16 @@ for link in $LINKS; do
   receiver="$(link_receiver "$link")"
   relay_json=null
   [[ -n $relay ]] && relay_json="\"$relay\""
+  mapfile -t relay_at < <(link_relay_at "$link")
+  relay_at_args=()
+  relay_at_json=""
+  for change in "${relay_at[@]}"; do
+    relay_at_args+=(--relay-at "$change")
+    relay_at_json+="[${change%%:*},$(python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "${change#*:}")],"
+  done
   config_links+="{\"name\":\"$link\",\"label\":\"${label//_/ }\",\"duration\":$seconds,"
   config_links+="\"schedule\":[$(echo "$schedule" | sed 's/\([0-9.]*\):\([0-9.]*\)/[\1,\2]/g')],"
-  config_links+="\"receiver\":\"$receiver\",\"relay\":$relay_json,"
+  config_links+="\"receiver\":\"$receiver\",\"relay\":$relay_json,\"relay_at\":[${relay_at_json%,}],"
   config_links+="\"latency\":{\"receiver\":$receiver_latency,"
   config_links+="\"ingest\":$(json_value "$ingest_latency"),\"ffmpeg\":$ffmpeg_latency}},"
   # Runs alternate the senders: run 1 of each, then run 2 of each, and so on.
@@ -278,7 +311,7 @@ for link in $LINKS; do
         --nominal-bps "$NOMINAL_BPS" --link "$link" --schedule "$schedule" --duration "$seconds" \
         --out "$out" --sender "$sender" --run "$run" --receiver "$receiver" \
         --latency "$receiver_latency" --relay "$relay" --relay-script "$HERE/udp_relay.py" \
-        --seed "$run" --rtmp-port "$RTMP_PORT" -- "${command[@]}"
+        --seed "$run" --rtmp-port "$RTMP_PORT" "${relay_at_args[@]}" -- "${command[@]}"
     done
   done
 done
@@ -294,12 +327,12 @@ cat >config.json <<EOF
  "stream_bps":$STREAM_BPS,"flv_stream_bps":$FLV_STREAM_BPS,"runs":$RUNS,
  "bitrate":$BITRATE,"size":"$SIZE",
  "step":{"down":20,"up":40,"low":0.3},
- "pts0":{$(for s in $(printf '%s\n' "$SECONDS_FIXED" "$SECONDS_STEP" | sort -u); do
+ "pts0":{$(for s in $(printf '%s\n' "$SECONDS_FIXED" $DURATIONS | sort -nu); do
     # ingest live puts its first video frame where replay does (the same timeline rule).
     printf '"replay-%s":%s,"live-%s":%s,"ffmpeg-%s":%s,' "$s" "$(pts0 first_video_pts "ref-replay-$s.ts")" \
       "$s" "$(pts0 first_video_pts "ref-replay-$s.ts")" "$s" "$(pts0 first_video_pts "ref-ffmpeg-$s.ts")"
   done | sed 's/,$//')},
- "media0":{$(for s in $(printf '%s\n' "$SECONDS_FIXED" "$SECONDS_STEP" | sort -u); do
+ "media0":{$(for s in $(printf '%s\n' "$SECONDS_FIXED" $DURATIONS | sort -nu); do
     printf '"replay-%s":%s,"ffmpeg-%s":%s,' "$s" "$(pts0 first_pts_any "ref-replay-$s.ts")" \
       "$s" "$(pts0 first_pts_any "ref-ffmpeg-$s.ts")"
   done | sed 's/,$//')}}

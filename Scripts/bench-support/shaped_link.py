@@ -8,7 +8,7 @@ Driven by Scripts/bench-support/shaped-link.sh, which creates and removes the na
     shaped_link.py run --ns NS --dev VETH --peer ADDR --port P --nominal-bps L2_BPS \
         --link NAME --schedule "0:1.0,20:0.3,40:1.0" --duration D --out RUN_DIR \
         --sender KIND [--run K] [--receiver srt|rtmp] [--latency MS] \
-        [--relay "RELAY OPTIONS" --seed N] -- SENDER COMMAND...
+        [--relay "RELAY OPTIONS" --seed N [--relay-at T:JSON ...]] -- SENDER COMMAND...
     shaped_link.py report --work WORK_DIR --docs DOCS_DIR --config CONFIG.json
 
 Every process started here is stopped by its pid (its children first, read from /proc), with
@@ -223,7 +223,8 @@ def start_relay(args, lines, threads):
         ["ip", "netns", "exec", args.ns, sys.executable, args.relay_script, "--listen",
          f"{args.peer}:{args.port}", "--forward", f"127.0.0.1:{args.port + 1}", "--seed",
          str(args.seed), "--realtime"] + shlex.split(args.relay),
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        stdin=subprocess.PIPE if args.relay_at else subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT)
     ready = threading.Event()
 
     def read():
@@ -239,6 +240,16 @@ def start_relay(args, lines, threads):
     if not ready.wait(10) or relay.poll() is not None:
         raise RuntimeError("relay did not start: " + " | ".join(lines[-5:]))
     return relay
+
+
+def relay_changes(items):
+    """--relay-at T:JSON items -> [(seconds, JSON line)], each line checked to be JSON."""
+    changes = []
+    for item in items or []:
+        at, _, line = item.partition(":")
+        json.loads(line)
+        changes.append((float(at), line))
+    return changes
 
 
 def blackout_windows(relay_lines):
@@ -273,6 +284,7 @@ def run(args):
     stop_watching = threading.Event()
     receiver = relay = sender = None
     link_log = []
+    relay_log = []  # (ns, JSON line sent to the relay)
     status = []
     result = {"link": args.link, "sender": args.sender, "duration": args.duration,
               "run": args.run, "receiver": args.receiver, "latency": args.latency,
@@ -300,16 +312,24 @@ def run(args):
         status_thread = threading.Thread(target=read_status)
         status_thread.start()
 
-        # The link's schedule, on the same clock.
+        # The link's schedule, on the same clock: tbf rates, and the relay's changes (a JSON
+        # line on its standard input: a new delay after a handover, say).
         link_log.append((start, args.nominal_bps * schedule[0][1]))
-        for at, fraction in schedule[1:]:
+        events = [(at, "tbf", fraction) for at, fraction in schedule[1:]]
+        events += [(at, "relay", line) for at, line in relay_changes(args.relay_at)]
+        for at, kind, value in sorted(events, key=lambda event: event[0]):
             due = start + int(at * 1e9)
             while now_ns() < due and sender.poll() is None:
                 time.sleep(min(0.01, max(0, (due - now_ns()) / 1e9)))
             if sender.poll() is not None:
                 break
-            tc_rate(args.dev, args.nominal_bps * fraction)
-            link_log.append((now_ns(), args.nominal_bps * fraction))
+            if kind == "tbf":
+                tc_rate(args.dev, args.nominal_bps * value)
+                link_log.append((now_ns(), args.nominal_bps * value))
+            elif relay is not None and relay.poll() is None:
+                relay.stdin.write((value + "\n").encode())
+                relay.stdin.flush()
+                relay_log.append((now_ns(), value))
 
         deadline = start + int((args.duration + args.grace) * 1e9)
         while sender.poll() is None and now_ns() < deadline:
@@ -356,6 +376,7 @@ def run(args):
         with open(os.path.join(out, "relay-final.json"), "w") as handle:
             handle.write((final or "null") + "\n")
         result["blackouts"] = blackout_windows(relay_lines)
+        result["relay_changes"] = [[t, line] for t, line in relay_log]
     result["link_log"] = link_log
     result["nominal_bps"] = args.nominal_bps
     result["command"] = command
@@ -1198,6 +1219,8 @@ def impaired_paths(config):
             how = "RTMP to nginx (below), no relay"
         elif link.get("relay"):
             how = f"relay `{link['relay']}`"
+            for at, line in link.get("relay_at", []):
+                how += f", at {at:g} s `{line}` on its input"
         elif latency == link_latency({}):
             continue
         else:
@@ -1421,6 +1444,9 @@ def main():
     one.add_argument("--relay-script", default=os.path.join(os.path.dirname(
         os.path.abspath(__file__)), "udp_relay.py"))
     one.add_argument("--seed", type=int, default=1, help="the relay's seed")
+    one.add_argument("--relay-at", action="append", default=[], metavar="T:JSON",
+                     help="at T s after the sender's start, write JSON (one line) to the "
+                          "relay's standard input (udp_relay.py's runtime changes)")
     one.add_argument("--rtmp-port", type=int, default=1935)
     one.add_argument("command", nargs=argparse.REMAINDER)
     rep = sub.add_parser("report")

@@ -7,6 +7,13 @@ import IngestCore
 /// libsrt counts no acknowledged bytes, so they are derived: bytes that left the send buffer
 /// other than by a too-late drop, i.e. unique bytes sent minus the growth of the buffer minus
 /// the bytes dropped.
+///
+/// The loss is the receiver's first losses over the packets sent for the first time, not
+/// libsrt's count as it stands (`firstLosses`): libsrt counts a packet again each time a loss
+/// report names it, and a receiver repeats its reports (SRT's periodic NAK, every half round
+/// trip or 20 ms) until the retransmission arrives, a round trip after the first. So on a
+/// 300 ms path that loses 1 % each way libsrt counted 2 to 8 % lost, and retransmissions
+/// (`retransmit`, reported as they are) as many.
 struct SRTLinkMeter {
   private struct Sample {
     var time: Int64
@@ -19,6 +26,21 @@ struct SRTLinkMeter {
   /// The window the delivered rate is measured over.
   private let window: Int64 = 1_000_000_000
   private var samples: [Sample] = []
+
+  /// libsrt's receiver repeats its loss report every (RTT + 4 RTTVar) / 2, at least 20 ms
+  /// (LiveCC's NAK interval), until the retransmission arrives about a round trip after the
+  /// first report; each report counts the packet again. So each first loss is counted
+  /// 1 + RTT / interval times: about 3 on a path of 40 ms and more, 2 at 20 ms, 1 on
+  /// loopback. (The interval's RTTVar part, which libsrt does not report, makes it a little
+  /// less: the estimate errs toward less loss, which the controller reads only beside a queue.)
+  static func firstLosses(reported: Double, roundTripMilliseconds: Double?) -> Double {
+    guard let rtt = roundTripMilliseconds, rtt > 0 else { return reported }
+    let interval = max(minimumReportIntervalMilliseconds, rtt / 2)
+    return reported / (1 + rtt / interval)
+  }
+
+  /// libsrt's least interval between two periodic loss reports (LiveCC, milliseconds).
+  static let minimumReportIntervalMilliseconds = 20.0
 
   /// Forgets what was measured (a new connection starts its counters at zero).
   mutating func reset() { samples.removeAll(keepingCapacity: true) }
@@ -33,14 +55,17 @@ struct SRTLinkMeter {
   /// The estimate at `now`, with `queueMilliseconds` the time the newest byte has before it
   /// reaches the receiver (flight and queue, `SRTSink`), not libsrt's buffer span, which counts
   /// retransmission waits.
+  ///
+  /// `roundTripMilliseconds` is libsrt's round trip once it is a measurement (nil before).
   mutating func estimate(
-    _ stats: SRT_TRACEBSTATS, now: Int64, latencyMilliseconds: Int, queueMilliseconds: Double
+    _ stats: SRT_TRACEBSTATS, now: Int64, latencyMilliseconds: Int, queueMilliseconds: Double,
+    roundTripMilliseconds: Double?
   ) -> LinkEstimate {
     let buffered = Int64(max(stats.byteSndBuf, 0))
     let sample = Sample(
       time: now,
       acknowledgedBytes: Self.acknowledgedBytes(stats),
-      packetsSent: stats.pktSentTotal, retransmitted: Int64(stats.pktRetransTotal),
+      packetsSent: stats.pktSentUniqueTotal, retransmitted: Int64(stats.pktRetransTotal),
       lost: Int64(stats.pktSndLossTotal))
     if samples.count == 16 { samples.removeFirst() }
     samples.append(sample)
@@ -54,15 +79,39 @@ struct SRTLinkMeter {
       delivered = Double(bytes) * 8 * 1e9 / Double(span)
       let sent = sample.packetsSent - oldest.packetsSent
       if sent > 0 {
-        retransmit = Double(sample.retransmitted - oldest.retransmitted) / Double(sent)
-        loss = Double(max(0, sample.lost - oldest.lost)) / Double(sent)
+        let retransmitted = sample.retransmitted - oldest.retransmitted
+        retransmit = Double(retransmitted) / Double(sent + retransmitted)
+        let reported = Double(max(0, sample.lost - oldest.lost))
+        loss = min(
+          1,
+          Self.firstLosses(reported: reported, roundTripMilliseconds: roundTripMilliseconds)
+            / Double(sent))
       }
     }
     samples.removeAll { now - $0.time > 2 * window }
     return LinkEstimate(
       time: now, queueMilliseconds: queueMilliseconds, queueBytes: Int(buffered),
-      roundTripMilliseconds: stats.msRTT > 0 ? stats.msRTT : nil, deliveredBitsPerSecond: delivered,
+      roundTripMilliseconds: roundTripMilliseconds, deliveredBitsPerSecond: delivered,
       retransmitRatio: retransmit, lossRatio: loss,
       latencyMilliseconds: Double(latencyMilliseconds))
+  }
+}
+
+/// libsrt's smoothed round trip once it is a measurement. libsrt reports 100 ms (its initial
+/// value, `INITIAL_RTT`) until the first round trip measured at the receiver reaches the
+/// sender in an acknowledgement: on a 300 ms path, the first half second of them. Counted, it
+/// made a 300 ms path look like 200 ms of queue for the 10 s its minimum was remembered. The
+/// first figure that differs is a measurement (libsrt's own test), and so is every one after
+/// it, 100 ms included.
+struct SRTMeasuredRoundTrip {
+  /// libsrt's round trip before its first measurement, in milliseconds.
+  static let initialMilliseconds = 100.0
+  /// Whether the round trip has left its initial value on this connection.
+  private(set) var measured = false
+
+  /// `msRTT` when it is a measurement, nil before.
+  mutating func reading(_ msRTT: Double) -> Double? {
+    if !measured, msRTT > 0, msRTT != Self.initialMilliseconds { measured = true }
+    return measured && msRTT > 0 ? msRTT : nil
   }
 }

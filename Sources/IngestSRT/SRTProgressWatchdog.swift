@@ -6,7 +6,9 @@
 /// only keeps itself alive (keepalives, handshakes). Counts derived from the send buffer are not
 /// used: libsrt 1.5 empties it by too-late drops as well, and counts those drops per event, not
 /// per packet. A connection with nothing unacknowledged is never stalled: it has nothing to
-/// deliver. Nor is one that had nothing new to send: the clock starts again when observations
+/// deliver; but only two readings in a row say so: libsrt 1.5 now and then reports an empty
+/// send buffer in the middle of a blackout (one reading, between two of a hundred packets),
+/// which restarted the stall's clock and hid a 1.5 s blackout from the rate controller. Nor is one that had nothing new to send: the clock starts again when observations
 /// resume after more than `idleGap` (a sender with data observes at least every send timeout).
 struct SRTProgressWatchdog {
   /// A pause between observations longer than this means the sender had nothing to send.
@@ -14,6 +16,8 @@ struct SRTProgressWatchdog {
   private var acknowledgements: Int64 = 0
   private var lastProgress: Int64
   private var lastObservation: Int64
+  /// Whether the previous reading found nothing unacknowledged.
+  private var lastWasEmpty = false
 
   /// Starts watching a new connection at `now` (nanoseconds).
   init(now: Int64) {
@@ -26,11 +30,13 @@ struct SRTProgressWatchdog {
   ///   - acknowledgements: ACK packets received since the connection was made.
   ///   - unacknowledged: packets in the send buffer that the receiver has not acknowledged.
   mutating func observe(acknowledgements: Int64, unacknowledged: Int, now: Int64) {
-    if acknowledgements > self.acknowledgements || unacknowledged == 0
+    let empty = unacknowledged == 0
+    if acknowledgements > self.acknowledgements || (empty && lastWasEmpty)
       || now - lastObservation > Self.idleGap
     {
       lastProgress = now
     }
+    lastWasEmpty = empty
     lastObservation = now
     self.acknowledgements = max(self.acknowledgements, acknowledgements)
   }

@@ -19,18 +19,31 @@ import IngestCore
 /// link takes it; what cannot go waits in the ring, which drops whole frames.
 ///
 /// The drain rate is measured from the bytes acknowledged over intervals in which data was
-/// waiting at both ends, smoothed; before the first such interval the limit comes from the
-/// stream's own rate (see `limitBytes`), and never falls below `floorBytes`. The round trip is
-/// the minimum over the last 10 s (distance, not queue).
+/// waiting at both ends, each at least a round trip long (a loss holds the acknowledgements
+/// back for a round trip, then they come at once: over shorter intervals the rate read zero,
+/// then double), smoothed; before the first such interval the limit comes from the stream's
+/// own rate (see `limitBytes`), and never falls below `floorBytes`. The round trip is the
+/// path's (`PathRoundTrip`: the minimum of the last 10 s, started again after an outage of a
+/// second or a step that stays; distance, not queue).
+///
+/// What is in flight counts as flight whatever its size: with loss on a long path, packets
+/// wait a round trip and more for their retransmission, so the flight outgrows the
+/// bandwidth-delay product. Counted against the limit, that held the stream back in the ring
+/// at a 300 ms round trip with 1 % loss, and the ring's backlog read as congestion.
 struct SRTQueueLimit {
   /// The least the buffer may hold: eight 1316-byte messages, about 0.13 s at 650 kb/s.
   static let floorBytes = 8 * SRTMessageChunker.messageSize
   /// libsrt acknowledges every 10 ms: the newest packets wait that long for their ACK.
   static let acknowledgementIntervalMilliseconds = 10.0
   private var drain = DrainRate()
-  private var roundTrips = WindowedMinimum(windowNanoseconds: 10_000_000_000)
+  private var roundTrips = PathRoundTrip()
   private var latestTime: Int64 = 0
   private var latestRoundTrip = 0.0
+  /// Since when units are held back for the path's queue alone, and libsrt's figure then.
+  private var heldForPath: (since: Int64, figure: Double)?
+  /// A figure of libsrt's taken as stale (see `heldForPathQueue`): not the path's queue until
+  /// libsrt reports another.
+  private var staleRoundTrip: Double?
   /// Until the first queue in libsrt (see `limitBytes`).
   private(set) var slowStart = true
 
@@ -38,20 +51,35 @@ struct SRTQueueLimit {
   mutating func reset() {
     drain.reset()
     roundTrips.reset()
+    heldForPath = nil
+    staleRoundTrip = nil
     slowStart = true
   }
 
   /// Takes libsrt's figures at `now` (nanoseconds): bytes acknowledged since the connection was
-  /// made, bytes in the send buffer and the smoothed round trip (milliseconds, 0 when unknown).
+  /// made, bytes in the send buffer, the smoothed round trip (milliseconds, 0 when unknown: not
+  /// libsrt's 100 ms before its first measurement) and whether nothing gets through (`outage`:
+  /// the round trip is then stale).
   mutating func observe(
-    acknowledgedBytes: Int64, bufferedBytes: Int, roundTripMilliseconds: Double = 0, now: Int64
+    acknowledgedBytes: Int64, bufferedBytes: Int, roundTripMilliseconds: Double = 0,
+    outage: Bool = false, now: Int64
   ) {
     latestTime = now
-    if roundTripMilliseconds > 0 {
-      roundTrips.add(roundTripMilliseconds, at: now)
+    roundTrips.observe(roundTripMilliseconds, at: now, outage: outage)
+    if roundTripMilliseconds > 0 && !outage && roundTripMilliseconds != staleRoundTrip {
       latestRoundTrip = roundTripMilliseconds
+      staleRoundTrip = nil
     }
-    drain.observe(delivered: acknowledgedBytes, waiting: bufferedBytes, now: now)
+    let interval = max(
+      DrainRate.minimumInterval, Int64(minimumRoundTripMilliseconds * 1_000_000))
+    // A blackout is no reading of the link's rate: its zero pulled the smoothed drain down, and
+    // after a handover the sink let through a trickle while the ring grew to 1.5 s.
+    if outage {
+      drain.interrupt()
+    } else {
+      drain.observe(
+        delivered: acknowledgedBytes, waiting: bufferedBytes, now: now, minimumInterval: interval)
+    }
     // With nothing of ours in libsrt's buffer, nothing of ours is queued on the path either.
     // libsrt's smoothed round trip is refreshed only by acknowledgements of new data, so after
     // a spike (a receiver starved of CPU for a moment) it may go on showing a queue long gone;
@@ -60,11 +88,32 @@ struct SRTQueueLimit {
     if bufferedBytes == 0 { latestRoundTrip = minimumRoundTripMilliseconds }
   }
 
+  /// The sink held a unit back at `now` for the path's queue alone (nothing of ours unsent in
+  /// libsrt). libsrt refreshes its smoothed round trip only from acknowledgements of new data,
+  /// so while little is sent it keeps showing a queue that has drained: held back longer than
+  /// that queue and a round trip, the path counts as drained until libsrt's figure changes.
+  /// After a handover the round trip stood 60 ms over the path's for seconds while a trickle
+  /// went out and the ring grew to 3 s.
+  mutating func heldForPathQueue(now: Int64) {
+    let held = heldForPath ?? (now, latestRoundTrip)
+    heldForPath = held
+    let drained = (pathQueueMilliseconds + minimumRoundTripMilliseconds) * 1e6
+    if Double(now - held.since) > drained {
+      staleRoundTrip = latestRoundTrip
+      latestRoundTrip = minimumRoundTripMilliseconds
+      heldForPath = nil
+    }
+  }
+
+  /// A unit went out: whatever held it back is over.
+  mutating func released() { heldForPath = nil }
+
   /// Bytes per second the link drained while data waited, smoothed; nil before a measurement.
   var drainBytesPerSecond: Double? { drain.bytesPerSecond }
 
-  /// The path's round trip: the least smoothed RTT of the last 10 s (0 before one is known).
-  var minimumRoundTripMilliseconds: Double { roundTrips.minimum(at: latestTime) ?? 0 }
+  /// The path's round trip: the least smoothed RTT of the last 10 s, or since the path
+  /// changed (0 before one is known).
+  var minimumRoundTripMilliseconds: Double { roundTrips.baseline(at: latestTime) ?? 0 }
 
   /// How long the newest byte in libsrt's buffer has been there when it is in flight rather
   /// than queued: one round trip and the acknowledgement interval.
@@ -104,6 +153,15 @@ struct SRTQueueLimit {
     return pathQueueMilliseconds + Double(unsentBytes) / rate * 1000
   }
 
+  /// How long `unsentBytes` take to leave at the drain rate (or, before it is measured, at
+  /// `fallbackBytesPerSecond`), in milliseconds; 0 without a rate.
+  func unsentMilliseconds(unsentBytes: Int, fallbackBytesPerSecond: Double? = nil) -> Double {
+    guard unsentBytes > 0,
+      let rate = drainBytesPerSecond ?? fallbackBytesPerSecond, rate > 0
+    else { return 0 }
+    return Double(unsentBytes) / rate * 1000
+  }
+
   /// Whether more is queued (`queuedMilliseconds`) than the bound allows.
   func isQueueLong(queuedMilliseconds: Double, latencyMilliseconds: Int) -> Bool {
     queuedMilliseconds > queueBoundMilliseconds(latencyMilliseconds: latencyMilliseconds)
@@ -120,9 +178,12 @@ struct SRTQueueLimit {
   /// waited in the ring for its first two seconds while the doubling caught up. After the
   /// first queue, the measured drain alone: a keyframe on a slow link is fed to libsrt as the
   /// link takes it.
+  ///
+  /// `flightBytes` is what libsrt has sent and not had acknowledged: the flight part of the
+  /// limit is never less (see the type's note on retransmission waits).
   mutating func limitBytes(
     latencyMilliseconds: Int, queuedMilliseconds: Double? = nil,
-    streamBytesPerSecond: Double? = nil
+    streamBytesPerSecond: Double? = nil, flightBytes: Int = 0
   ) -> Int {
     var rate = drainBytesPerSecond
     if slowStart, let queued = queuedMilliseconds {
@@ -135,10 +196,9 @@ struct SRTQueueLimit {
         slowStart = false
       }
     }
-    guard let rate, rate > 0 else { return Self.floorBytes }
-    let seconds =
-      (inFlightMilliseconds + queueBoundMilliseconds(latencyMilliseconds: latencyMilliseconds))
-      / 1000
-    return max(Self.floorBytes, Int(min(rate * seconds, Double(Int32.max))))
+    guard let rate, rate > 0 else { return max(Self.floorBytes, flightBytes) }
+    let flight = max(rate * inFlightMilliseconds / 1000, Double(max(flightBytes, 0)))
+    let queue = rate * queueBoundMilliseconds(latencyMilliseconds: latencyMilliseconds) / 1000
+    return max(Self.floorBytes, Int(min(flight + queue, Double(Int32.max))))
   }
 }

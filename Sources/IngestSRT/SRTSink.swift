@@ -117,19 +117,37 @@ public final class SRTSink: OutputSink {
   /// (`SRTQueueLimit.queuedMilliseconds`): libsrt's unsent packets are its buffer less its
   /// flight (sent, not yet acknowledged, lost ones included).
   private func queuedMilliseconds(_ stats: SRT_TRACEBSTATS) -> Double {
-    let unsent = max(0, Int(stats.pktSndBuf) - Int(stats.pktFlightSize))
-    return queueLimit.queuedMilliseconds(
-      unsentBytes: unsent * SRTMessageChunker.messageSize,
-      sendBufferMilliseconds: Int(stats.msSndBuf))
+    queueLimit.queuedMilliseconds(
+      unsentBytes: unsentBytes(stats), sendBufferMilliseconds: Int(stats.msSndBuf))
+  }
+
+  /// libsrt's smoothed round trip once it is a measurement, 0 before (`SRTMeasuredRoundTrip`).
+  private func measuredRoundTrip(_ stats: SRT_TRACEBSTATS) -> Double {
+    measuredRTT.reading(stats.msRTT) ?? 0
+  }
+
+  private var measuredRTT = SRTMeasuredRoundTrip()
+  private var roundTripMeasured: Bool { measuredRTT.measured }
+
+  /// Bytes libsrt holds that it has not sent yet: its buffer less its flight (sent, not yet
+  /// acknowledged, lost ones included).
+  private func unsentBytes(_ stats: SRT_TRACEBSTATS) -> Int {
+    max(0, Int(stats.pktSndBuf) - Int(stats.pktFlightSize)) * SRTMessageChunker.messageSize
   }
 
   /// The link from libsrt's statistics of the open connection.
   public func linkEstimate(now: Int64) -> LinkEstimate? {
     guard let socket, socket.isConnected, let stats = socket.statistics() else { return nil }
-    // The queue as the rate controller reads it: the flight, then what waits beyond it.
+    let roundTrip = measuredRoundTrip(stats)
+    // The queue as the status shows it: the flight, then what waits beyond it.
     var estimate = linkMeter.estimate(
       stats, now: now, latencyMilliseconds: agreedLatencyMilliseconds,
-      queueMilliseconds: queueLimit.inFlightMilliseconds + queuedMilliseconds(stats))
+      queueMilliseconds: queueLimit.inFlightMilliseconds + queuedMilliseconds(stats),
+      roundTripMilliseconds: roundTrip > 0 ? roundTrip : nil)
+    // The queue as the rate controller reads it: what libsrt has not sent yet, never the span
+    // of what waits for an acknowledgement (a retransmission wait on a lossy path).
+    estimate.unsentMilliseconds = queueLimit.unsentMilliseconds(
+      unsentBytes: unsentBytes(stats), fallbackBytesPerSecond: streamRate.bytesPerSecond)
     let clock = Self.clock.now()
     watchdog.observe(
       acknowledgements: Int64(stats.pktRecvACKTotal), unacknowledged: Int(stats.pktSndBuf),
@@ -208,6 +226,8 @@ public final class SRTSink: OutputSink {
     }
     linkMeter.reset()
     queueLimit.reset()
+    measuredRTT = SRTMeasuredRoundTrip()
+    runLatencyCheck = RunLatencyCheck()
     streamRate.reset()
     lastCounted = nil
     dropLedger.reset()
@@ -232,6 +252,39 @@ public final class SRTSink: OutputSink {
       askedMilliseconds: asked, agreedMilliseconds: agreedLatencyMilliseconds,
       automatic: options.latencyIsAuto, roundTripMilliseconds: roundTrip?.milliseconds,
       roundTripSource: roundTrip?.source)
+    if let warning = check.warning, !warnings.contains(warning) { warnings.append(warning) }
+    latencyAsked = asked
+    if check.warning != nil, let rtt = roundTrip?.milliseconds {
+      runLatencyCheck.warned(roundTripMilliseconds: rtt)
+    }
+    statusHandler?("latency", check.statusObject)
+  }
+
+  /// No acknowledgement for this long while data waits: nothing gets through (the round trip
+  /// libsrt reports is then stale).
+  private static let outageNanoseconds: Int64 = 300_000_000
+
+  /// The latency asked for at connect, for the checks during the run.
+  private var latencyAsked = SRTOptions.defaultLatencyMilliseconds
+  private var runLatencyCheck = RunLatencyCheck()
+
+  /// The latency against the path's round trip for the whole run, not only at connect: a
+  /// handover from 40 ms to 180 ms leaves a 200 ms latency under three round trips. Checked
+  /// twice a second on the path's round trip (the least of the last seconds, not a spike); a
+  /// warning (a `latency` event, standard error, the summary) when it first falls under three
+  /// round trips, and again only when the round trip grew by a quarter since, or after it
+  /// came back to 3.5 round trips.
+  private func checkLatencyDuringRun(now: Int64) {
+    let path = queueLimit.minimumRoundTripMilliseconds
+    guard roundTripMeasured, path > 0,
+      runLatencyCheck.isDue(
+        now: now, roundTripMilliseconds: path, latencyMilliseconds: agreedLatencyMilliseconds)
+    else { return }
+    runLatencyCheck.warned(roundTripMilliseconds: path)
+    var check = SRTLatencyCheck(
+      askedMilliseconds: latencyAsked, agreedMilliseconds: agreedLatencyMilliseconds,
+      automatic: options.latencyIsAuto, roundTripMilliseconds: path, roundTripSource: "libsrt")
+    check.duringRun = true
     if let warning = check.warning, !warnings.contains(warning) { warnings.append(warning) }
     statusHandler?("latency", check.statusObject)
   }
@@ -316,11 +369,11 @@ public final class SRTSink: OutputSink {
     if let stats = socket.statistics() {
       let clock = Self.clock.now()
       observeDrops(stats, now: clock)
-      // libsrt's round trip is a measurement once the receiver has acknowledged for a while:
-      // its first acknowledgements still carry the 100 ms libsrt starts from.
-      if let asked = deferredLatencyCheck, stats.pktRecvACKTotal >= 10 {
+      // libsrt's round trip is a measurement once it has left the 100 ms libsrt starts from.
+      let roundTrip = measuredRoundTrip(stats)
+      if let asked = deferredLatencyCheck, roundTrip > 0 {
         deferredLatencyCheck = nil
-        checkLatency(asked: asked, roundTrip: (stats.msRTT, "libsrt"))
+        checkLatency(asked: asked, roundTrip: (roundTrip, "libsrt"))
       }
       // libsrt drops what is older than its threshold inside a send call: near it, every send
       // is preceded by a reading, so that the ledger knows which packets those were.
@@ -358,19 +411,25 @@ public final class SRTSink: OutputSink {
       let buffered = Int(max(stats.byteSndBuf, 0))
       queueLimit.observe(
         acknowledgedBytes: SRTLinkMeter.acknowledgedBytes(stats), bufferedBytes: buffered,
-        roundTripMilliseconds: stats.msRTT, now: clock)
+        roundTripMilliseconds: roundTrip, outage: sinceProgress >= Self.outageNanoseconds,
+        now: clock)
+      checkLatencyDuringRun(now: clock)
       if sinceProgress < latency {
         let queued = queuedMilliseconds(stats)
         if !chunker.hasPartialUnit,
           queueLimit.isQueueLong(
             queuedMilliseconds: queued, latencyMilliseconds: agreedLatencyMilliseconds)
         {
+          if unsentBytes(stats) == 0 { queueLimit.heldForPathQueue(now: clock) }
           return .wouldBlock(retryAt: now + retryDelayNanoseconds)
         }
+        queueLimit.released()
+        // What is in flight is flight, however long it waits for its acknowledgement.
+        let flight = Int(max(stats.pktFlightSize, 0)) * SRTMessageChunker.messageSize
         byteAllowance =
           queueLimit.limitBytes(
             latencyMilliseconds: agreedLatencyMilliseconds, queuedMilliseconds: queued,
-            streamBytesPerSecond: streamRate.bytesPerSecond)
+            streamBytesPerSecond: streamRate.bytesPerSecond, flightBytes: min(flight, buffered))
           - buffered
       }
     }

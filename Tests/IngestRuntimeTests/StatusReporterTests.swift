@@ -44,15 +44,21 @@ private final class Lines: Sendable {
     let reporter = try reporter(clock, lines)
     var link = LinkEstimate(time: 0, queueMilliseconds: 180, latencyMilliseconds: 200)
     link.backlogMilliseconds = 12
-    let decision = RateController.Decision(
+    link.unsentMilliseconds = 4
+    var decision = RateController.Decision(
       targetBitsPerSecond: 534_722, frameRate: 30, keyframesOnly: false, reason: .congestion,
-      link: link, queueDelayMilliseconds: 150)
+      rule: .standingQueue, state: .drain, link: link, queueDelayMilliseconds: 150)
+    decision.baseRoundTripMilliseconds = 40
+    decision.ceilingBitsPerSecond = 600_000
     reporter.report(.rate(decision), now: clock.now() + 1_000_000_000)
+    // The rule that fired and the state it left the controller in, beside the inputs.
     #expect(
       lines.all == [
         #"{"event":"rate","t":1.000,"reason":"congestion","algorithm":"queue-delay-aimd","#
-          + #""queue_delay_ms":150,"target_bps":534722,"frame_rate":30,"keyframes_only":false,"#
-          + #""link":{"queue_ms":180,"queue_bytes":0,"latency_ms":200,"backlog_ms":12}}"#
+          + #""rule":"standingQueue","state":"drain","queue_delay_ms":150,"base_rtt_ms":40.0,"#
+          + #""ceiling_bps":600000,"target_bps":534722,"frame_rate":30,"keyframes_only":false,"#
+          + #""link":{"queue_ms":180,"queue_bytes":0,"unsent_ms":4,"latency_ms":200,"#
+          + #""backlog_ms":12}}"#
       ])
   }
 

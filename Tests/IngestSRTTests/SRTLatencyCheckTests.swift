@@ -31,4 +31,54 @@ import Testing
     check.roundTripMilliseconds = nil
     #expect(check.warning == nil)
   }
+
+  /// During the run: a handover from 40 ms to 180 ms leaves a 200 ms latency under three
+  /// round trips. One warning, naming the path's round trip; with `latency=auto`, what a
+  /// reconnect would ask for. Not again while the path stays; again once it grew by a quarter.
+  @Test func aRoundTripThatGrowsDuringTheRunWarnsOnce() {
+    var run = RunLatencyCheck()
+    let second: Int64 = 1_000_000_000
+    var due: Bool
+    due = run.isDue(now: 0, roundTripMilliseconds: 40, latencyMilliseconds: 200)
+    #expect(!due)
+    due = run.isDue(now: second, roundTripMilliseconds: 180, latencyMilliseconds: 200)
+    #expect(due)
+    run.warned(roundTripMilliseconds: 180)
+    due = run.isDue(now: 2 * second, roundTripMilliseconds: 185, latencyMilliseconds: 200)
+    #expect(!due)
+    // Checked at most twice a second.
+    due = run.isDue(now: 2 * second + 1, roundTripMilliseconds: 300, latencyMilliseconds: 200)
+    #expect(!due)
+    due = run.isDue(now: 3 * second, roundTripMilliseconds: 300, latencyMilliseconds: 200)
+    #expect(due)
+    run.warned(roundTripMilliseconds: 300)
+    // Back on a short path, then long again: a new warning.
+    due = run.isDue(now: 4 * second, roundTripMilliseconds: 40, latencyMilliseconds: 200)
+    #expect(!due)
+    due = run.isDue(now: 5 * second, roundTripMilliseconds: 180, latencyMilliseconds: 200)
+    #expect(due)
+
+    var check = SRTLatencyCheck(
+      askedMilliseconds: 200, agreedMilliseconds: 200, automatic: true,
+      roundTripMilliseconds: 180, roundTripSource: "libsrt")
+    check.duringRun = true
+    let warning = try! #require(check.warning)
+    #expect(warning.contains("180 ms the path's, measured during the run"))
+    #expect(warning.contains("latency=auto would ask for 720 ms on a reconnect"))
+    let event = check.statusObject.rendered
+    #expect(event.contains("\"during_run\":true"))
+    #expect(event.contains("\"reconnect_ms\":720"))
+    #expect(event.contains("\"warning\""))
+  }
+
+  /// A warning given at connect counts: the run does not repeat it for the same path.
+  @Test func aWarningAtConnectIsNotRepeatedForTheSamePath() {
+    var run = RunLatencyCheck()
+    run.warned(roundTripMilliseconds: 100)
+    var due: Bool
+    due = run.isDue(now: 0, roundTripMilliseconds: 102, latencyMilliseconds: 250)
+    #expect(!due)
+    due = run.isDue(now: 1_000_000_000, roundTripMilliseconds: 130, latencyMilliseconds: 250)
+    #expect(due)
+  }
 }

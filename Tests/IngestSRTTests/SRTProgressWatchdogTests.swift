@@ -37,4 +37,20 @@ import Testing
     watchdog.observe(acknowledgements: 0, unacknowledged: 5, now: 4 * second + second / 2)
     #expect(watchdog.sinceProgress(now: 6 * second) == 2 * second)
   }
+
+  /// libsrt now and then reports an empty send buffer for one reading in the middle of a
+  /// blackout: that is no progress; two empty readings in a row are.
+  @Test func oneEmptyReadingInABlackoutIsNoProgress() {
+    var watchdog = SRTProgressWatchdog(now: 0)
+    watchdog.observe(acknowledgements: 5, unacknowledged: 10, now: second / 10)
+    for tenth in 2...15 {
+      let unacknowledged = tenth == 6 ? 0 : 10 * tenth
+      watchdog.observe(
+        acknowledgements: 5, unacknowledged: unacknowledged, now: Int64(tenth) * second / 10)
+    }
+    #expect(watchdog.sinceProgress(now: 15 * second / 10) == 14 * second / 10)
+    watchdog.observe(acknowledgements: 5, unacknowledged: 0, now: 16 * second / 10)
+    watchdog.observe(acknowledgements: 5, unacknowledged: 0, now: 17 * second / 10)
+    #expect(watchdog.sinceProgress(now: 17 * second / 10) == 0)
+  }
 }

@@ -194,4 +194,93 @@ import Testing
     #expect(limit.drainBytesPerSecond == nil)
     #expect(limit.limitBytes(latencyMilliseconds: 200) == SRTQueueLimit.floorBytes)
   }
+
+  /// 300 ms with 1 % loss: every loss holds the acknowledgements back for a round trip, so
+  /// libsrt's flight (sent, not acknowledged) is twice the bandwidth-delay product. That is
+  /// flight, not queue: the limit still leaves the queue bound on top of it, where counting
+  /// the whole buffer against drain x (flight + bound) held the stream back in the ring.
+  @Test func aFlightLongerThanTheRoundTripIsNotQueue() {
+    var limit = SRTQueueLimit()
+    var acknowledged: Int64 = 0
+    for step in 0...40 {
+      limit.observe(
+        acknowledgedBytes: acknowledged, bufferedBytes: 200_000, roundTripMilliseconds: 300,
+        now: Int64(step) * 100 * ms)
+      acknowledged += 31_250
+    }
+    // 312.5 kB/s: 310 ms in flight (96,875 bytes) and 400 ms queued (125,000 bytes).
+    let plain = limit.limitBytes(latencyMilliseconds: 1000)
+    #expect(abs(plain - 221_875) < 1_000, "\(plain)")
+    let flight = 190_000
+    let withFlight = limit.limitBytes(latencyMilliseconds: 1000, flightBytes: flight)
+    #expect(abs(withFlight - (flight + 125_000)) < 1_000, "\(withFlight)")
+  }
+
+  /// Acknowledgements that stop for a round trip (a loss) and then come at once are one
+  /// drain rate over intervals of a round trip, not a rate that reads zero, then double.
+  @Test func onALongPathTheDrainIsMeasuredOverARoundTrip() {
+    var limit = SRTQueueLimit()
+    var acknowledged: Int64 = 0
+    for step in 0...60 {
+      // 50 ms readings; every sixth one brings 300 ms of acknowledgements at once.
+      if step % 6 == 0 { acknowledged += 6 * 12_500 }
+      limit.observe(
+        acknowledgedBytes: acknowledged, bufferedBytes: 100_000, roundTripMilliseconds: 300,
+        now: Int64(step) * 50 * ms)
+    }
+    let rate = limit.drainBytesPerSecond ?? 0
+    #expect(abs(rate - 250_000) < 30_000, "\(rate)")
+  }
+
+  /// An outage of a second or more may end on another path: the round trip's minimum starts
+  /// again, so a handover from 40 ms to 180 ms is not 140 ms of path queue for 10 s.
+  @Test func anOutageStartsTheRoundTripAgain() {
+    var limit = SRTQueueLimit()
+    var now: Int64 = 0
+    for _ in 0..<50 {
+      limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 40, now: now)
+      now += 100 * ms
+    }
+    for _ in 0..<15 {
+      limit.observe(
+        acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 40, outage: true,
+        now: now)
+      now += 100 * ms
+    }
+    for _ in 0..<10 {
+      limit.observe(
+        acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 180, now: now)
+      now += 100 * ms
+    }
+    #expect(limit.minimumRoundTripMilliseconds == 180)
+    #expect(limit.pathQueueMilliseconds == 0)
+  }
+
+  /// Held back for the path's queue alone (nothing unsent), little goes out and libsrt's
+  /// smoothed figure stays where it was: after the queue's own time and a round trip it counts
+  /// as drained, until libsrt reports another figure.
+  @Test func aPathQueueHeldLongerThanItselfCountsAsDrained() {
+    var limit = SRTQueueLimit()
+    var now: Int64 = 0
+    for _ in 0..<20 {
+      limit.observe(
+        acknowledgedBytes: 0, bufferedBytes: 1_316, roundTripMilliseconds: 180, now: now)
+      now += 100 * ms
+    }
+    limit.observe(acknowledgedBytes: 0, bufferedBytes: 1_316, roundTripMilliseconds: 250, now: now)
+    #expect(limit.pathQueueMilliseconds == 70)
+    let start = now
+    while now - start <= 300 * ms {
+      limit.heldForPathQueue(now: now)
+      limit.observe(
+        acknowledgedBytes: 0, bufferedBytes: 1_316, roundTripMilliseconds: 250, now: now)
+      now += 10 * ms
+    }
+    #expect(limit.pathQueueMilliseconds == 0)
+    // The same stale figure again changes nothing; a new one counts.
+    limit.observe(acknowledgedBytes: 0, bufferedBytes: 1_316, roundTripMilliseconds: 250, now: now)
+    #expect(limit.pathQueueMilliseconds == 0)
+    limit.observe(acknowledgedBytes: 0, bufferedBytes: 1_316, roundTripMilliseconds: 230, now: now)
+    #expect(limit.pathQueueMilliseconds == 50)
+  }
 }

@@ -14,6 +14,10 @@ public struct DrainRate: Sendable {
 
   public init() {}
 
+  /// Nothing got through for a while (a blackout): that interval is not the link's rate, and
+  /// the next one starts with the next figures. The rate measured before stays.
+  public mutating func interrupt() { last = nil }
+
   /// Forgets the measurements (a new connection).
   public mutating func reset() {
     bytesPerSecond = nil
@@ -21,14 +25,18 @@ public struct DrainRate: Sendable {
   }
 
   /// Takes the output's figures at `now` (nanoseconds): bytes delivered (acknowledged) since
-  /// the connection was made and bytes waiting (not yet acknowledged).
-  public mutating func observe(delivered: Int64, waiting: Int, now: Int64) {
+  /// the connection was made and bytes waiting (not yet acknowledged). An interval shorter
+  /// than `minimumInterval` waits for a longer one (a round trip, where a loss holds the
+  /// acknowledgements back for one).
+  public mutating func observe(
+    delivered: Int64, waiting: Int, now: Int64, minimumInterval: Int64 = Self.minimumInterval
+  ) {
     guard let last else {
       self.last = (now, delivered, waiting)
       return
     }
     let interval = now - last.time
-    guard interval >= Self.minimumInterval else { return }
+    guard interval >= max(minimumInterval, Self.minimumInterval) else { return }
     if last.waiting > 0 && waiting > 0 {
       let rate = Double(max(0, delivered - last.delivered)) * 1e9 / Double(interval)
       bytesPerSecond = bytesPerSecond.map { $0 + Self.smoothing * (rate - $0) } ?? rate

@@ -13,6 +13,12 @@ public struct LinkEstimate: Sendable, Equatable {
   public var queueMilliseconds: Double
   /// Bytes sent but not acknowledged, or not yet sent, held by the output and the kernel.
   public var queueBytes: Int
+  /// How long what the output holds but has not sent yet takes to leave at the link's rate, in
+  /// milliseconds, when the output can tell it from what is in flight (SRT: libsrt's buffer
+  /// less its flight). The controller then reads the queue from it alone: what is in flight
+  /// includes, on a lossy path, packets waiting a round trip for their retransmission, which
+  /// is no queue.
+  public var unsentMilliseconds: Double?
   /// Smoothed round-trip time, when measured.
   public var roundTripMilliseconds: Double?
   /// Bits per second the receiver acknowledged (or the socket took) since the last estimate.
@@ -54,6 +60,7 @@ public struct LinkEstimate: Sendable, Equatable {
     var object = JSONObject()
     object.add("queue_ms", queueMilliseconds, decimals: 0)
     object.add("queue_bytes", queueBytes)
+    if let unsentMilliseconds { object.add("unsent_ms", unsentMilliseconds, decimals: 0) }
     if let roundTripMilliseconds { object.add("rtt_ms", roundTripMilliseconds, decimals: 1) }
     if let deliveredBitsPerSecond { object.add("delivered_bps", Int(deliveredBitsPerSecond)) }
     if let retransmitRatio { object.add("retransmit", retransmitRatio) }

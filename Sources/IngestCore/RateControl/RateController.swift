@@ -2,14 +2,15 @@
 /// bitrate first, the frame rate only once the bitrate is at its floor, keyframes only when the
 /// link carries less than the floor.
 ///
-/// The algorithm (`algorithm`, named in every `rate` status event; `docs/rate-control.md`) is
-/// additive-increase, multiplicative-decrease on the queueing delay, measured against windowed
-/// baselines:
+/// The algorithm (`algorithm`, named in every `rate` status event with the `State` it is in and
+/// the `Rule` that fired; `docs/rate-control.md`) is additive-increase, multiplicative-decrease
+/// on the queueing delay, measured against windowed baselines:
 ///
-/// - **Queueing delay** is the output's queue time (SRT: the send buffer's time span) and the
-///   round trip above their minimum over the last `baselineWindowNanoseconds`, plus the time
-///   the oldest unit has waited in the ring. The minimum is distance: a 300 ms path is not a
-///   congested one.
+/// - **Queueing delay** is what waits in front of the path (SRT: libsrt's unsent bytes at the
+///   drain rate, never the span of unacknowledged data, which grows by a round trip with every
+///   loss on a long path), the round trip above the path's own (`PathRoundTrip`: its minimum,
+///   which follows a handover or a step that stays), and the time the oldest unit has waited
+///   in the ring. The path's round trip is distance: a 300 ms path is not a congested one.
 /// - **Congestion** is a queueing delay over the threshold for `standingWindowNanoseconds` (or
 ///   over twice the threshold in two readings in a row) that is not already falling; one
 ///   keyframe's burst fills the queue for a reading or two and drains by itself. Loss counts only when it
@@ -17,10 +18,13 @@
 ///   overflows); random loss on a wide path is not congestion.
 /// - **Outage**: while the link delivers almost nothing (a blackout) the target is held; a
 ///   lower rate would not get through either, and holding it makes the return immediate.
-/// - **Decreases** go quickly toward (below) what the link delivered, so the backlog drains;
-///   **increases** are multiplicative while the link stays clear, and small steps near the
-///   rate where congestion last appeared, which is forgotten after `ceilingMemoryNanoseconds`
-///   of clear link, so after a dip the rate is back within a few seconds of the capacity.
+/// - **Decreases** go quickly toward (below) what the link delivered, so the backlog drains,
+///   and set the ceiling: the level the link last held. **Increases** are multiplicative
+///   while the link stays clear and below the ceiling (`recover`), then gentle probes near
+///   it (`probe`, steps that double while the queue does not grow, like BBR's probing up); a
+///   probe that grows the queue is taken back. The ceiling is forgotten only when the link
+///   carries clearly more than it (`climb` again): never for time alone, which sent a steady
+///   narrow link back to the nominal rate and through its queue every few seconds.
 ///
 /// The floor keeps recovery after a dip fast. The memory ladder (`DegradationLadder`) stays the
 /// safety net for the budget; this controller only reads the link.
@@ -57,6 +61,9 @@ public struct RateController: Sendable {
     public var standingWindowNanoseconds: Int64 = 1_000_000_000
     /// How far back the baselines (least queue time, least round trip, least loss) look.
     public var baselineWindowNanoseconds: Int64 = 10_000_000_000
+    /// How the path's round trip follows a path change (`PathRoundTrip`); its window is
+    /// `baselineWindowNanoseconds`.
+    public var pathRoundTrip = PathRoundTrip.Configuration()
     /// Loss above its baseline by this much (and by the baseline itself) while a queue stands
     /// counts as a long reading.
     public var lossGrowth: Double = 0.02
@@ -64,15 +71,28 @@ public struct RateController: Sendable {
     public var outageShare: Double = 0.1
     /// A new connection's readings are only observed for this long (nanoseconds): the backlog
     /// gathered while connecting and a slow start on a long path are no reading of the link.
+    /// So are the first readings after an outage of `pathRoundTrip.outageNanoseconds`.
     public var observeNanoseconds: Int64 = 1_500_000_000
     /// Quiet time before each increase step (nanoseconds).
     public var increaseHoldNanoseconds: Int64 = 500_000_000
-    /// The factor of each increase step away from the last congestion point.
+    /// The factor of each increase step away from the ceiling (`climb`, `recover`).
     public var increaseStep: Double = 1.25
-    /// The share of the target each step adds near the last congestion point.
+    /// The share of the target the first probe step near the ceiling adds; each further step
+    /// while the queue does not grow adds twice the one before, up to `largestProbeStep`.
     public var nearCeilingStep: Double = 0.03
-    /// Clear link for this long forgets the last congestion point (nanoseconds).
-    public var ceilingMemoryNanoseconds: Int64 = 2_000_000_000
+    /// The largest probe step (a share of the target).
+    public var largestProbeStep: Double = 0.25
+    /// A probe step is taken back when the standing queue (the least delay of the last
+    /// second) grew by more than this since the step (milliseconds), or by `probeQueueGrowthShare`
+    /// of the congestion threshold when that is more (a TCP output's queue figure moves by tens
+    /// of milliseconds by itself). A step passes once it has held for a standing window without
+    /// that.
+    public var probeQueueGrowthMilliseconds: Double = 10
+    public var probeQueueGrowthShare: Double = 0.1
+    /// After a probe was taken back the target stays for this long before the next probe.
+    public var cruiseNanoseconds: Int64 = 1_500_000_000
+    /// The ceiling is forgotten once the link carries this much more video than it.
+    public var ceilingPassedShare: Double = 0.1
     /// Least time between two decreases, so one backlog is not answered twice (nanoseconds).
     public var decreaseHoldNanoseconds: Int64 = 500_000_000
     /// While the target is already under what the link delivered, a queue that is not growing
@@ -107,6 +127,8 @@ public struct RateController: Sendable {
     case congestion
     /// The link stayed clear: the target rises one step.
     case probe
+    /// The round trip changed with the path: what it made the controller cut is undone.
+    case pathChanged
     /// At the floor and the link still does not keep up: a lower frame rate.
     case frameRateDown
     /// The link is clear again: the frame rate comes back first.
@@ -117,31 +139,105 @@ public struct RateController: Sendable {
     case keyframesOnlyEnded
   }
 
+  /// Where the controller is between the link's limits (`docs/rate-control.md`).
+  public enum State: String, Sendable, Equatable {
+    /// The start-up climb from the start share, until the first congestion or the nominal rate.
+    case startup
+    /// No ceiling known: multiplicative steps up to the nominal rate (or there).
+    case climb
+    /// Below the ceiling: multiplicative steps up to just under it.
+    case recover
+    /// Near or past the ceiling: small steps that double while the queue does not grow.
+    case probe
+    /// A probe grew the queue and was taken back: the target stays a while.
+    case cruise
+    /// After a cut, until the queue has drained: no increases.
+    case drain
+    /// Nothing gets through (a blackout): the target is held.
+    case hold
+  }
+
+  /// The rule that made a decision, named in its `rate` status event.
+  public enum Rule: String, Sendable, Equatable {
+    /// The first estimate: the start share.
+    case start
+    /// A step of the start-up climb.
+    case startupStep
+    /// A queue over the threshold for a whole window that is not draining.
+    case standingQueue
+    /// A queue over twice the threshold in two readings, still rising, not carried.
+    case risingQueue
+    /// Loss grown above its recent minimum while a queue stands.
+    case lossWithQueue
+    /// A probe step grew the queue: back under the level that held.
+    case probeQueueGrew
+    /// A multiplicative step with no ceiling known.
+    case climb
+    /// A multiplicative step toward just under the ceiling.
+    case recover
+    /// A probe step near or past the ceiling.
+    case probe
+    /// The round trip stepped and stayed: the cuts it caused are undone.
+    case pathChanged
+    /// At the floor and still congested: a lower frame rate.
+    case frameRateAtFloor
+    /// Clear again: the frame rate back first.
+    case frameRateBack
+    /// The link carried under half the floor for a while at the lowest frame rate.
+    case belowFloor
+    /// The link carries the floor again.
+    case floorCarried
+  }
+
   /// What the encoder is asked for after an estimate.
   public struct Decision: Sendable, Equatable {
     public var targetBitsPerSecond: Int
     public var frameRate: Int
     public var keyframesOnly: Bool
     public var reason: Reason
+    /// The rule that fired.
+    public var rule: Rule
+    /// The controller's state after the decision.
+    public var state: State
     /// The estimate the decision was made on.
     public var link: LinkEstimate
     /// The queueing delay the controller read from it (above the baselines), milliseconds.
     public var queueDelayMilliseconds: Double
+    /// The path's round trip the delay was measured against, when known (milliseconds).
+    public var baseRoundTripMilliseconds: Double?
+    /// The ceiling remembered after the decision (video bits per second), when one is.
+    public var ceilingBitsPerSecond: Int?
     /// What the encoder is asked for to carry the decision out: what changed, in the order
     /// bitrate, frame rate, keyframes only.
     public var requests: [EncoderRequest] = []
 
     public init(
       targetBitsPerSecond: Int, frameRate: Int, keyframesOnly: Bool, reason: Reason,
-      link: LinkEstimate, queueDelayMilliseconds: Double, requests: [EncoderRequest] = []
+      rule: Rule? = nil, state: State = .climb, link: LinkEstimate,
+      queueDelayMilliseconds: Double, requests: [EncoderRequest] = []
     ) {
       self.targetBitsPerSecond = targetBitsPerSecond
       self.frameRate = frameRate
       self.keyframesOnly = keyframesOnly
       self.reason = reason
+      self.rule = rule ?? Self.defaultRule(reason)
+      self.state = state
       self.link = link
       self.queueDelayMilliseconds = queueDelayMilliseconds
       self.requests = requests
+    }
+
+    private static func defaultRule(_ reason: Reason) -> Rule {
+      switch reason {
+      case .start: .start
+      case .congestion: .standingQueue
+      case .probe: .climb
+      case .pathChanged: .pathChanged
+      case .frameRateDown: .frameRateAtFloor
+      case .frameRateUp: .frameRateBack
+      case .keyframesOnly: .belowFloor
+      case .keyframesOnlyEnded: .floorCarried
+      }
     }
   }
 
@@ -152,9 +248,15 @@ public struct RateController: Sendable {
   public private(set) var frameRate: Int
   /// Whether only keyframes are asked for.
   public private(set) var keyframesOnly = false
+  /// Where the controller is.
+  public private(set) var state: State = .startup
+  /// The level the link last held when congestion appeared (video bits per second).
+  public var ceilingBitsPerSecond: Int? { ceiling.map { Int($0) } }
+  /// The path's round trip (milliseconds), when known.
+  public var baseRoundTripMilliseconds: Double? { pathRoundTrip.baseline(at: lastEstimate ?? 0) }
 
   private var queueBaseline: WindowedMinimum
-  private var roundTripBaseline: WindowedMinimum
+  private var pathRoundTrip: PathRoundTrip
   private var lossBaseline: WindowedMinimum
   private var lastChange: Int64?
   private var lastDecrease: Int64?
@@ -168,8 +270,6 @@ public struct RateController: Sendable {
   private var observingSince: Int64?
   /// Whether the starting target has gone out.
   private var started = false
-  /// The congestion point was forgotten for time alone: the next step is a small one.
-  private var firstStepPastCeiling = false
   /// Still in the start-up climb (no congestion seen yet).
   private var startingUp = true
   /// The queueing delay when the target was last lowered.
@@ -182,6 +282,19 @@ public struct RateController: Sendable {
   private var standingMark: (time: Int64, previousStanding: Double, standing: Double) = (
     .min / 2, .infinity, .infinity
   )
+  /// The step the next probe adds (a share of the target).
+  private var probeStep: Double
+  /// The last probe step, while it is on trial: when, the target before it, and the standing
+  /// queue then.
+  private var probeTrial: (time: Int64, before: Int, standing: Double)?
+  /// After a probe was taken back: no probe before this time.
+  private var cruiseUntil: Int64 = .min
+  /// Since when nothing gets through, while it lasts.
+  private var outageSince: Int64?
+  /// The target before the last probe step, and when it was raised: the last level that held.
+  private var lastHeld: (time: Int64, target: Int)?
+  /// The cuts of the last seconds, to undo when the path's round trip explains them.
+  private var recentCuts: [(time: Int64, before: Int, ceiling: Double?)] = []
 
   public init(configuration: Configuration) {
     precondition(configuration.floorBitsPerSecond <= configuration.nominalBitsPerSecond)
@@ -191,12 +304,16 @@ public struct RateController: Sendable {
       Int(Double(configuration.nominalBitsPerSecond) * configuration.startShare))
     frameRate = configuration.nominalFrameRate
     startingUp = targetBitsPerSecond < configuration.nominalBitsPerSecond
+    state = startingUp ? .startup : .climb
     let window = configuration.baselineWindowNanoseconds
     queueBaseline = WindowedMinimum(windowNanoseconds: window)
-    roundTripBaseline = WindowedMinimum(windowNanoseconds: window)
+    var path = configuration.pathRoundTrip
+    path.windowNanoseconds = window
+    pathRoundTrip = PathRoundTrip(configuration: path)
     lossBaseline = WindowedMinimum(windowNanoseconds: window)
     recentDelays = WindowedMinimum(
       windowNanoseconds: configuration.standingWindowNanoseconds, slots: 5)
+    probeStep = configuration.nearCeilingStep
   }
 
   /// The queueing delay above which the link counts as congested, for an estimate.
@@ -206,25 +323,41 @@ public struct RateController: Sendable {
       configuration.congestedQueueMilliseconds)
   }
 
-  /// The queueing delay of `link` against the baselines: queue time and round trip above their
-  /// recent minimum (the larger of the two), plus the ring's backlog.
+  /// The path's round trip for `link`, capped: a baseline measured through a standing queue is
+  /// no baseline, so at most a third of the latency counts as distance (SRT wants a latency of
+  /// three to four round trips). Not one measured after a path change: a handover to a path
+  /// longer than a third of the latency (a latency too short, which the output warns about)
+  /// is distance all the same, and cutting the rate does not shorten it.
+  private func roundTripBase(_ link: LinkEstimate) -> Double? {
+    guard let base = pathRoundTrip.baseline(at: link.time) else { return nil }
+    return pathRoundTrip.followsChange ? base : min(base, link.latencyMilliseconds / 3)
+  }
+
+  /// The queueing delay of `link` against the baselines: what waits in front of the path (or,
+  /// from an output that cannot tell it apart, the queue time above its recent minimum) and
+  /// the round trip above the path's own, plus the ring's backlog.
   private mutating func queueDelay(_ link: LinkEstimate) -> Double {
     let now = link.time
-    // A baseline first measured through a standing queue is no baseline: at most a third of
-    // the latency counts as distance (SRT wants a latency of three to four round trips).
-    let cap = link.latencyMilliseconds / 3
-    queueBaseline.add(link.queueMilliseconds, at: now)
-    var queueBase = min(queueBaseline.minimum(at: now) ?? link.queueMilliseconds, cap)
-    var delay = 0.0
-    if let rtt = link.roundTripMilliseconds, rtt > 0 {
-      roundTripBaseline.add(rtt, at: now)
-      let rttBase = min(roundTripBaseline.minimum(at: now) ?? rtt, cap)
-      delay = rtt - rttBase
-      // The send buffer holds what is in flight for a round trip and an acknowledgement; a
-      // buffer that empties now and then (a low rate) does not lower that.
-      queueBase = rttBase + Self.acknowledgementMilliseconds
+    var roundTripExcess = 0.0
+    let base = roundTripBase(link)
+    if let rtt = link.roundTripMilliseconds, rtt > 0, let base {
+      roundTripExcess = max(0, rtt - base)
     }
-    delay = max(delay, link.queueMilliseconds - queueBase)
+    let delay: Double
+    if let unsent = link.unsentMilliseconds {
+      // What waits before its first transmission, then the path's own queue: in series.
+      delay = roundTripExcess + max(0, unsent)
+    } else {
+      let cap = link.latencyMilliseconds / 3
+      queueBaseline.add(link.queueMilliseconds, at: now)
+      var queueBase = min(queueBaseline.minimum(at: now) ?? link.queueMilliseconds, cap)
+      if let base {
+        // The queue holds what is in flight for a round trip and an acknowledgement; a queue
+        // that empties now and then (a low rate) does not lower that.
+        queueBase = base + Self.acknowledgementMilliseconds
+      }
+      delay = max(roundTripExcess, link.queueMilliseconds - queueBase)
+    }
     return max(0, delay) + max(0, link.backlogMilliseconds)
   }
 
@@ -250,7 +383,7 @@ public struct RateController: Sendable {
     // Nothing acknowledged for two round trips and 50 ms (150 ms at least; acknowledgements
     // come every 10 ms while data flows): nothing gets through.
     if let stalled = link.stalledMilliseconds,
-      stalled >= max(150, 2 * (roundTripBaseline.minimum(at: link.time) ?? 0) + 50)
+      stalled >= max(150, 2 * (pathRoundTrip.baseline(at: link.time) ?? 0) + 50)
     {
       return true
     }
@@ -285,9 +418,18 @@ public struct RateController: Sendable {
     let now = link.time
     // A connection (a new one, or estimates again after a gap) is first only observed
     // (`observeNanoseconds`): what the ring gathered while connecting, and a slow start on a
-    // long path, are no reading of the link.
+    // long path, are no reading of the link. It may be another path: the baselines start
+    // again.
     if now - (lastEstimate ?? .min / 2) > configuration.standingWindowNanoseconds {
       observingSince = now
+      if let lastEstimate {
+        // No estimate for a while (a reconnect, or a thread starved of CPU): as after an
+        // outage, the path's round trip is measured again once it settles.
+        pathRoundTrip.observe(nil, at: lastEstimate, outage: true)
+        queueBaseline.reset()
+        lossBaseline.reset()
+        recentDelays.reset()
+      }
     }
     lastEstimate = now
     if !started {
@@ -295,14 +437,28 @@ public struct RateController: Sendable {
       // with the first estimate.
       started = true
       if targetBitsPerSecond < configuration.nominalBitsPerSecond {
-        return decide(.start, link, delay: 0, now: now)
+        return decide(.start, .start, link, delay: 0, now: now)
       }
+    }
+    let outage = isOutage(link)
+    // A step in the round trip is followed only where the output tells what it has not sent
+    // from what is in flight (SRT): a TCP output's own window keeps a bottleneck's queue
+    // standing and flat (RTMP at 50 %: 2 ms became 77 ms for seconds).
+    let pathChange = pathRoundTrip.observe(
+      link.roundTripMilliseconds, at: now, outage: outage,
+      followSteps: link.unsentMilliseconds != nil)
+    if outage {
+      outageSince = outageSince ?? now
+    } else if let since = outageSince {
+      outageSince = nil
+      // A blackout long enough to end on another path: the backlog that goes out first is no
+      // reading of the link either.
+      if now - since >= configuration.pathRoundTrip.outageNanoseconds { observingSince = now }
     }
     let delay = queueDelay(link)
     let grewLoss = lossGrew(link)
     defer { previousQueueDelay = delay }
     let threshold = congestionThreshold(link)
-    let outage = isOutage(link)
     if !outage { trackKeyframesOnly(link, now: now) }
     let lossWithQueue = grewLoss && delay > threshold * configuration.clearShare
     // The least delay of the last second: a keyframe's burst is gone from it, a standing
@@ -314,6 +470,17 @@ public struct RateController: Sendable {
       standingMark = (now, previousStanding: standingMark.standing, standing: standing)
     }
     let draining = standing < standingMark.previousStanding - 10
+    let memory = cutMemoryNanoseconds
+    recentCuts.removeAll { now - $0.time > memory }
+    if pathChange == .step, let undone = undoCuts(link, delay: delay, now: now) {
+      return undone
+    }
+    if outage {
+      state = .hold
+      probeTrial = nil
+    } else if state == .hold {
+      state = stateForIncrease()
+    }
     if delay > threshold || lossWithQueue {
       clearSince = nil
       // Nothing gets through: a lower rate would not either. Hold, so the return is at once.
@@ -335,7 +502,30 @@ public struct RateController: Sendable {
       }
       let stands = standing > threshold && !draining && drainsFaster != true
       guard stands || lossWithQueue || severe else { return nil }
-      return congested(link, delay: delay, severe: severe, now: now)
+      let rule: Rule = stands ? .standingQueue : severe ? .risingQueue : .lossWithQueue
+      return congested(link, delay: delay, rule: rule, now: now)
+    }
+    if outage { return nil }
+    // A probe step on trial: a standing queue it grew says the link was full at the level
+    // before. A step that held passes.
+    var probePassed = true
+    if let trial = probeTrial {
+      let age = now - trial.time
+      let growth = max(
+        configuration.probeQueueGrowthMilliseconds,
+        configuration.probeQueueGrowthShare * threshold)
+      if age >= configuration.increaseHoldNanoseconds, !observing(now),
+        standing > trial.standing + growth
+      {
+        return probeTakenBack(trial, link, delay: delay, now: now)
+      }
+      if age >= 2 * configuration.standingWindowNanoseconds {
+        probeTrial = nil
+      } else {
+        // A whole window without growth: the standing figure no longer remembers the time
+        // before the step.
+        probePassed = age >= configuration.standingWindowNanoseconds
+      }
     }
     // Clear by the standing queue: a keyframe's burst does not hold the climb back.
     guard standing < threshold * configuration.clearShare else {
@@ -344,6 +534,7 @@ public struct RateController: Sendable {
     }
     let since = clearSince ?? now
     clearSince = since
+    if state == .drain { state = stateForIncrease() }
     if startingUp {
       guard now - (lastChange ?? .min / 2) >= configuration.increaseHoldNanoseconds else {
         return nil
@@ -352,59 +543,134 @@ public struct RateController: Sendable {
       guard next > targetBitsPerSecond else { return nil }
       targetBitsPerSecond = min(configuration.nominalBitsPerSecond, next)
       startingUp = targetBitsPerSecond < configuration.nominalBitsPerSecond
-      return decide(.probe, link, delay: delay, now: now)
+      state = startingUp ? .startup : .climb
+      return decide(.probe, .startupStep, link, delay: delay, now: now)
     }
     if keyframesOnly && belowFloorSince == nil {
       keyframesOnly = false
-      return decide(.keyframesOnlyEnded, link, delay: delay, now: now)
+      return decide(.keyframesOnlyEnded, .floorCarried, link, delay: delay, now: now)
     }
     let target = Double(targetBitsPerSecond)
     let nominal = Double(configuration.nominalBitsPerSecond)
     let delivered = link.deliveredBitsPerSecond.map(videoShare) ?? 0
-    if let ceiling,
-      target >= 1.1 * ceiling || delivered >= 1.25 * ceiling
-        || now - since >= configuration.ceilingMemoryNanoseconds
-    {
-      // Past the old congestion point without trouble, the link carrying clearly more than it
-      // (a backlog draining after the capacity came back), or clear for long: the link grew.
+    let passed = 1 + configuration.ceilingPassedShare
+    if let ceiling, delivered >= passed * ceiling, target >= passed * ceiling {
+      // The link carried clearly more than the old ceiling: it grew. Climb again.
       self.ceiling = nil
-      // Only time says so for the last: the first step beyond the old point is a small one.
-      firstStepPastCeiling = delivered < 1.25 * ceiling
+      probeTrial = nil
+      state = .climb
     }
-    let nearCeiling = ceiling.map { target >= 0.9 * $0 } ?? false
     let hold = configuration.increaseHoldNanoseconds
     guard now - max(since, lastChange ?? since) >= hold else { return nil }
     if frameRate < configuration.nominalFrameRate {
       frameRate = nextFrameRateUp()
-      return decide(.frameRateUp, link, delay: delay, now: now)
+      return decide(.frameRateUp, .frameRateBack, link, delay: delay, now: now)
     }
-    guard targetBitsPerSecond < configuration.nominalBitsPerSecond else { return nil }
+    guard targetBitsPerSecond < configuration.nominalBitsPerSecond else {
+      probeTrial = nil
+      return nil
+    }
     var next: Double
-    if nearCeiling {
-      next = target * (1 + configuration.nearCeilingStep)
-    } else if firstStepPastCeiling {
-      next = target * (1 + 2 * configuration.nearCeilingStep)
+    let rule: Rule
+    if let ceiling, target >= 0.9 * ceiling {
+      guard now >= cruiseUntil, probePassed else { return nil }
+      // Near or past the ceiling: a small step, twice the last one while the queue has not
+      // grown (`probeTrial` takes it back otherwise).
+      if probeTrial == nil { probeStep = configuration.nearCeilingStep }
+      // Past the ceiling, steps of more than twice the first only once the link carries
+      // more than the ceiling (it grew); a link still at its ceiling is probed gently.
+      if target >= ceiling && delivered < 1.05 * ceiling {
+        probeStep = min(probeStep, 2 * configuration.nearCeilingStep)
+      }
+      next = target * (1 + probeStep)
+      probeTrial = (now, targetBitsPerSecond, standing)
+      probeStep = min(2 * probeStep, configuration.largestProbeStep)
+      rule = .probe
+      state = .probe
     } else {
+      probeTrial = nil
       next = max(target * configuration.increaseStep, target + 0.05 * nominal)
-    }
-    firstStepPastCeiling = false
-    if let ceiling, !nearCeiling {
-      // Below the last congestion point: quickly up to just under it, then small steps.
-      next = min(next, 0.95 * ceiling)
+      if let ceiling {
+        // Below the ceiling: quickly up to just under it, then probes.
+        next = min(next, 0.95 * ceiling)
+        rule = .recover
+        state = .recover
+      } else {
+        rule = .climb
+        state = .climb
+      }
     }
     let limited = limitedIncrease(next, link)
     guard limited > targetBitsPerSecond else { return nil }
+    // A probe step is small: what congestion answers it, the level before held. A larger step
+    // may have passed the link's limit by far: what the link delivered says where it is.
+    lastHeld = rule == .probe ? (now, targetBitsPerSecond) : nil
     targetBitsPerSecond = min(configuration.nominalBitsPerSecond, limited)
-    return decide(.probe, link, delay: delay, now: now)
+    return decide(.probe, rule, link, delay: delay, now: now)
+  }
+
+  /// A congestion this soon after an increase answers it: the level before held.
+  private static let increaseBlameNanoseconds: Int64 = 3_000_000_000
+
+  /// How long cuts are remembered, to be undone if the path's round trip explains them: the
+  /// time a step takes to be recognised, and a window more.
+  private var cutMemoryNanoseconds: Int64 {
+    configuration.pathRoundTrip.stepHoldNanoseconds + 2 * configuration.standingWindowNanoseconds
+  }
+
+  /// The state an increase from here is in: below the ceiling, near it, or none known.
+  private func stateForIncrease() -> State {
+    if startingUp { return .startup }
+    guard let ceiling else { return .climb }
+    return Double(targetBitsPerSecond) >= 0.9 * ceiling ? .probe : .recover
+  }
+
+  /// The round trip stepped and stayed (a handover, a new route): the cuts of the last
+  /// seconds answered distance, not a queue. The target goes back to where it was before the
+  /// first of them, and the ceiling they set is forgotten.
+  private mutating func undoCuts(_ link: LinkEstimate, delay: Double, now: Int64) -> Decision? {
+    guard let first = recentCuts.first else { return nil }
+    recentCuts.removeAll()
+    ceiling = first.ceiling
+    probeTrial = nil
+    lastDecrease = nil
+    guard first.before > targetBitsPerSecond else { return nil }
+    targetBitsPerSecond = first.before
+    state = stateForIncrease()
+    return decide(.pathChanged, .pathChanged, link, delay: delay, now: now)
+  }
+
+  /// The probe step on trial grew the queue: the target goes just under the level before it,
+  /// and stays there a while. That level held: the ceiling is at least there (a take-back
+  /// below it, one keyframe's queue read as growth, does not lower it; a lower one would be
+  /// passed by 10 % on the same link and forgotten).
+  private mutating func probeTakenBack(
+    _ trial: (time: Int64, before: Int, standing: Double), _ link: LinkEstimate, delay: Double,
+    now: Int64
+  ) -> Decision? {
+    probeTrial = nil
+    probeStep = configuration.nearCeilingStep
+    cruiseUntil = now + configuration.cruiseNanoseconds
+    state = .cruise
+    ceiling = max(ceiling ?? 0, Double(trial.before))
+    let next = max(configuration.floorBitsPerSecond, Int(Double(trial.before) * 0.97))
+    guard next < targetBitsPerSecond else { return nil }
+    recentCuts.append((now, targetBitsPerSecond, ceiling))
+    targetBitsPerSecond = next
+    lastDecrease = now
+    queueAtDecrease = delay
+    return decide(.congestion, .probeQueueGrew, link, delay: delay, now: now)
   }
 
   private mutating func congested(
-    _ link: LinkEstimate, delay: Double, severe: Bool, now: Int64
+    _ link: LinkEstimate, delay: Double, rule: Rule, now: Int64
   ) -> Decision? {
     if let lastDecrease, now - lastDecrease < configuration.decreaseHoldNanoseconds {
       return nil
     }
     startingUp = false
+    probeTrial = nil
+    probeStep = configuration.nearCeilingStep
     let floor = configuration.floorBitsPerSecond
     let target = Double(targetBitsPerSecond)
     if targetBitsPerSecond > floor {
@@ -412,8 +678,14 @@ public struct RateController: Sendable {
       var next = target * 0.85
       let delivered = link.deliveredBitsPerSecond.map(videoShare)
       if let delivered, delivered > 0 {
-        // Under what the link carries by enough to drain the backlog within about 2 s.
-        let anchor = delivered * max(0.5, 0.9 - delay / 2000)
+        // Under what the link carries by enough to drain the backlog within about 2 s; after
+        // a probe step of the last seconds (it went a little too far), within about 4 s. A
+        // capacity that dropped is followed at once: over 9 s in steps of 15 % it overflowed.
+        let probeWentTooFar =
+          lastHeld.map { now - $0.time <= Self.increaseBlameNanoseconds } ?? false
+        let anchor =
+          probeWentTooFar
+          ? delivered * max(0.85, 0.9 - delay / 4000) : delivered * max(0.5, 0.9 - delay / 2000)
         if anchor < target {
           next = anchor
         } else if let lastDecrease, now - lastDecrease < configuration.drainHoldNanoseconds,
@@ -423,23 +695,40 @@ public struct RateController: Sendable {
           return nil
         }
       }
-      // The congestion point to approach slowly; forgotten once the link carries more.
-      ceiling = delivered.map { min($0, target) } ?? target
+      recentCuts.append((now, targetBitsPerSecond, ceiling))
+      // The level the link held, approached slowly, forgotten once the link carries more: the
+      // target before a probe step of the last seconds (which the congestion answers), or else
+      // what the link delivered. (What a TCP output's socket acknowledged over a second swings
+      // by half either way; the level that held does not.)
+      var point = delivered.map { min($0, target) } ?? target
+      if let lastHeld, now - lastHeld.time <= Self.increaseBlameNanoseconds {
+        point = min(Double(lastHeld.target), target)
+      }
+      self.lastHeld = nil
+      if let ceiling, abs(point - ceiling) <= 0.2 * ceiling {
+        // The same limit again: the mean of both points.
+        self.ceiling = (ceiling + point) / 2
+      } else {
+        ceiling = point
+      }
       targetBitsPerSecond = max(floor, Int(next))
       lastDecrease = now
       queueAtDecrease = delay
-      return decide(.congestion, link, delay: delay, now: now)
+      state = .drain
+      return decide(.congestion, rule, link, delay: delay, now: now)
     }
     if let lower = configuration.reducedFrameRates.first(where: { $0 < frameRate }) {
       frameRate = lower
       lastDecrease = now
-      return decide(.frameRateDown, link, delay: delay, now: now)
+      state = .drain
+      return decide(.frameRateDown, .frameRateAtFloor, link, delay: delay, now: now)
     }
     if !keyframesOnly, let belowFloorSince,
       now - belowFloorSince >= configuration.keyframesOnlyAfterNanoseconds
     {
       keyframesOnly = true
-      return decide(.keyframesOnly, link, delay: delay, now: now)
+      state = .drain
+      return decide(.keyframesOnly, .belowFloor, link, delay: delay, now: now)
     }
     return nil
   }
@@ -481,11 +770,14 @@ public struct RateController: Sendable {
   }
 
   private mutating func decide(
-    _ reason: Reason, _ link: LinkEstimate, delay: Double, now: Int64
+    _ reason: Reason, _ rule: Rule, _ link: LinkEstimate, delay: Double, now: Int64
   ) -> Decision {
     lastChange = now
-    return Decision(
+    var decision = Decision(
       targetBitsPerSecond: targetBitsPerSecond, frameRate: frameRate, keyframesOnly: keyframesOnly,
-      reason: reason, link: link, queueDelayMilliseconds: delay)
+      reason: reason, rule: rule, state: state, link: link, queueDelayMilliseconds: delay)
+    decision.baseRoundTripMilliseconds = roundTripBase(link)
+    decision.ceilingBitsPerSecond = ceilingBitsPerSecond
+    return decision
   }
 }

@@ -193,7 +193,13 @@ public final class StatusReporter: @unchecked Sendable {
       emitForOutput("rate", now: now) { object in
         object.add("reason", decision.reason.rawValue)
         object.add("algorithm", RateController.algorithm)
+        object.add("rule", decision.rule.rawValue)
+        object.add("state", decision.state.rawValue)
         object.add("queue_delay_ms", decision.queueDelayMilliseconds, decimals: 0)
+        if let base = decision.baseRoundTripMilliseconds {
+          object.add("base_rtt_ms", base, decimals: 1)
+        }
+        if let ceiling = decision.ceilingBitsPerSecond { object.add("ceiling_bps", ceiling) }
         object.add("target_bps", decision.targetBitsPerSecond)
         object.add("frame_rate", decision.frameRate)
         object.add("keyframes_only", decision.keyframesOnly)

@@ -1,0 +1,160 @@
+/// The path's own round trip (its distance), the baseline a queue is measured against: the
+/// least round trip of the last `windowNanoseconds`, which follows the path when it changes.
+///
+/// A minimum over a window alone keeps an old path's round trip for a whole window: after a
+/// handover from 40 ms to 180 ms every millisecond of the new distance counted as queue for
+/// 10 s, and the controller cut the rate to its floor on a link with room to spare. So:
+///
+/// - **An outage** (nothing gets through) that lasts `outageNanoseconds` may end on another
+///   path: the window starts again when data gets through, once the figure has settled: at
+///   least `settleNanoseconds`, then until it moved by less than `flatMilliseconds` (or
+///   `flatShare`) over a tenth of a second, at most `settleLimitNanoseconds`. The first
+///   figures after a blackout are the old path's, still being smoothed toward the new one
+///   (libsrt's took 0.7 s from 41 to 181 ms, through 59 and 133).
+/// - **A step that persists**: the least round trip of the last second has stood above the
+///   baseline by `stepMinimumMilliseconds` (and `stepShare` of it) for `stepHoldNanoseconds`
+///   without moving by more than `flatMilliseconds` (or `flatShare`): a queue of ours grows
+///   while we send more than the link takes and drains once we send less, a new distance does
+///   neither. The window starts again from that level.
+///
+/// The caller leaves out figures that are no measurement (libsrt reports 100 ms until its first
+/// round trip). Deterministic: it reads only the times it is given.
+public struct PathRoundTrip: Sendable {
+  /// Limits of the rules above.
+  public struct Configuration: Sendable, Equatable {
+    public var windowNanoseconds: Int64 = 10_000_000_000
+    public var outageNanoseconds: Int64 = 1_000_000_000
+    public var settleNanoseconds: Int64 = 500_000_000
+    public var settleLimitNanoseconds: Int64 = 2_000_000_000
+    public var stepHoldNanoseconds: Int64 = 3_000_000_000
+    public var stepMinimumMilliseconds = 20.0
+    public var stepShare = 0.25
+    public var flatMilliseconds = 10.0
+    public var flatShare = 0.1
+
+    public init() {}
+  }
+
+  /// Why the baseline started again.
+  public enum Change: String, Sendable, Equatable {
+    /// An outage long enough to end on another path.
+    case outage
+    /// The round trip stepped and stayed.
+    case step
+  }
+
+  public let configuration: Configuration
+  private var window: WindowedMinimum
+  /// The least round trip of the last second: a queue's peaks are gone from it, a new
+  /// distance is not.
+  private var recent: WindowedMinimum
+  /// Since when the last second's minimum stands above the baseline, and its range since.
+  private var elevation: (since: Int64, low: Double, high: Double)?
+  private var outageSince: Int64?
+  private var settlesAt: Int64 = .min
+  /// While settling after an outage: until when at most, and the last figure compared.
+  private var settling: (limit: Int64, mark: (time: Int64, value: Double)?)?
+  /// How often the baseline started again for a path change (outage or step).
+  public private(set) var changes = 0
+  /// Whether the baseline was measured after a path change: from the new path's own first
+  /// figures, or from a level that stood flat for seconds, so no queue of ours is in it.
+  public private(set) var followsChange = false
+
+  public init(configuration: Configuration = Configuration()) {
+    self.configuration = configuration
+    window = WindowedMinimum(windowNanoseconds: configuration.windowNanoseconds)
+    recent = WindowedMinimum(windowNanoseconds: 1_000_000_000, slots: 5)
+  }
+
+  /// Forgets everything (a new connection).
+  public mutating func reset() {
+    window.reset()
+    recent.reset()
+    elevation = nil
+    outageSince = nil
+    settlesAt = .min
+    settling = nil
+    followsChange = false
+  }
+
+  /// Takes one reading at `now` (nanoseconds, non-decreasing): the smoothed round trip in
+  /// milliseconds (nil or not above 0 when unknown), and whether nothing gets through
+  /// (`outage`: the round trip is then a stale figure and is not recorded). `followSteps`
+  /// false leaves the step rule out: over TCP the sender's own congestion window keeps the
+  /// bottleneck's queue standing and flat, so a flat step is no evidence of distance there.
+  /// - Returns: why the baseline started again with this reading, if it did.
+  @discardableResult
+  public mutating func observe(
+    _ roundTrip: Double?, at now: Int64, outage: Bool = false, followSteps: Bool = true
+  ) -> Change? {
+    if outage {
+      outageSince = outageSince ?? now
+      elevation = nil
+      return nil
+    }
+    var change: Change?
+    if let since = outageSince {
+      outageSince = nil
+      if now - since >= configuration.outageNanoseconds {
+        window.reset()
+        recent.reset()
+        elevation = nil
+        settlesAt = now + configuration.settleNanoseconds
+        settling = (now + configuration.settleLimitNanoseconds, nil)
+        changes += 1
+        followsChange = true
+        change = .outage
+      }
+    }
+    guard let roundTrip, roundTrip > 0, now >= settlesAt else { return change }
+    if let (limit, mark) = settling, now < limit {
+      // Still moving toward the new path's figure: not a baseline yet.
+      guard let mark, now - mark.time >= Self.settleStepNanoseconds else {
+        if mark == nil { settling = (limit, (now, roundTrip)) }
+        return change
+      }
+      let tolerance = max(configuration.flatMilliseconds, configuration.flatShare * roundTrip)
+      guard abs(roundTrip - mark.value) <= tolerance else {
+        settling = (limit, (now, roundTrip))
+        return change
+      }
+    }
+    settling = nil
+    window.add(roundTrip, at: now)
+    recent.add(roundTrip, at: now)
+    guard followSteps, let base = window.minimum(at: now), let level = recent.minimum(at: now)
+    else {
+      elevation = nil
+      return change
+    }
+    let margin = max(configuration.stepMinimumMilliseconds, configuration.stepShare * base)
+    guard level > base + margin else {
+      elevation = nil
+      return change
+    }
+    var current = elevation ?? (now, level, level)
+    current.low = min(current.low, level)
+    current.high = max(current.high, level)
+    let flat = max(configuration.flatMilliseconds, configuration.flatShare * current.low)
+    if current.high - current.low > flat {
+      // Still moving: a queue growing or draining, not a new distance (yet).
+      current = (now, level, level)
+    }
+    elevation = current
+    guard now - current.since >= configuration.stepHoldNanoseconds else { return change }
+    window.reset()
+    window.add(current.low, at: now)
+    elevation = nil
+    changes += 1
+    followsChange = true
+    return .step
+  }
+
+  /// How far apart two figures are compared while settling.
+  private static let settleStepNanoseconds: Int64 = 100_000_000
+
+  /// The path's round trip at `now`: the least of the window (nil before a reading).
+  public func baseline(at now: Int64) -> Double? {
+    window.minimum(at: now)
+  }
+}

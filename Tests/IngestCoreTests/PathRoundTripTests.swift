@@ -1,0 +1,109 @@
+import Testing
+
+@testable import IngestCore
+
+/// The path's round trip: a windowed minimum that follows a handover (an outage) or a step
+/// that stays, and does not take a queue that grows or drains for a new distance. Readings five
+/// times a second on a virtual clock.
+@Suite struct PathRoundTripTests {
+  private let tick: Int64 = 200_000_000
+
+  /// 0 to `amplitude`, varying from reading to reading (jitter without randomness).
+  private func wobble(_ t: Double, _ amplitude: Double) -> Double {
+    Double(Int((t * 5).rounded()) * 7 % 5) / 4 * amplitude
+  }
+
+  /// Feeds `rtt(t)` (t in seconds) from `from` to `to`, with `outage(t)`.
+  private func feed(
+    _ path: inout PathRoundTrip, from: Double, to: Double,
+    outage: (Double) -> Bool = { _ in false }, rtt: (Double) -> Double?
+  ) -> [(Double, PathRoundTrip.Change)] {
+    var changes: [(Double, PathRoundTrip.Change)] = []
+    var now = Int64(from * 1e9)
+    while now < Int64(to * 1e9) {
+      let t = Double(now) / 1e9
+      if let change = path.observe(rtt(t), at: now, outage: outage(t)) {
+        changes.append((t, change))
+      }
+      now += tick
+    }
+    return changes
+  }
+
+  @Test func aSteadyPathIsItsOwnBaseline() {
+    var path = PathRoundTrip()
+    let changes = feed(&path, from: 0, to: 30) { t in 35 + wobble(t, 10) }
+    #expect(changes.isEmpty)
+    #expect(path.baseline(at: 30_000_000_000) == 35)
+  }
+
+  /// A handover: 1.5 s dark, then 180 ms where 40 ms was. The window starts again after the
+  /// outage and its settling time, so the old 40 ms is gone at once, not after 10 s.
+  @Test func anOutageStartsTheBaselineAgain() {
+    var path = PathRoundTrip()
+    _ = feed(&path, from: 0, to: 20) { _ in 40 }
+    let changes = feed(&path, from: 20, to: 30, outage: { $0 < 21.5 }) { t in
+      // libsrt's figure right after the outage is still the old path's.
+      t < 21.6 ? 40 : 180
+    }
+    #expect(changes.map(\.1) == [.outage])
+    #expect(path.baseline(at: 22_400_000_000) == 180)
+    #expect(path.baseline(at: 30_000_000_000) == 180)
+  }
+
+  /// libsrt's smoothed figure takes most of a second after a blackout to move to the new
+  /// path (41, 59, 133, 181 ms): the window starts from where it settled, not from 133 ms,
+  /// which would have counted 48 ms of the new distance as queue for 10 s.
+  @Test func afterAnOutageTheBaselineWaitsForTheFigureToSettle() {
+    var path = PathRoundTrip()
+    _ = feed(&path, from: 0, to: 20) { _ in 41 }
+    _ = feed(&path, from: 20, to: 30, outage: { $0 < 21.6 }) { t in
+      switch t {
+      case ..<21.9: 41
+      case ..<22.1: 59
+      case ..<22.3: 133
+      default: 181
+      }
+    }
+    #expect(path.baseline(at: 30_000_000_000) == 181)
+  }
+
+  /// No outage, the round trip steps from 40 ms to 180 ms and stays: followed within a few
+  /// seconds (the last second's minimum must show it, then stand for the hold).
+  @Test func aStepThatStaysIsFollowed() {
+    var path = PathRoundTrip()
+    _ = feed(&path, from: 0, to: 20) { _ in 40 }
+    let changes = feed(&path, from: 20, to: 30) { t in t < 20.4 ? 40 : 180 + wobble(t, 6) }
+    #expect(changes.count == 1)
+    #expect(changes.first?.1 == .step)
+    let at = changes.first?.0 ?? 99
+    #expect(at - 20.4 <= 5, "followed at \(at) s")
+    #expect((path.baseline(at: 30_000_000_000) ?? 0) >= 175)
+  }
+
+  /// A queue that grows (we send more than the link takes) or drains is no new distance: the
+  /// baseline stays at the path's own round trip.
+  @Test func aGrowingOrDrainingQueueIsNotFollowed() {
+    var path = PathRoundTrip()
+    _ = feed(&path, from: 0, to: 10) { _ in 40 }
+    // 100 ms more every second for 3 s, then draining for 3 s, then again.
+    let changes = feed(&path, from: 10, to: 40) { t in
+      let phase = (t - 10).truncatingRemainder(dividingBy: 6)
+      return 40 + (phase < 3 ? 100 * phase : 300 - 100 * (phase - 3))
+    }
+    #expect(changes.isEmpty)
+    #expect(path.baseline(at: 40_000_000_000) == 40)
+  }
+
+  /// Without readings (libsrt's initial figure left out by the caller) there is no baseline;
+  /// a short outage changes nothing.
+  @Test func noReadingNoBaselineAndAShortOutageKeepsIt() {
+    var path = PathRoundTrip()
+    _ = feed(&path, from: 0, to: 1) { _ in nil }
+    #expect(path.baseline(at: 1_000_000_000) == nil)
+    _ = feed(&path, from: 1, to: 5) { _ in 300 }
+    let changes = feed(&path, from: 5, to: 8, outage: { $0 >= 6 && $0 < 6.6 }) { _ in 300 }
+    #expect(changes.isEmpty)
+    #expect(path.baseline(at: 8_000_000_000) == 300)
+  }
+}

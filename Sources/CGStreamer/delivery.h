@@ -145,17 +145,22 @@ static inline ingest_delivery *ingest_delivery_new(guint history_packets, guint 
   g_mutex_init(&delivery->lock);
   delivery->history_packets = history_packets;
   delivery->history_ms = history_ms;
-  delivery->repeat_window = 100 * 1000;
+  delivery->repeat_window = 90 * 1000;
   delivery->next_final = 1;
+  // Nothing decodes before the first keyframe.
+  delivery->broken = TRUE;
   delivery->video_fraction = -1;
   delivery->audio_fraction = -1;
   return delivery;
 }
 
 /// Sets the window within which a request for a packet already sent again is a repeat: the
-/// round trip the receiver reports measure (at least 20 ms).
+/// round trip the receiver reports measure (at least 20 ms). A list of missing packets made
+/// before the retransmission could arrive comes back within a round trip of it (aiortc repeats
+/// its whole list at each new gap); a receiver that asks again because the retransmission was
+/// lost does so a round trip of its own after its last request (Chromium), at the earliest.
 static inline void ingest_delivery_set_round_trip(ingest_delivery *delivery, double seconds) {
-  gint64 window = (gint64)(seconds * 1e6);
+  gint64 window = (gint64)(seconds * 0.9e6);
   if (window < 20000) window = 20000;
   g_mutex_lock(&delivery->lock);
   delivery->repeat_window = window;
@@ -581,9 +586,8 @@ static inline void ingest_delivery_decide(ingest_delivery *delivery, gint64 now,
     gboolean whole = confirmed;
     for (guint64 ext = frame->first_ext; whole && ext <= frame->last_ext; ext++) {
       ingest_seq_slot *slot = &delivery->seqs[ext % INGEST_SEQ_SLOTS];
-      if (slot->ext == ext && (slot->presumed_lost || ingest_slot_unserved(slot, now, all ? 0 : 100000))) {
-        whole = FALSE;
-      }
+      if (slot->ext != ext) continue;
+      if (slot->presumed_lost || ingest_slot_unserved(slot, now, all ? 0 : 100000)) whole = FALSE;
     }
     if (frame->keyframe) delivery->broken = FALSE;
     if (!whole) delivery->broken = TRUE;

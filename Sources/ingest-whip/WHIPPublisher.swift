@@ -240,9 +240,11 @@ struct WHIPPublisher {
         _ = session.lock.wait(until: min(deadline, clock.now() + 50_000_000))
       }
     }
-    // A retransmission asked for in that report still leaves, and its frame is decided on
-    // what the next one says; a moment for the request to be served.
-    clock.sleep(nanoseconds: min(max(0, deadline - clock.now()), 150_000_000))
+    // The receiver asks for what it misses as it notices (before that report, mostly), and
+    // asks again a round trip later when a retransmission was lost: three round trips, at
+    // least 300 ms, for those to be answered and arrive.
+    let roundTrip = Int64((session.statistics().roundTripSeconds ?? 0.1) * 1e9)
+    clock.sleep(nanoseconds: min(max(0, deadline - clock.now()), max(300_000_000, 3 * roundTrip)))
   }
 
   /// How long the end of a session waits for the receiver's reports of its last packets.

@@ -400,16 +400,12 @@ final class WebRTCSession: @unchecked Sendable {
   /// Whether the receiver's reports cover every video packet sent.
   var receiverConfirmedAll: Bool { ingest_delivery_confirmed(delivery) != 0 }
 
-  /// Ends both sources' streams and waits (up to `deadline`) until their queues are empty and
-  /// a moment more, so that what was queued is sent before the session is deleted. (webrtcbin
-  /// posts no end-of-stream message to wait for: its sinks never get one.)
+  /// Waits (up to `deadline`) until both sources' queues are empty and a moment more, so that
+  /// what was queued is sent before the session is deleted. The streams are not ended: an
+  /// end-of-stream stops rtprtxsend, and the receiver's requests for the last packets would go
+  /// unanswered. (webrtcbin posts no end-of-stream message to wait for anyway.)
   func drain(deadline: Int64) {
     let sources = [videoSource] + (audioSource.map { [$0] } ?? [])
-    for source in sources {
-      _ = source.withMemoryRebound(to: GstAppSrc.self, capacity: 1) {
-        gst_app_src_end_of_stream($0)
-      }
-    }
     let clock = SystemClock()
     while clock.now() < deadline {
       let queued = sources.reduce(0) { $0 + ingest_g_get_uint64($1, "current-level-bytes") }

@@ -394,6 +394,7 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
         object.add("dropped_for_profile", latest.droppedForProfile)
       }
       object.add("keyframe_requests", report.keyframeRequests)
+      object.add("keyframes_for_unserved", report.unservedKeyframes)
       return object
     }
   }

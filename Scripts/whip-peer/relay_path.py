@@ -12,10 +12,12 @@ Used by whip_peer.py (aiortc) and chromium_peer.py (Chromium) with `--relay "ARG
 relay listens on the peer's own address, a port of its own per session.
 """
 
+import ctypes
 import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 
@@ -73,14 +75,27 @@ def answer_for_sender(answer: str, host: str, port: int) -> str:
     return "\r\n".join(out)
 
 
+def die_with_parent() -> None:
+    """In a child, before exec: SIGTERM when the thread that started it ends (a test's kill of
+    the peer: its main thread). Only for children started from a thread that lives as long as
+    the peer."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
 class Relay:
     """One udp_relay.py process for one session."""
 
-    def __init__(self, listen_host: str, forward: tuple, arguments: str) -> None:
+    def __init__(self, listen_host: str, forward: tuple, arguments: str,
+                 tied: bool = False) -> None:
+        """`tied`: started from the peer's main thread, and ended with it (die_with_parent)."""
         command = [sys.executable, RELAY, "--listen", f"{listen_host}:0", "--forward",
                    f"{forward[0]}:{forward[1]}"] + shlex.split(arguments)
         self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True)
+                                        stderr=subprocess.PIPE, text=True,
+                                        preexec_fn=die_with_parent if tied else None)
         ready = json.loads(self.process.stdout.readline() or "{}")
         if not ready.get("ready"):
             self.process.kill()

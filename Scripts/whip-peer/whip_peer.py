@@ -295,7 +295,7 @@ class Endpoint:
                 await self.end(session)
                 return web.Response(status=500, text="no IPv4 candidate to relay to\n")
             # On the receiver's own address: the one the sender's candidates reach.
-            relay = relay_path.Relay(address[0], address, self.relay)
+            relay = relay_path.Relay(address[0], address, self.relay, tied=True)
             self.relays[session] = relay
             answer = relay_path.answer_for_sender(answer, address[0], relay.port)
             recording.event("relay", listen=f"{address[0]}:{relay.port}",

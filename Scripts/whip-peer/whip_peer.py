@@ -2,7 +2,7 @@
 """A WHIP endpoint (RFC 9725) on an independent WebRTC stack (aiortc), for the tests.
 
     whip_peer.py --port PORT --dir DIR [--token-file FILE] [--host ADDRESS]
-                 [--video-jitter-packets N]
+                 [--video-jitter-packets N] [--relay "IMPAIRMENTS"]
 
 Listens on ADDRESS:PORT (default 127.0.0.1) and prints "whip-peer listening on ADDRESS:PORT"
 when ready. A test that runs the peer in a network namespace behind a shaped link gives the
@@ -26,6 +26,10 @@ packet holds every later frame back: aiortc waits for it until that many packets
 it (a browser gives up after about a second and asks for a keyframe). The sender does not
 retransmit, so on a link shaped below the stream's rate one lost packet would hold the
 picture for many seconds, and what is still held when the session ends is never recorded.
+
+--relay puts the impairment relay (Scripts/bench-support/udp_relay.py, with these arguments:
+"--delay 50 --loss 0.02") on the session's path, on aiortc's address (relay_path.py): the sender reaches
+aiortc only through it, both ways. Its final counters are the events file's "relay-final" line.
 
 aiortc answers with receiver reports, NACKs, PLIs and REMB, as a browser would. Its codec
 lists are aiortc's defaults, untouched: for H.264 that is Baseline and Constrained Baseline
@@ -52,6 +56,8 @@ from aiohttp import web
 from aiortc import RTCPeerConnection, RTCSessionDescription
 from aiortc import rtcrtpreceiver
 from aiortc.codecs import get_decoder
+
+import relay_path
 
 OPUS_HEAD = b"OpusHead" + bytes([1, 2]) + (312).to_bytes(2, "little") + (48000).to_bytes(4, "little") + bytes(3)
 RTP_TIME_BASE = {"video": Fraction(1, 90000), "audio": Fraction(1, 48000)}
@@ -218,10 +224,14 @@ def bound_video_jitter_buffer(packets: int) -> None:
 
 
 class Endpoint:
-    def __init__(self, directory: str, token: str | None) -> None:
+    def __init__(self, directory: str, token: str | None, host: str = "127.0.0.1",
+                 relay: str | None = None) -> None:
         self.directory = directory
         self.token = token
+        self.host = host
+        self.relay = relay
         self.sessions: dict = {}
+        self.relays: dict = {}
 
     def authorized(self, request: web.Request) -> bool:
         if self.token is None:
@@ -265,6 +275,8 @@ class Endpoint:
         def on_connection() -> None:
             recording.event("connection", state=connection.connectionState)
 
+        if self.relay is not None:
+            offer = relay_path.offer_for_receiver(offer)
         try:
             await connection.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))
             if not connection.getTransceivers():
@@ -276,9 +288,21 @@ class Endpoint:
             await self.end(session)
             return web.Response(status=400, text=f"offer refused: {error}\n")
         recording.event("answered", media=[t.kind for t in connection.getTransceivers()])
+        answer = connection.localDescription.sdp
+        if self.relay is not None:
+            address = relay_path.receiver_address(answer)
+            if address is None:
+                await self.end(session)
+                return web.Response(status=500, text="no IPv4 candidate to relay to\n")
+            # On the receiver's own address: the one the sender's candidates reach.
+            relay = relay_path.Relay(address[0], address, self.relay, tied=True)
+            self.relays[session] = relay
+            answer = relay_path.answer_for_sender(answer, address[0], relay.port)
+            recording.event("relay", listen=f"{address[0]}:{relay.port}",
+                            forward=f"{address[0]}:{address[1]}", arguments=self.relay)
         return web.Response(
             status=201,
-            body=connection.localDescription.sdp,
+            body=answer,
             content_type="application/sdp",
             headers={"Location": f"/whip/{name}/{session}"},
         )
@@ -301,6 +325,9 @@ class Endpoint:
     async def end(self, session: str) -> None:
         connection, recording = self.sessions.pop(session)
         await connection.close()
+        relay = self.relays.pop(session, None)
+        if relay is not None:
+            recording.event("relay-final", **relay.stop())
         recording.close()
 
     async def end_all(self) -> None:
@@ -308,8 +335,8 @@ class Endpoint:
             await self.end(session)
 
 
-async def serve(host: str, port: int, directory: str, token: str | None) -> None:
-    endpoint = Endpoint(directory, token)
+async def serve(host: str, port: int, directory: str, token: str | None, relay: str | None) -> None:
+    endpoint = Endpoint(directory, token, host, relay)
     app = web.Application()
     app.router.add_post("/whip/{name}", endpoint.post)
     app.router.add_patch("/whip/{name}/{session}", endpoint.patch)
@@ -337,6 +364,7 @@ def main() -> int:
     parser.add_argument(
         "--video-jitter-packets", type=int, default=512, help="packets a lost video packet is waited for"
     )
+    parser.add_argument("--relay", help="udp_relay.py impairments for each session's path")
     arguments = parser.parse_args()
     token = None
     if arguments.token_file:
@@ -347,7 +375,7 @@ def main() -> int:
     if packets < 1 or packets & (packets - 1):
         parser.error("--video-jitter-packets must be a power of 2")
     bound_video_jitter_buffer(packets)
-    asyncio.run(serve(arguments.host, arguments.port, arguments.dir, token))
+    asyncio.run(serve(arguments.host, arguments.port, arguments.dir, token, arguments.relay))
     return 0
 
 

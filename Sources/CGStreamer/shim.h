@@ -12,6 +12,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include "delivery.h"
 
 // GLib and GStreamer reach much of their API through macros (casts, type checks) and variadic
 // functions (g_object_set, g_signal_emit_by_name, gst_structure_get), which Swift cannot call:
@@ -144,30 +145,6 @@ static inline gchar *ingest_dtls_ecdsa_pem(char *fingerprint) {
   return pem;
 }
 
-/// A gate on a pad: buffers pass only while it is open (events always do, so caps still reach
-/// webrtcbin for the offer). Shared between the streaming thread and the main one.
-typedef struct {
-  gint open;
-} ingest_media_gate;
-
-static inline GstPadProbeReturn ingest_media_gate_probe(GstPad *pad, GstPadProbeInfo *info,
-                                                        gpointer data) {
-  ingest_media_gate *gate = (ingest_media_gate *)data;
-  return g_atomic_int_get(&gate->open) ? GST_PAD_PROBE_OK : GST_PAD_PROBE_DROP;
-}
-
-/// A closed gate on `pad`, owned by the pad's probe (freed with it).
-static inline ingest_media_gate *ingest_gst_add_media_gate(GstPad *pad) {
-  ingest_media_gate *gate = g_new0(ingest_media_gate, 1);
-  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST,
-                    ingest_media_gate_probe, gate, g_free);
-  return gate;
-}
-
-static inline void ingest_media_gate_open(ingest_media_gate *gate) {
-  g_atomic_int_set(&gate->open, 1);
-}
-
 /// The last receiver estimated maximum bitrate (REMB) the receiver sent, in bits per second
 /// (0 before any), updated from RTCP's streaming thread.
 typedef struct {
@@ -175,11 +152,14 @@ typedef struct {
   guint64 count;
   /// When the last RTCP packet came from the receiver (g_get_monotonic_time, µs; 0: none).
   gint64 last_rtcp;
+  /// Where its reports and NACKs are read (`delivery.h`), or NULL.
+  ingest_delivery *delivery;
 } ingest_remb;
 
 static inline void ingest_rtcp_received(GObject *session, GstBuffer *buffer, gpointer data) {
   ingest_remb *remb = (ingest_remb *)data;
   __atomic_store_n(&remb->last_rtcp, g_get_monotonic_time(), __ATOMIC_RELAXED);
+  if (remb->delivery != NULL) ingest_delivery_rtcp(remb->delivery, buffer);
 }
 
 /// Microseconds since the receiver's last RTCP packet (a report, a NACK, a PLI); -1 before any.
@@ -211,9 +191,10 @@ static inline guint64 ingest_remb_bits_per_second(ingest_remb *remb) {
   return __atomic_load_n(&remb->bits_per_second, __ATOMIC_RELAXED);
 }
 
-/// Listens for REMB, and for any RTCP at all, on webrtcbin's RTP session (one session:
-/// bundled); NULL when the session is not there. The result lives as long as the process.
-static inline ingest_remb *ingest_webrtc_watch_remb(GstElement *webrtc) {
+/// Listens for REMB, and for any RTCP at all (read into `delivery` when given), on webrtcbin's
+/// RTP session (one session: bundled); NULL when the session is not there. The result lives as
+/// long as the process.
+static inline ingest_remb *ingest_webrtc_watch_remb(GstElement *webrtc, ingest_delivery *delivery) {
   GstElement *rtpbin = gst_bin_get_by_name(GST_BIN(webrtc), "rtpbin");
   if (rtpbin == NULL) return NULL;
   GObject *session = NULL;
@@ -225,6 +206,7 @@ static inline ingest_remb *ingest_webrtc_watch_remb(GstElement *webrtc) {
   // when it was sent; at 5 s a queue filling up shows there far too late to steer by.
   g_object_set(session, "rtcp-min-interval", (guint64)(500 * GST_MSECOND), NULL);
   ingest_remb *remb = g_new0(ingest_remb, 1);
+  remb->delivery = delivery;
   g_signal_connect(session, "on-feedback-rtcp", G_CALLBACK(ingest_remb_feedback), remb);
   g_signal_connect(session, "on-receiving-rtcp", G_CALLBACK(ingest_rtcp_received), remb);
   g_object_unref(session);
@@ -243,13 +225,64 @@ static inline void ingest_webrtc_send_only(GstElement *webrtc) {
   g_array_unref(transceivers);
 }
 
+/// Asks webrtcbin for NACK and retransmission (RTX, RFC 4588) on the transceiver fed by the
+/// element `payloader` (the video payloader): its offer then carries an `rtx` payload type for
+/// the video one (`apt=`) and an RTX SSRC, and once an answer takes them, rtpbin gets an
+/// rtprtxsend (see `ingest_webrtc_use_hooks`). FALSE when no sink pad of webrtcbin is fed by
+/// it. (A transceiver's `kind` is only known once the offer is made.)
+static inline gboolean ingest_webrtc_enable_retransmission(GstElement *webrtc,
+                                                           GstElement *payloader) {
+  gboolean found = FALSE;
+  GstIterator *iterator = gst_element_iterate_sink_pads(webrtc);
+  GValue value = G_VALUE_INIT;
+  while (iterator != NULL && gst_iterator_next(iterator, &value) == GST_ITERATOR_OK) {
+    GstPad *pad = GST_PAD(g_value_get_object(&value));
+    GstPad *peer = gst_pad_get_peer(pad);
+    if (peer != NULL) {
+      GstElement *parent = gst_pad_get_parent_element(peer);
+      if (parent == payloader) {
+        GstWebRTCRTPTransceiver *transceiver = NULL;
+        g_object_get(pad, "transceiver", &transceiver, NULL);
+        if (transceiver != NULL) {
+          g_object_set(transceiver, "do-nack", TRUE, NULL);
+          gst_object_unref(transceiver);
+          found = TRUE;
+        }
+      }
+      if (parent != NULL) gst_object_unref(parent);
+      gst_object_unref(peer);
+    }
+    g_value_reset(&value);
+  }
+  g_value_unset(&value);
+  if (iterator != NULL) gst_iterator_free(iterator);
+  return found;
+}
+
+typedef struct {
+  gchar *pem;
+  ingest_delivery *delivery;
+} ingest_webrtc_hooks;
+
+static inline void ingest_webrtc_hooks_free(gpointer data) {
+  ingest_webrtc_hooks *hooks = (ingest_webrtc_hooks *)data;
+  g_free(hooks->pem);
+  g_free(hooks);
+}
+
 static inline gboolean ingest_dtls_element_added(GSignalInvocationHint *hint, guint count,
-                                                 const GValue *values, gpointer pem) {
+                                                 const GValue *values, gpointer data) {
   if (count < 2) return TRUE;
+  ingest_webrtc_hooks *hooks = (ingest_webrtc_hooks *)data;
   GstElement *element = GST_ELEMENT(g_value_get_object(&values[1]));
   GstElementFactory *factory = element ? gst_element_get_factory(element) : NULL;
   if (factory != NULL && g_strcmp0(GST_OBJECT_NAME(factory), "dtlsdec") == 0) {
-    g_object_set(element, "pem", (const gchar *)pem, NULL);
+    g_object_set(element, "pem", (const gchar *)hooks->pem, NULL);
+  }
+  // webrtcbin's retransmission sender: added to its bin after webrtcbin set its 500 packets.
+  if (factory != NULL && hooks->delivery != NULL &&
+      g_strcmp0(GST_OBJECT_NAME(factory), "rtprtxsend") == 0) {
+    ingest_delivery_take_rtxsend(hooks->delivery, element);
   }
   // The media is paced already (the pipeline process sends in real time): a nicesink that
   // waits for each buffer's running time plus the pipeline's latency (the audio encoder's,
@@ -261,13 +294,18 @@ static inline gboolean ingest_dtls_element_added(GSignalInvocationHint *hint, gu
 }
 
 /// Gives every DTLS decoder created from now on in this process the certificate `pem` (cert and
-/// key, copied), and makes every nicesink send at once. It has to be set when dtlssrtpdec adds its dtlsdec, before webrtcbin gives it a
-/// connection id: a certificate set later leaves the connection on the one generated at
-/// creation, while the offer's fingerprint names the new one. Hence an emission hook on every
-/// bin's element-added rather than a property of webrtcbin.
-static inline void ingest_dtls_use_certificate(const gchar *pem) {
+/// key, copied), makes every nicesink send at once, and bounds and watches every rtprtxsend
+/// (`delivery`'s history, NULL: left alone). The certificate has to be set when dtlssrtpdec
+/// adds its dtlsdec, before webrtcbin gives it a connection id: a certificate set later leaves
+/// the connection on the one generated at creation, while the offer's fingerprint names the new
+/// one. Hence an emission hook on every bin's element-added rather than a property of webrtcbin.
+static inline void ingest_webrtc_use_hooks(const gchar *pem, ingest_delivery *delivery) {
+  ingest_webrtc_hooks *hooks = g_new0(ingest_webrtc_hooks, 1);
+  hooks->pem = g_strdup(pem);
+  hooks->delivery = delivery;
   guint signal = g_signal_lookup("element-added", GST_TYPE_BIN);
-  g_signal_add_emission_hook(signal, 0, ingest_dtls_element_added, g_strdup(pem), g_free);
+  g_signal_add_emission_hook(signal, 0, ingest_dtls_element_added, hooks,
+                             ingest_webrtc_hooks_free);
 }
 
 /// Creates an offer and waits for it; NULL when webrtcbin gave none.

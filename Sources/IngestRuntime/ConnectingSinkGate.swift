@@ -64,6 +64,10 @@ final class ConnectingSinkGate: OutputSink, @unchecked Sendable {
 
   func takeProfileRequest() -> H264Profile? { isConnecting ? nil : sink.takeProfileRequest() }
 
+  var isEstablished: Bool { isConnecting ? false : sink.isEstablished }
+  var unstoredUnits: [Int]? { sink.unstoredUnits }
+  var acceptedBytes: Int64? { sink.acceptedBytes }
+
   var summaryLine: String? { sink.summaryLine }
   var summaryFields: JSONObject? { sink.summaryFields }
 

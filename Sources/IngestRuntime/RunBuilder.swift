@@ -175,6 +175,14 @@ public struct RunBuilder {
     return min(4 << 20, max(256 << 10, share))
   }
 
+  /// `ingest-whip`'s retransmission history, entered in the ledger: a 48th of what the budget
+  /// leaves after the modelled overhead (about 1 MB by default: its time bound, a second, is
+  /// reached first up to some 8 Mb/s), within 256 KiB...2 MiB.
+  public static func whipRetransmissionHistoryBytes(_ configuration: PipelineConfiguration) -> Int {
+    let share = (configuration.budgetBytes - configuration.overheadBytes) / 48
+    return min(2 << 20, max(256 << 10, share))
+  }
+
   /// Creates the sink for `target` (a network output when `target.isNetwork`).
   /// - Parameter drainDeadline: the run's, which a file output's write that waits on a reader
   ///   gives up after.
@@ -225,7 +233,9 @@ public struct RunBuilder {
       let profiles =
         options.isLive && tracks.video?.h264 != nil
         ? target.profiles ?? H264Profile.defaultPreference : nil
-      return WHIPSink(target: target, offerProfiles: profiles)
+      return WHIPSink(
+        target: target, offerProfiles: profiles,
+        retransmissionHistoryBytes: whipRetransmissionHistoryBytes(options.pipeline))
     case .hls(let directory, let playlist, let container, let audio):
       var configuration = HLSSink.Configuration(directory: directory)
       configuration.playlistName = playlist

@@ -16,8 +16,9 @@ public enum WHIPEvent: Sendable, Equatable {
   case negotiated(codec: String, payloadType: Int, profileLevelID: String?, profile: H264Profile?)
   /// Periodic statistics.
   case stats(WHIPStatistics)
-  /// The receiver asked for a keyframe (PLI or FIR).
-  case keyframe
+  /// A keyframe is wanted: the receiver asked (PLI or FIR; `unserved` false), or it asked for
+  /// a packet that can no longer be sent again (`unserved` true).
+  case keyframe(unserved: Bool)
   /// The session resource was deleted (its HTTP status), or the DELETE failed (`error`).
   case deleted(status: Int?, error: String?)
   /// The child stopped on an error: its name, message and whether another session may work.
@@ -40,7 +41,7 @@ public enum WHIPEvent: Sendable, Equatable {
         profileLevelID: value["profile_level_id"]?.string,
         profile: value["profile"]?.string.flatMap(H264Profile.init(rawValue:)))
     case "stats": self = .stats(WHIPStatistics(value))
-    case "keyframe": self = .keyframe
+    case "keyframe": self = .keyframe(unserved: value["cause"]?.string == "unserved")
     case "deleted": self = .deleted(status: value["status"]?.int, error: value["error"]?.string)
     case "error":
       self = .error(
@@ -81,6 +82,46 @@ public struct WHIPStatistics: Sendable, Equatable {
   public var droppedForProfile = 0
   /// Keyframe requests seen so far.
   public var keyframeRequests = 0
+  /// Samples pushed into the pipeline (those that reached the payloaders' gates), by kind.
+  public var videoSamples = 0
+  public var audioSamples = 0
+  /// Video RTP packets and frames (access units) sent, and the frames decided from the
+  /// receiver's reports: arrived whole with every frame they depend on, or not.
+  public var videoPackets: Int64 = 0
+  public var videoFrames: Int64 = 0
+  public var videoFramesDelivered: Int64 = 0
+  public var videoFramesLost: Int64 = 0
+  /// The receiver's cumulative lost for the video stream (packets lost on the way, those
+  /// retransmission recovered included).
+  public var videoPacketsLost: Int64?
+  /// Video packets sent past the receiver's last report.
+  public var videoPacketsUnconfirmed: Int64 = 0
+  /// Audio (Opus) packets sent, and those the receiver's reports say it has.
+  public var audioPackets: Int64 = 0
+  public var audioPacketsReceived: Int64 = 0
+  /// Whether retransmission (RTX) was negotiated.
+  public var retransmission = false
+  /// Packets the receiver asked for again (NACK), asked again within the round trip of a
+  /// retransmission (not sent again), and asked for but no longer in the history.
+  public var nackRequests: Int64 = 0
+  public var nackRepeats: Int64 = 0
+  public var nackUnserved: Int64 = 0
+  /// Video packets the receiver reported lost and never asked for (placed by `ingest-whip`).
+  public var videoPacketsNotAsked: Int64 = 0
+  /// Retransmissions sent, and what the history holds now.
+  public var rtxPackets: Int64 = 0
+  public var rtxBytes: Int64 = 0
+  public var rtxHistoryBytes: Int64 = 0
+  /// The session's last line: every frame is decided.
+  public var final = false
+
+  /// Audio samples the receiver got: those pushed, in the share of Opus packets it reports
+  /// having.
+  public var audioSamplesDelivered: Int {
+    guard audioPackets > 0 else { return 0 }
+    let share = min(1, Double(audioPacketsReceived) / Double(audioPackets))
+    return Int((Double(audioSamples) * share).rounded())
+  }
 
   public init() {}
 
@@ -101,5 +142,24 @@ public struct WHIPStatistics: Sendable, Equatable {
     droppedBeforeConnection = value["dropped_before_connection"]?.int ?? 0
     droppedForProfile = value["dropped_for_profile"]?.int ?? 0
     keyframeRequests = value["keyframe_requests"]?.int ?? 0
+    videoSamples = value["video_samples"]?.int ?? 0
+    audioSamples = value["audio_samples"]?.int ?? 0
+    videoPackets = int64("video_packets")
+    videoFrames = int64("video_frames")
+    videoFramesDelivered = int64("video_frames_delivered")
+    videoFramesLost = int64("video_frames_lost")
+    videoPacketsLost = value["video_packets_lost"]?.int.map(Int64.init)
+    videoPacketsUnconfirmed = int64("video_packets_unconfirmed")
+    audioPackets = int64("audio_packets")
+    audioPacketsReceived = int64("audio_packets_received")
+    retransmission = value["rtx"]?.bool ?? false
+    nackRequests = int64("nack_requests")
+    nackRepeats = int64("nack_repeats")
+    nackUnserved = int64("nack_unserved")
+    videoPacketsNotAsked = int64("video_packets_not_asked")
+    rtxPackets = int64("rtx_packets")
+    rtxBytes = int64("rtx_bytes")
+    rtxHistoryBytes = int64("rtx_history_bytes")
+    final = value["final"]?.bool ?? false
   }
 }

@@ -20,6 +20,8 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
     var error: (name: String, message: String, retryable: Bool)?
     var keyframeWanted = false
     var keyframeRequests = 0
+    /// Keyframes asked for because the receiver asked for a packet no longer in the history.
+    var unservedKeyframes = 0
     /// What the answer chose: the `profile-level-id` and, in a live run, the profile.
     var negotiated: (profileLevelID: String?, profile: H264Profile?)?
     var profileWanted: H264Profile?
@@ -30,14 +32,58 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
     var earlierLost: Int64 = 0
     var packetsSent: Int64 { earlierSent + (meter.latest?.packetsSent ?? 0) }
     var packetsLost: Int64 { earlierLost + (meter.latest?.packetsLost ?? 0) }
+    /// What the receivers of the earlier sessions got, and what was sent again.
+    var earlier = Delivery()
+    var delivery: Delivery { earlier + Delivery(meter.latest) }
     var deleteStatus: Int?
     var deleteError: String?
+  }
+
+  /// What the receiver's reports say arrived, summed over sessions.
+  struct Delivery {
+    var videoFrames: Int64 = 0
+    var videoFramesSent: Int64 = 0
+    var audioSamples = 0
+    var nackRequests: Int64 = 0
+    var nackUnserved: Int64 = 0
+    var rtxPackets: Int64 = 0
+    var notAsked: Int64 = 0
+    var retransmission = false
+
+    init() {}
+
+    init(_ statistics: WHIPStatistics?) {
+      guard let statistics else { return }
+      videoFrames = statistics.videoFramesDelivered
+      videoFramesSent = statistics.videoFrames
+      audioSamples = statistics.audioSamplesDelivered
+      nackRequests = statistics.nackRequests
+      nackUnserved = statistics.nackUnserved
+      rtxPackets = statistics.rtxPackets
+      notAsked = statistics.videoPacketsNotAsked
+      retransmission = statistics.retransmission
+    }
+
+    static func + (a: Delivery, b: Delivery) -> Delivery {
+      var sum = Delivery()
+      sum.videoFrames = a.videoFrames + b.videoFrames
+      sum.videoFramesSent = a.videoFramesSent + b.videoFramesSent
+      sum.audioSamples = a.audioSamples + b.audioSamples
+      sum.nackRequests = a.nackRequests + b.nackRequests
+      sum.nackUnserved = a.nackUnserved + b.nackUnserved
+      sum.rtxPackets = a.rtxPackets + b.rtxPackets
+      sum.notAsked = a.notAsked + b.notAsked
+      sum.retransmission = a.retransmission || b.retransmission
+      return sum
+    }
   }
 
   public let target: WHIPTarget
   /// The H.264 profiles the offer lists, most preferred first (a live encoder's); nil: the
   /// stream's own profile only (a dump).
   public let offerProfiles: [H264Profile]?
+  /// The retransmission history's bound in `ingest-whip` (entered in `bufferBytes`).
+  public let retransmissionHistoryBytes: Int
   private let executable: String
   private let clock: any PipelineClock
   private var child: WHIPChild?
@@ -47,6 +93,10 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
   private var report = Report()
   private var lastKeyframeAsked: Int64 = .min / 2
   private var takenBytes: Int64 = 0
+  /// Units written to the child, by kind (`SampleKind.rawValue`), over every session; the
+  /// audio track it carries (the first announced).
+  private var written = [Int](repeating: 0, count: SampleKind.allCases.count)
+  private var carriedAudio: SampleKind?
   private var childPeakResident: Int?
   /// Where the `negotiated` status event goes (set before `open`).
   private var statusHandler: (@Sendable (String, JSONObject) -> Void)?
@@ -62,19 +112,27 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
   ///   - clock: the pipeline's clock, which the statistics are stamped with.
   ///   - offerProfiles: the H.264 profiles the encoder in front can make, most preferred
   ///     first; nil when the stream's profile cannot change (a dump replayed).
+  ///   - retransmissionHistoryBytes: what `ingest-whip` may keep of sent video to answer the
+  ///     receiver's NACKs (`--rtx-history-bytes`; its time bound is a second).
   public init(
     target: WHIPTarget, executable: String? = nil, clock: any PipelineClock = SystemClock(),
-    offerProfiles: [H264Profile]? = nil
+    offerProfiles: [H264Profile]? = nil,
+    retransmissionHistoryBytes: Int = WHIPSink.defaultRetransmissionHistoryBytes
   ) {
     self.target = target
     self.offerProfiles = offerProfiles
+    self.retransmissionHistoryBytes = retransmissionHistoryBytes
     self.executable = executable ?? WHIPChild.locate()
     self.clock = clock
   }
 
   public var payloadFormat: PayloadFormat { .accessUnits }
-  /// The pipe to the child (64 KiB on Linux) and one pending record are outside the ring.
-  public var bufferBytes: Int { 64 << 10 }
+  /// The retransmission history's default bound: a second of video up to about 8 Mb/s.
+  public static let defaultRetransmissionHistoryBytes = 1 << 20
+
+  /// The pipe to the child (64 KiB on Linux) and one pending record are outside the ring, and
+  /// so is the child's retransmission history (bounded by `retransmissionHistoryBytes`).
+  public var bufferBytes: Int { (64 << 10) + retransmissionHistoryBytes }
   public var redactedDescription: String { "WHIP \(target.redacted)" }
 
   public func open(tracks: TrackFormats) throws(SinkError) {
@@ -86,10 +144,18 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
       next.earlierSessions = report.earlierSessions + (report.meter.latest == nil ? 0 : 1)
       next.earlierSent = report.packetsSent
       next.earlierLost = report.packetsLost
+      next.earlier = report.delivery
       next.keyframeRequests = report.keyframeRequests
+      next.unservedKeyframes = report.unservedKeyframes
       report = next
     }
-    var arguments = [target.endpoint]
+    carriedAudio = tracks.kinds.first { kind in
+      guard kind != .video, case .aac? = tracks.format(for: kind) else { return false }
+      return true
+    }
+    var arguments = [
+      "--rtx-history-bytes", String(retransmissionHistoryBytes), target.endpoint,
+    ]
     if let offerProfiles {
       arguments = ["--profiles", offerProfiles.map(\.rawValue).joined(separator: ",")] + arguments
     }
@@ -131,6 +197,7 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
       return .discarded(.invalid)
     }
     takenBytes += Int64(bytes.count)
+    written[Int(unit.kind.rawValue)] += 1
     try flush(child)
     return .written
   }
@@ -221,8 +288,8 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
         // Only an encoder that can switch was offered several profiles.
         if offerProfiles != nil, let profile { report.profileWanted = profile }
       case .stats(let statistics): report.meter.observe(statistics, now: now)
-      case .keyframe:
-        report.keyframeRequests += 1
+      case .keyframe(let unserved):
+        if unserved { report.unservedKeyframes += 1 } else { report.keyframeRequests += 1 }
         report.keyframeWanted = true
       case .deleted(let status, let error):
         report.deleteStatus = status
@@ -232,6 +299,29 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
       case .ice, .session, .end: break
       }
     }
+  }
+
+  // MARK: What arrived
+
+  /// Whether the session the last `open` started is up: ICE and DTLS completed (the child's
+  /// `connection` line). Media flows before (webrtcbin needs it for the offer).
+  public var isEstablished: Bool { lock.withLock { report.connection == "connected" } }
+
+  /// Units written to the child that the receivers' reports do not say arrived, by kind: video
+  /// frames not decided as arrived whole (with every frame they depend on: a loss breaks the
+  /// picture until the next keyframe), and audio samples in the share of Opus packets not
+  /// reported received. What the child dropped before the connection, sent into a dead
+  /// session or still held when it ended is among them.
+  public var unstoredUnits: [Int]? {
+    let delivered = lock.withLock { report.delivery }
+    var counts = written
+    let video = Int(SampleKind.video.rawValue)
+    counts[video] = max(0, written[video] - Int(delivered.videoFrames))
+    if let carriedAudio {
+      let index = Int(carriedAudio.rawValue)
+      counts[index] = max(0, written[index] - delivered.audioSamples)
+    }
+    return counts
   }
 
   // MARK: The link
@@ -294,11 +384,17 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
           object.add("rtcp_silence_ms", silence, decimals: 0)
         }
         object.add("nack", latest.nackCount)
+        object.add("rtx_packets", latest.rtxPackets)
+        object.add("nack_unserved", latest.nackUnserved)
+        object.add("rtx_history_bytes", latest.rtxHistoryBytes)
+        object.add("video_frames_sent", latest.videoFrames)
+        object.add("video_frames_delivered", latest.videoFramesDelivered)
         object.add("queue_bytes", latest.queueBytes)
         object.add("dropped_before_connection", latest.droppedBeforeConnection)
         object.add("dropped_for_profile", latest.droppedForProfile)
       }
       object.add("keyframe_requests", report.keyframeRequests)
+      object.add("keyframes_for_unserved", report.unservedKeyframes)
       return object
     }
   }
@@ -309,6 +405,15 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
       var object = JSONObject()
       object.add("packets_sent", report.packetsSent)
       object.add("packets_lost", report.packetsLost)
+      let delivery = report.delivery
+      object.add("video_frames_sent", delivery.videoFramesSent)
+      object.add("video_frames_delivered", delivery.videoFrames)
+      object.add("audio_samples_delivered", delivery.audioSamples)
+      object.add("retransmission", delivery.retransmission)
+      object.add("nack_requests", delivery.nackRequests)
+      object.add("nack_unserved", delivery.nackUnserved)
+      object.add("rtx_packets", delivery.rtxPackets)
+      object.add("lost_not_asked", delivery.notAsked)
       object.add("sessions", report.earlierSessions + (report.meter.latest == nil ? 0 : 1))
       if let negotiated = report.negotiated {
         if let id = negotiated.profileLevelID { object.add("profile_level_id", id) }
@@ -320,6 +425,7 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
         object.add("dropped_for_profile", latest.droppedForProfile)
       }
       object.add("keyframe_requests", report.keyframeRequests)
+      object.add("keyframes_for_unserved", report.unservedKeyframes)
       if let status = report.deleteStatus { object.add("delete_status", status) }
       if let childPeakResident { object.add("ingest_whip_peak_resident", childPeakResident) }
       return object
@@ -334,6 +440,17 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
       let sessions = report.earlierSessions + (report.meter.latest == nil ? 0 : 1)
       if sessions > 0 {
         parts.append("\(report.packetsSent) RTP packets sent, \(report.packetsLost) lost")
+        let delivery = report.delivery
+        parts.append(
+          "receiver: \(delivery.videoFrames) of \(delivery.videoFramesSent) video frames sent "
+            + "arrived whole")
+        if delivery.retransmission {
+          parts.append(
+            "\(delivery.rtxPackets) retransmitted for \(delivery.nackRequests) NACKed, "
+              + "\(delivery.nackUnserved) too old")
+        } else if delivery.nackRequests > 0 {
+          parts.append("\(delivery.nackRequests) NACKed, no retransmission negotiated")
+        }
         if sessions > 1 { parts.append("\(sessions) sessions") }
       }
       if let negotiated = negotiatedDescription { parts.append("H.264 \(negotiated) negotiated") }
@@ -351,6 +468,9 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
         parts.append("no statistics")
       }
       parts.append("\(report.keyframeRequests) keyframe requests")
+      if report.unservedKeyframes > 0 {
+        parts.append("\(report.unservedKeyframes) keyframes for packets too old to resend")
+      }
       if let status = report.deleteStatus {
         parts.append("session deleted (HTTP \(status))")
       } else if let error = report.deleteError {

@@ -7,6 +7,8 @@ import IngestCore
 struct H264Offer {
   /// The payload types offered and the profile each one stands for, most preferred first.
   var payloadTypes: [(type: Int, profile: H264Profile)]
+  /// The retransmission (RTX, RFC 4588) payload type offered for each H.264 one (`apt=`).
+  var retransmission: [Int: Int] = [:]
 
   /// The profile a payload type of the offer stands for.
   func profile(of payloadType: Int) -> H264Profile? {
@@ -17,6 +19,9 @@ struct H264Offer {
   /// order, at `level`): the first keeps webrtcbin's number, the others take free dynamic
   /// numbers. Each copies the original's feedback lines and format parameters, less the
   /// profile and the parameter sets (those of the stream webrtcbin saw, not of the others).
+  /// When webrtcbin offered retransmission (an `rtx` payload type whose `apt=` is the
+  /// original), each other H.264 payload type gets one of its own: whichever the answer
+  /// chooses can be sent again.
   /// Nil when the offer has no H.264 video payload type.
   static func rewriting(_ sdp: String, profiles: [H264Profile], level: UInt8)
     -> (sdp: String, offer: H264Offer)?
@@ -30,6 +35,21 @@ struct H264Offer {
       guard let free = (96...127).first(where: { !used.contains($0) }) else { return nil }
       used.insert(free)
       types.append((free, profile))
+    }
+    let originalRTX = section.payloadTypes(of: "RTX").first {
+      section.parameters[$0]?["apt"] == String(original)
+    }
+    var retransmission: [Int: Int] = [:]
+    if let originalRTX {
+      retransmission[original] = originalRTX
+      for (type, _) in types.dropFirst() {
+        guard let free = (96...127).first(where: { !used.contains($0) }) else { return nil }
+        used.insert(free)
+        retransmission[type] = free
+      }
+    }
+    let addedRTX = types.dropFirst().compactMap { type in
+      retransmission[type.type].map { (rtx: $0, apt: type.type) }
     }
     var parameters = (section.parameters[original] ?? [:]).filter {
       $0.key != "profile-level-id" && !$0.key.hasPrefix("sprop-")
@@ -49,7 +69,11 @@ struct H264Offer {
         if inVideo {
           rewritten = true
           let formats = fields.dropFirst(3).flatMap { field -> [String] in
-            Int(field) == original ? types.map { String($0.type) } : [String(field)]
+            if Int(field) == original { return types.map { String($0.type) } }
+            if let rtx = originalRTX, Int(field) == rtx {
+              return [String(field)] + addedRTX.map { String($0.rtx) }
+            }
+            return [String(field)]
           }
           output.append((fields.prefix(3).map(String.init) + formats).joined(separator: " "))
           continue
@@ -64,6 +88,15 @@ struct H264Offer {
         continue
       }
       if let (type, _) = SDPVideoSection.attribute("a=fmtp:", line), type == original { continue }
+      if let (type, _) = SDPVideoSection.attribute("a=fmtp:", line), type == originalRTX {
+        // The other profiles' retransmission types follow webrtcbin's own.
+        output.append(String(line))
+        for (rtx, apt) in addedRTX {
+          output.append("a=rtpmap:\(rtx) rtx/90000")
+          output.append("a=fmtp:\(rtx) apt=\(apt)")
+        }
+        continue
+      }
       if let (type, _) = SDPVideoSection.attribute("a=rtpmap:", line), type == original {
         // The whole set goes where the original's rtpmap was; its feedback lines follow it in
         // webrtcbin's offers, so they are gathered first.
@@ -86,7 +119,10 @@ struct H264Offer {
           "a=fmtp:\(type) " + (fixed + ["profile-level-id=\(id)"]).joined(separator: ";"))
       }
     }
-    return (lines.joined(separator: "\r\n"), H264Offer(payloadTypes: types))
+    return (
+      lines.joined(separator: "\r\n"),
+      H264Offer(payloadTypes: types, retransmission: retransmission)
+    )
   }
 
   /// Every payload type named on an `m=` line of `sdp`.

@@ -29,6 +29,7 @@ final class SampleFeeder: @unchecked Sendable {
   // Guarded by `session.lock`.
   private var dropped = 0
   private var droppedForProfile = 0
+  private var pushed = (video: 0, audio: 0)
   private var ended: String??
 
   init(
@@ -47,6 +48,10 @@ final class SampleFeeder: @unchecked Sendable {
 
   /// Video samples dropped because their profile does not fit the one negotiated.
   var droppedForProfileCount: Int { session.lock.withLock { droppedForProfile } }
+
+  /// Samples pushed into the pipeline (after the connection, and the few that gave
+  /// webrtcbin its caps), by kind.
+  var pushedCounts: (video: Int, audio: Int) { session.lock.withLock { pushed } }
 
   /// Nil while reading; then nil inside when the input ended cleanly, else why it failed.
   var end: String?? { session.lock.withLock { ended } }
@@ -136,6 +141,9 @@ final class SampleFeeder: @unchecked Sendable {
     }
     _ = source.withMemoryRebound(to: GstAppSrc.self, capacity: 1) {
       gst_app_src_push_buffer($0, buffer)
+    }
+    session.lock.withLock {
+      if sample.kind == .video { pushed.video += 1 } else { pushed.audio += 1 }
     }
   }
 

@@ -9,7 +9,8 @@ struct WHIPClientOptions {
 
   static let usage = """
     usage: ingest-whip [--profiles LIST] [--stats-interval MS] [--connect-timeout S]
-                       [--dead-after S] http(s)://HOST[:PORT]/PATH
+                       [--dead-after S] [--rtx-history-bytes N] [--rtx-history-ms MS]
+                       http(s)://HOST[:PORT]/PATH
       Publishes the dump stream on standard input (docs/dump-format.md) to a WHIP endpoint
       through GStreamer's webrtcbin: H.264 (or HEVC where the answer takes it) in RTP, AAC
       re-encoded as Opus. Writes JSON lines on standard output (docs/whip.md). The bearer
@@ -21,6 +22,9 @@ struct WHIPClientOptions {
       encoder), offered in that order; the answer chooses, a `negotiated` line says which,
       and video in another profile is not sent. Without it the offer names the stream's own
       profile, and an answer that refuses it ends with the error profileRefused.
+      A receiver's NACKs are answered by retransmission (RTX, RFC 4588) from a history of
+      the last --rtx-history-ms milliseconds of video (default 1000), at most
+      --rtx-history-bytes bytes (default 1048576; counted at the MTU, 1200 bytes a packet).
     """
 
   var endpoint: String
@@ -31,6 +35,14 @@ struct WHIPClientOptions {
   /// How long the receiver may send no RTCP before the session is taken for dead. Longer
   /// than a blackout worth riding out (a few seconds), shorter than a viewer's patience.
   var deadAfterSeconds = 10
+  /// The retransmission history's bounds: bytes (as packets of the MTU) and time.
+  var historyBytes = 1 << 20
+  var historyMilliseconds = 1000
+  /// What one packet of the history is counted as: the payloaders' MTU (1200 bytes).
+  static let historyPacketBytes = 1200
+
+  /// The history's bound in packets.
+  var historyPackets: Int { max(16, historyBytes / Self.historyPacketBytes) }
 
   init(_ arguments: [String]) throws(WHIPClientError) {
     var endpoint: String?
@@ -48,6 +60,17 @@ struct WHIPClientOptions {
       case "--stats-interval": statsIntervalMilliseconds = try value(argument)
       case "--connect-timeout": connectTimeoutSeconds = try value(argument)
       case "--dead-after": deadAfterSeconds = try value(argument)
+      case "--rtx-history-ms": historyMilliseconds = try value(argument)
+      case "--rtx-history-bytes":
+        index += 1
+        guard index < arguments.count, let bytes = Int(arguments[index]),
+          (16 * Self.historyPacketBytes)...(64 << 20) ~= bytes
+        else {
+          throw .usage(
+            "--rtx-history-bytes takes a number of bytes from \(16 * Self.historyPacketBytes) "
+              + "to \(64 << 20)\n\(Self.usage)")
+        }
+        historyBytes = bytes
       case "--profiles":
         index += 1
         let names = index < arguments.count ? arguments[index].split(separator: ",") : []

@@ -43,7 +43,8 @@ struct WHIPPublisher {
     }
     guard let video else { throw .input("the stream has no video track") }
     let session = try WebRTCSession(
-      graph: MediaGraph(video: video, audio: audio?.format), events: events)
+      graph: MediaGraph(video: video, audio: audio?.format), events: events,
+      history: (options.historyPackets, options.historyMilliseconds))
     try session.play()
     let feeder = SampleFeeder(
       reader: reader, session: session, video: video, audioKind: audio?.kind)
@@ -184,8 +185,20 @@ struct WHIPPublisher {
         + list.joined(separator: ", "))
   }
 
-  /// Reports statistics while media flows, until the input ends or a stop signal.
+  /// Reports statistics while media flows, until the input ends or a stop signal; the last
+  /// line decides every frame sent (`final`), after an error too.
   private func stream(session: WebRTCSession, feeder: SampleFeeder, clock: SystemClock)
+    throws(WHIPClientError)
+  {
+    do {
+      try streamUntilEnd(session: session, feeder: feeder, clock: clock)
+    } catch {
+      report(session: session, feeder: feeder, final: true)
+      throw error
+    }
+  }
+
+  private func streamUntilEnd(session: WebRTCSession, feeder: SampleFeeder, clock: SystemClock)
     throws(WHIPClientError)
   {
     let interval = Int64(options.statsIntervalMilliseconds) * 1_000_000
@@ -194,8 +207,10 @@ struct WHIPPublisher {
     while !WHIPStop.requested {
       if let end = feeder.end {
         if let failure = end { throw .input(failure) }
-        // What is queued still leaves before the session is deleted.
+        // What is queued still leaves before the session is deleted, and the receiver's next
+        // reports say what of it arrived (and ask for what did not: retransmission goes on).
         session.drain(deadline: clock.now() + 2_000_000_000)
+        awaitReceiverReports(session: session, clock: clock)
         break
       }
       if let failure = session.failureReason { throw .connectionFailed(failure) }
@@ -213,16 +228,47 @@ struct WHIPPublisher {
       }
       session.lock.withLock { _ = session.lock.wait(until: min(nextStats, now + 100_000_000)) }
     }
-    report(session: session, feeder: feeder)
+    report(session: session, feeder: feeder, final: true)
   }
 
-  private func report(session: WebRTCSession, feeder: SampleFeeder) {
+  /// Waits (at most `finalReportWait`) until the receiver's reports cover every video packet
+  /// sent: a receiver reports about once a second.
+  private func awaitReceiverReports(session: WebRTCSession, clock: SystemClock) {
+    let deadline = clock.now() + Self.finalReportWait
+    while !session.receiverConfirmedAll && clock.now() < deadline && !WHIPStop.requested {
+      session.lock.withLock {
+        _ = session.lock.wait(until: min(deadline, clock.now() + 50_000_000))
+      }
+    }
+    // The receiver asks for what it misses as it notices (before that report, mostly), and
+    // asks again a round trip later when a retransmission was lost: three round trips, at
+    // least 300 ms, for those to be answered and arrive.
+    let roundTrip = Int64((session.statistics().roundTripSeconds ?? 0.1) * 1e9)
+    clock.sleep(nanoseconds: min(max(0, deadline - clock.now()), max(300_000_000, 3 * roundTrip)))
+  }
+
+  /// How long the end of a session waits for the receiver's reports of its last packets.
+  static let finalReportWait: Int64 = 2_500_000_000
+
+  private func report(session: WebRTCSession, feeder: SampleFeeder, final: Bool = false) {
+    var statistics = session.statistics()
+    let delivery = session.deliveryFigures(final: final)
+    statistics.take(delivery)
+    // A packet asked for that can no longer be sent again (out of the history, or no RTX):
+    // the receiver cannot decode on until a keyframe, which is asked for now rather than
+    // after its own request a round trip later.
+    if delivery.new_unserved > 0 && !final {
+      var fields = JSONObject()
+      fields.add("cause", "unserved")
+      events.emit("keyframe", fields)
+    }
     events.emit(
       "stats",
-      session.statistics().fields(
+      statistics.fields(
         droppedBeforeConnection: feeder.droppedCount,
         droppedForProfile: feeder.droppedForProfileCount,
-        keyframeRequests: session.keyframeRequestCount))
+        keyframeRequests: session.keyframeRequestCount, delivery: delivery,
+        samples: feeder.pushedCounts, final: final))
   }
 
   private func deleteSession(_ resource: String, http: WHIPHTTPClient) {

@@ -36,8 +36,11 @@ final class WebRTCSession: @unchecked Sendable {
   private(set) var negotiatedProfile: H264Profile?
   /// Closed on each payloader's output until the connection is up: what was packetized
   /// before (the units that gave webrtcbin its caps) would otherwise be held in webrtcbin and
-  /// sent stale, in a burst, once DTLS is done.
-  private var gates: [UnsafeMutablePointer<ingest_media_gate>] = []
+  /// sent stale, in a burst, once DTLS is done. They number what passes (`delivery`).
+  private var gates: [UnsafeMutablePointer<ingest_tracked_gate>] = []
+  /// What reached the receiver and what was sent again (`delivery.h`); lives as long as the
+  /// process.
+  let delivery: UnsafeMutablePointer<ingest_delivery>
   /// The receiver's last REMB, once the answer is applied and the RTP session exists.
   private var remb: UnsafeMutablePointer<ingest_remb>?
   /// The SHA-256 fingerprint of our DTLS certificate, as SDP writes it.
@@ -50,16 +53,20 @@ final class WebRTCSession: @unchecked Sendable {
     "new", "connecting", "connected", "disconnected", "failed", "closed",
   ]
 
-  init(graph: MediaGraph, events: EventWriter) throws(WHIPClientError) {
+  /// - Parameter history: the retransmission history's bounds: packets and milliseconds.
+  init(graph: MediaGraph, events: EventWriter, history: (packets: Int, milliseconds: Int))
+    throws(WHIPClientError)
+  {
     self.graph = graph
     self.events = events
     gst_init(nil, nil)
+    delivery = ingest_delivery_new(UInt32(history.packets), UInt32(history.milliseconds))
     // Before the pipeline exists: its DTLS elements take the certificate as they are made.
     var digits = [CChar](repeating: 0, count: 128)
     guard let pem = ingest_dtls_ecdsa_pem(&digits), digits[0] != 0 else {
       throw .pipeline("no DTLS certificate")
     }
-    ingest_dtls_use_certificate(pem)
+    ingest_webrtc_use_hooks(pem, delivery)
     g_free(pem)
     fingerprint = String(
       decoding: digits.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -117,10 +124,13 @@ final class WebRTCSession: @unchecked Sendable {
       _ = ingest_g_signal_connect(
         webrtc, "notify::" + property, unsafeBitCast(notify, to: GCallback.self), context)
     }
+    let hevc: gboolean = if case .hevc = graph.video { 1 } else { 0 }
     for name in ["videopay", "audiopay"] {
       guard let pay = ingest_gst_bin_child(pipeline, name) else { continue }
       if let pad = gst_element_get_static_pad(pay, "src") {
-        if let gate = ingest_gst_add_media_gate(pad) { gates.append(gate) }
+        if let gate = ingest_gst_add_tracked_gate(pad, delivery, name == "videopay" ? 1 : 0, hevc) {
+          gates.append(gate)
+        }
         ingest_gst_unref(pad)
       }
       ingest_gst_unref(pay)
@@ -163,7 +173,7 @@ final class WebRTCSession: @unchecked Sendable {
         switch Self.connectionStates[connection] {
         case "connected":
           phase = .connected
-          for gate in gates { ingest_media_gate_open(gate) }
+          for gate in gates { ingest_tracked_gate_open(gate) }
         case "failed": failure = failure ?? "the peer connection failed"
         default: break
         }
@@ -234,6 +244,10 @@ final class WebRTCSession: @unchecked Sendable {
       lock.withLock { _ = lock.wait(until: min(deadline, clock.now() + 20_000_000)) }
     }
     ingest_webrtc_send_only(webrtc)
+    if let pay = ingest_gst_bin_child(pipeline, "videopay") {
+      _ = ingest_webrtc_enable_retransmission(webrtc, pay)
+      ingest_gst_unref(pay)
+    }
     guard var offer = ingest_webrtc_create_offer(webrtc) else {
       throw .pipeline(busError() ?? "webrtcbin made no offer")
     }
@@ -324,7 +338,7 @@ final class WebRTCSession: @unchecked Sendable {
       defer { g_free(failure) }
       throw .badAnswer(String(cString: failure))
     }
-    remb = ingest_webrtc_watch_remb(webrtc)
+    remb = ingest_webrtc_watch_remb(webrtc, delivery)
   }
 
   /// Waits for the connection (ICE and DTLS) until `deadline`.
@@ -365,6 +379,7 @@ final class WebRTCSession: @unchecked Sendable {
       let bitsPerSecond = ingest_remb_bits_per_second(remb)
       if bitsPerSecond > 0 { statistics.receiverEstimateBitsPerSecond = Double(bitsPerSecond) }
     }
+    if let rtt = statistics.roundTripSeconds { ingest_delivery_set_round_trip(delivery, rtt) }
     statistics.queueBytes = Int(ingest_g_get_uint64(videoSource, "current-level-bytes"))
     if let audioSource {
       statistics.queueBytes += Int(ingest_g_get_uint64(audioSource, "current-level-bytes"))
@@ -372,16 +387,25 @@ final class WebRTCSession: @unchecked Sendable {
     return statistics
   }
 
-  /// Ends both sources' streams and waits (up to `deadline`) until their queues are empty and
-  /// a moment more, so that what was queued is sent before the session is deleted. (webrtcbin
-  /// posts no end-of-stream message to wait for: its sinks never get one.)
+  /// What reached the receiver, as its reports say: frames older than `settle` milliseconds
+  /// (every frame when `final`) are decided.
+  func deliveryFigures(settleMilliseconds: Int = 1500, final: Bool = false)
+    -> ingest_delivery_figures
+  {
+    var figures = ingest_delivery_figures()
+    ingest_delivery_collect(delivery, UInt32(settleMilliseconds), final ? 1 : 0, &figures)
+    return figures
+  }
+
+  /// Whether the receiver's reports cover every video packet sent.
+  var receiverConfirmedAll: Bool { ingest_delivery_confirmed(delivery) != 0 }
+
+  /// Waits (up to `deadline`) until both sources' queues are empty and a moment more, so that
+  /// what was queued is sent before the session is deleted. The streams are not ended: an
+  /// end-of-stream stops rtprtxsend, and the receiver's requests for the last packets would go
+  /// unanswered. (webrtcbin posts no end-of-stream message to wait for anyway.)
   func drain(deadline: Int64) {
     let sources = [videoSource] + (audioSource.map { [$0] } ?? [])
-    for source in sources {
-      _ = source.withMemoryRebound(to: GstAppSrc.self, capacity: 1) {
-        gst_app_src_end_of_stream($0)
-      }
-    }
     let clock = SystemClock()
     while clock.now() < deadline {
       let queued = sources.reduce(0) { $0 + ingest_g_get_uint64($1, "current-level-bytes") }

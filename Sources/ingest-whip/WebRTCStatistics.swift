@@ -53,10 +53,27 @@ struct WebRTCStatistics {
     }
   }
 
+  /// Takes what was sent and lost from the packets counted on their way into webrtcbin and
+  /// the receiver's own reports (`delivery.h`) rather than from `get-stats`: webrtcbin 1.22
+  /// mixes the streams up once an RTX stream is in the session (the video SSRC's entry as
+  /// `audio`, the audio one's missing, and zero once the sender times out at the end).
+  mutating func take(_ delivery: ingest_delivery_figures) {
+    bytesSent = Double(delivery.video_bytes + delivery.audio_bytes + delivery.rtx_bytes)
+    packetsSent = Double(delivery.video_packets + delivery.audio_packets + delivery.rtx_packets)
+    packetsLost = Double(
+      max(0, delivery.video_lost_reported) + max(0, delivery.audio_lost_reported)
+        + max(0, delivery.rtx_lost_reported))
+    let fractions = [delivery.video_fraction_lost, delivery.audio_fraction_lost].filter { $0 >= 0 }
+    fractionLost = fractions.max()
+    hasRemote = hasRemote || delivery.have_video_report != 0
+    nackCount = Double(delivery.nack_requests + delivery.nack_repeats)
+  }
+
   /// The `stats` event line's fields (see `WHIPEvent` in `IngestWHIP`).
-  func fields(droppedBeforeConnection: Int, droppedForProfile: Int, keyframeRequests: Int)
-    -> JSONObject
-  {
+  func fields(
+    droppedBeforeConnection: Int, droppedForProfile: Int, keyframeRequests: Int,
+    delivery: ingest_delivery_figures, samples: (video: Int, audio: Int), final: Bool
+  ) -> JSONObject {
     var object = JSONObject()
     object.add("bytes_sent", Int64(bytesSent))
     object.add("packets_sent", Int64(packetsSent))
@@ -77,6 +94,29 @@ struct WebRTCStatistics {
     object.add("dropped_before_connection", droppedBeforeConnection)
     object.add("dropped_for_profile", droppedForProfile)
     object.add("keyframe_requests", keyframeRequests)
+    // What the receiver's reports say arrived (`delivery.h`), and retransmission.
+    object.add("video_samples", samples.video)
+    object.add("audio_samples", samples.audio)
+    object.add("video_packets", Int64(delivery.video_packets))
+    object.add("video_frames", Int64(delivery.video_frames))
+    object.add("video_frames_delivered", Int64(delivery.frames_delivered))
+    object.add("video_frames_lost", Int64(delivery.frames_lost))
+    if delivery.have_video_report != 0 {
+      object.add("video_packets_lost", delivery.video_lost_reported)
+    }
+    object.add("video_packets_unconfirmed", Int64(delivery.unconfirmed_packets))
+    object.add("audio_packets", Int64(delivery.audio_packets))
+    object.add("audio_packets_received", Int64(delivery.audio_received))
+    object.add("rtx", delivery.rtx_active != 0)
+    object.add("nack_requests", Int64(delivery.nack_requests))
+    object.add("nack_repeats", Int64(delivery.nack_repeats))
+    object.add("nack_unserved", Int64(delivery.nack_unserved))
+    object.add("video_packets_not_asked", Int64(delivery.presumed_lost))
+    object.add("rtx_packets", Int64(delivery.rtx_packets))
+    object.add("rtx_bytes", Int64(delivery.rtx_bytes))
+    object.add("rtx_history_bytes", Int64(delivery.history_bytes))
+    object.add("rtx_history_packets", Int64(delivery.history_packets))
+    if final { object.add("final", true) }
     return object
   }
 }

@@ -42,7 +42,9 @@ import Testing
     #expect(WHIPEvent(line: #"{"event":"ice","state":"connected"}"#) == .ice("connected"))
     #expect(
       WHIPEvent(line: #"{"event":"connection","state":"failed"}"#) == .connection("failed"))
-    #expect(WHIPEvent(line: #"{"event":"keyframe"}"#) == .keyframe)
+    #expect(WHIPEvent(line: #"{"event":"keyframe"}"#) == .keyframe(unserved: false))
+    #expect(
+      WHIPEvent(line: #"{"event":"keyframe","cause":"unserved"}"#) == .keyframe(unserved: true))
     #expect(
       WHIPEvent(line: #"{"event":"deleted","status":200}"#) == .deleted(status: 200, error: nil))
     #expect(

@@ -128,7 +128,45 @@ import Testing
     try sink.finish()
     let text = LoopbackServers.text(of: seen)
     #expect(text.contains("token=T0KEN-in-env\n"))
-    #expect(text.contains("args=http://127.0.0.1:9/whip/test\n"))
+    #expect(text.contains("args=--rtx-history-bytes 1048576 http://127.0.0.1:9/whip/test\n"))
+  }
+
+  /// What the receiver's reports say arrived is what the summary counts as sent: the units
+  /// written less the frames the child did not find delivered, and the session says
+  /// `connected` only once the child's connection line came.
+  @Test func theReceiversCountIsWhatWasDelivered() throws {
+    let fake = try Self.script(
+      """
+      read -r line
+      echo '{"event":"connection","state":"connected"}'
+      echo '{"event":"stats","bytes_sent":1000,"packets_sent":10,"video_samples":3,"video_frames":3,"video_frames_delivered":2,"audio_samples":0,"rtx":true,"rtx_packets":4,"nack_requests":5,"nack_unserved":1,"final":true}'
+      echo '{"event":"deleted","status":200}'
+      cat >/dev/null
+      """)
+    defer { try? FileManager.default.removeItem(at: fake) }
+    let (tracks, sample) = try Self.fixture()
+    let clock = SystemClock()
+    let sink = WHIPSink(target: try Self.target(), executable: fake.path, clock: clock)
+    try sink.open(tracks: tracks)
+    #expect(!sink.isEstablished)
+    let unit = OutgoingUnit(
+      kind: .video, pts: 0, dts: 0, isKeyframe: true, isDiscontinuity: false, prefixLength: 0)
+    for _ in 0..<5 {
+      let result = try sample.payload.withUnsafeBytes { bytes in
+        try sink.write(unit, bytes: bytes, now: clock.now())
+      }
+      #expect(result == .written)
+    }
+    try LoopbackServers.waitUntil("the fake child's lines") {
+      sink.summaryFields?.rendered.contains("\"delete_status\":200") ?? false
+    }
+    #expect(sink.isEstablished)
+    try sink.finish()
+    // Five written, two delivered.
+    #expect(sink.unstoredUnits?[Int(SampleKind.video.rawValue)] == 3)
+    let line = try #require(sink.summaryLine)
+    #expect(line.contains("receiver: 2 of 3 video frames sent arrived whole"), "\(line)")
+    #expect(line.contains("4 retransmitted for 5 NACKed, 1 too old"), "\(line)")
   }
 
   @Test func aChildThatStopsReadingMakesWritesWaitNotBlock() throws {

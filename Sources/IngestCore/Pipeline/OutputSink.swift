@@ -107,6 +107,10 @@ public protocol OutputSink: LinkEstimateSource {
   /// buffer when the disk filled), by track (`SampleKind.rawValue`); nil when the sink loses
   /// nothing it took. The summary counts them as undelivered, not sent.
   var unstoredUnits: [Int]? { get }
+  /// Whether the connection the last `open` made is up. A sink whose `open` returns before
+  /// (WHIP: media must flow for the offer, ICE and DTLS come after) says so later; the sender
+  /// reports `connected` only then. Default true.
+  var isEstablished: Bool { get }
   /// What the sink warned about so far, each once (SRT: a latency too short for the round
   /// trip); also sent as a status event with a `warning` member when it happens.
   var warnings: [String] { get }
@@ -125,6 +129,7 @@ extension OutputSink {
   public func linkEstimate(now: Int64) -> LinkEstimate? { nil }
   public var acceptedBytes: Int64? { nil }
   public var unstoredUnits: [Int]? { nil }
+  public var isEstablished: Bool { true }
   public var warnings: [String] { [] }
   public var summaryLine: String? { nil }
   public var summaryFields: JSONObject? { nil }

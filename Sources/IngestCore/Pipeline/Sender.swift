@@ -21,6 +21,9 @@ public final class Sender {
   private let prefix: UnsafeMutableRawBufferPointer
   private var backoff: Backoff
   private var connected = false
+  /// Connected, but the sink's session is not up yet (`OutputSink.isEstablished`): the
+  /// `connected` event waits for it.
+  private var awaitingEstablishment = false
   private var connections = 0
   private var retryAt: Int64 = .min
   private var failure: SinkError?
@@ -75,6 +78,11 @@ public final class Sender {
     if !connected {
       if now < retryAt { return .blocked(until: retryAt) }
       if let result = connect(now: now) { return result }
+    }
+    if awaitingEstablishment && sink.isEstablished {
+      awaitingEstablishment = false
+      backoff.reset()
+      onEvent(.connected(attempt: connections))
     }
     // The unit just written goes back to the ring with the next one taken: one lock per unit.
     var completion: Pipeline.SendCompletion?
@@ -137,8 +145,14 @@ public final class Sender {
       output?.forcePSI()
       output?.forceDiscontinuity()
     }
-    backoff.reset()
-    onEvent(.connected(attempt: connections))
+    // The backoff starts afresh once the connection is up: a session that never comes up
+    // (an endpoint that answers, then ICE fails) keeps its growing delays.
+    if sink.isEstablished {
+      backoff.reset()
+      onEvent(.connected(attempt: connections))
+    } else {
+      awaitingEstablishment = true
+    }
     return nil
   }
 
@@ -147,6 +161,7 @@ public final class Sender {
       failure = error
       sink.close()
       connected = false
+      awaitingEstablishment = false
       onEvent(.failed(reason: error.description))
       return .failed(error)
     }
@@ -155,7 +170,9 @@ public final class Sender {
     if wasConnected {
       sink.close()
       connected = false
-      onEvent(.disconnected(reason: reason))
+      // A session that never came up was an attempt that failed, not a connection lost.
+      if !awaitingEstablishment { onEvent(.disconnected(reason: reason)) }
+      awaitingEstablishment = false
     }
     let delay = backoff.next()
     retryAt = max(now, clock?.now() ?? now) + delay

@@ -107,3 +107,85 @@ final class WHIPPeer {
 
   func kill() { child.kill() }
 }
+
+/// The WHIP endpoint whose receiver is Chromium's own WebRTC stack, headless
+/// (`Scripts/whip-peer/chromium_peer.py`): a second receiver, independent of aiortc and of
+/// GStreamer, at Chromium's defaults. One per test, on its own port and directory.
+final class ChromiumPeer {
+  let port: Int
+  let host: String
+  let directory: URL
+  let child: ChildProcess
+
+  static let script = CommandRunner.packageRoot.appending(
+    path: "Scripts/whip-peer/chromium_peer.py")
+
+  /// Why the peer cannot run here (no script, no Chromium), or nil.
+  static var unavailableReason: String? {
+    guard FileManager.default.fileExists(atPath: script.path) else {
+      return "Scripts/whip-peer/chromium_peer.py is missing"
+    }
+    guard CommandRunner.has("chromium") else {
+      return "chromium is missing (Scripts/lib/deps.sh installs it)"
+    }
+    guard CommandRunner.has("python3") else { return "python3 is missing" }
+    return nil
+  }
+
+  /// Starts the peer and returns once Chromium has loaded its page.
+  /// - Parameter relay: udp_relay.py impairments on each session's path (`--relay`).
+  init(directory: URL, relay: String? = nil) throws {
+    port = try LoopbackServers.freePort(SOCK_STREAM)
+    host = "127.0.0.1"
+    self.directory = directory
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    var arguments = [
+      Self.script.path, "--port", String(port), "--dir", directory.path, "--host", host,
+    ]
+    if let relay { arguments += ["--relay", relay] }
+    child = try ChildProcess("python3", arguments, directory: directory, name: "chromium-peer")
+    try LoopbackServers.waitUntil("the Chromium peer on port \(port)", timeout: 90) {
+      guard child.process.isRunning else {
+        throw LoopbackServers.Failure("chromium_peer.py exited: \(child.stderr)")
+      }
+      return child.stdout.contains("chromium-peer listening on \(host):\(port)")
+    }
+  }
+
+  deinit { stop() }
+
+  /// The `--to` URL for a session named `name`.
+  func url(_ name: String) -> String { "whip+http://\(host):\(port)/whip/\(name)" }
+
+  /// Chromium's version, as the peer read it.
+  var browserVersion: String {
+    let text = LoopbackServers.text(of: directory.appending(path: "browser.json"))
+    let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+    return object?["version"] as? String ?? "unknown"
+  }
+
+  /// The session's event lines (post, answered, connection, stats, delete, closed).
+  func events(_ name: String) -> [[String: Any]] {
+    LoopbackServers.text(of: directory.appending(path: "\(name).events.jsonl"))
+      .split(separator: "\n").compactMap {
+        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+      }
+  }
+
+  /// The session's last statistics (the `closed` line), once it is closed (after its DELETE).
+  func waitForClose(_ name: String) throws -> [String: Any] {
+    var closed: [String: Any]?
+    try LoopbackServers.waitUntil("the Chromium peer to close \(name)") {
+      closed = events(name).first { $0["event"] as? String == "closed" }
+      return closed != nil
+    }
+    return closed ?? [:]
+  }
+
+  /// SIGTERM, so that the peer ends Chromium; SIGKILL if it does not end.
+  func stop() {
+    guard child.process.isRunning else { return }
+    kill(child.pid, SIGTERM)
+    if !child.wait(timeout: 15) { child.kill() }
+  }
+}

@@ -1,0 +1,684 @@
+#ifndef INGEST_CGSTREAMER_DELIVERY_H
+#define INGEST_CGSTREAMER_DELIVERY_H
+// What reached the receiver, from its own RTCP, and retransmission (RFC 4588) with a bounded
+// history. Included by shim.h; the same rules apply (typed wrappers, nothing more than used).
+//
+// One `ingest_delivery` per process (ingest-whip runs one session): the video payloader's
+// output is numbered here (extended sequence numbers, frames by RTP timestamp, keyframes by
+// NAL unit type); the receiver's NACKs, what rtprtxsend sent again and the receiver reports'
+// highest sequence number say which frames arrived whole. Updated from GStreamer's streaming
+// and RTCP threads, read from the main thread: everything behind `lock`.
+
+#include <gst/gst.h>
+#include <gst/rtp/gstrtpbuffer.h>
+#include <gst/rtp/gstrtcpbuffer.h>
+
+#define INGEST_SEQ_SLOTS 16384
+#define INGEST_FRAME_SLOTS 8192
+
+typedef struct {
+  guint64 ext;  // extended sequence number held here (0: none)
+  guint64 frame;
+  gint64 nack_time;    // the receiver's last request that was not a repeat (µs, monotonic)
+  gint64 served_time;  // the last retransmission of it (µs)
+  guint32 size;
+  guint32 rtp_time;
+  gboolean presumed_lost;  // lost without being asked for (see ingest_delivery_place_losses)
+} ingest_seq_slot;
+
+/// One receiver report's figures for the video stream, kept until the losses between it and the
+/// previous one are placed.
+typedef struct {
+  gint64 time;
+  guint64 highest_ext;
+  gint64 lost;
+} ingest_report_slot;
+
+#define INGEST_REPORT_SLOTS 64
+
+typedef struct {
+  guint64 number;  // frame number held here (from 1; 0: none)
+  guint64 first_ext;
+  guint64 last_ext;
+  gint64 sent_time;
+  gboolean keyframe;
+} ingest_frame_slot;
+
+/// The figures `ingest_delivery_collect` gives.
+typedef struct {
+  guint64 video_packets;
+  guint64 video_bytes;
+  guint64 audio_bytes;
+  /// The last receiver report's loss fraction (0...1) for the video and the audio stream,
+  /// -1 before one came.
+  double video_fraction_lost;
+  double audio_fraction_lost;
+  guint64 video_frames;
+  /// Frames whose fate is known: every packet confirmed by a receiver report, and either
+  /// arrived (or recovered by retransmission) with every frame it depends on, or not.
+  guint64 frames_delivered;
+  guint64 frames_lost;
+  guint64 audio_packets;
+  /// Audio packets the receiver's reports say it has (up to its highest sequence number, less
+  /// those it reports lost).
+  guint64 audio_received;
+  guint64 nack_requests;   // sequence numbers the receiver asked for (repeats within the window not counted)
+  guint64 nack_repeats;    // asked again within the window after a retransmission: not sent again
+  guint64 nack_unserved;   // asked for and never sent again (no longer in the history, or no RTX)
+  guint64 rtx_packets;
+  guint64 rtx_bytes;
+  guint64 history_bytes;   // bytes of video packets the retransmission history holds now
+  guint64 history_packets;
+  gint64 video_lost_reported;  // the receiver's cumulative lost for the video stream
+  gint64 audio_lost_reported;
+  gint64 rtx_lost_reported;
+  gboolean have_video_report;
+  gboolean rtx_active;
+  guint64 new_unserved;  // unserved requests since the last collect
+  guint64 presumed_lost;  // video packets reported lost that the receiver never asked for
+  guint64 unconfirmed_packets;  // video packets sent past the receiver's last report
+} ingest_delivery_figures;
+
+typedef struct {
+  GMutex lock;
+  // Retransmission history bounds (rtprtxsend's max-size-packets and max-size-time, ms).
+  guint history_packets;
+  guint history_ms;
+  // Requests for a packet sent again less than this ago are repeats (µs): the retransmission
+  // may still be on its way.
+  gint64 repeat_window;
+  // The video stream.
+  gboolean have_video;
+  guint32 video_ssrc;
+  gboolean hevc;
+  guint64 last_ext;
+  guint32 last_rtp_time;
+  guint64 frames;  // frames numbered so far
+  guint64 packets;
+  guint64 video_bytes;
+  guint64 audio_bytes;
+  gint video_fraction;  // the last report's, in 256ths; -1 before one
+  gint audio_fraction;
+  ingest_seq_slot seqs[INGEST_SEQ_SLOTS];
+  ingest_frame_slot frame_slots[INGEST_FRAME_SLOTS];
+  // Finalising, in frame order.
+  guint64 next_final;  // the next frame to decide (from 1)
+  gboolean broken;     // the last decided frame could not be decoded (a reference was lost)
+  guint64 delivered;
+  guint64 lost;
+  // The receiver's reports of the video stream, from the oldest not yet placed.
+  ingest_report_slot reports[INGEST_REPORT_SLOTS];
+  guint report_head;
+  guint report_count;
+  gboolean have_placed;
+  guint64 placed_ext;   // losses are placed up to here
+  gint64 placed_lost;   // the cumulative lost of that report
+  guint64 presumed_lost;
+  // The receiver's reports.
+  gboolean have_video_report;
+  guint64 video_highest_ext;
+  gint64 video_lost_reported;
+  gboolean have_audio;
+  guint32 audio_ssrc;
+  guint64 audio_packets;
+  guint64 audio_first_ext;
+  guint64 audio_last_ext;
+  gboolean have_audio_report;
+  guint64 audio_highest_ext;
+  gint64 audio_lost_reported;
+  guint32 rtx_ssrc;
+  gboolean have_rtx_ssrc;
+  gint64 rtx_lost_reported;
+  // Requests.
+  gboolean rtx_active;
+  guint64 nack_requests;
+  guint64 nack_repeats;
+  guint64 nack_unserved;
+  guint64 rtx_packets;
+  guint64 rtx_bytes;
+  gint64 unserved_checked;  // requests up to this time were checked for service
+  guint64 new_unserved;
+} ingest_delivery;
+
+static inline ingest_delivery *ingest_delivery_new(guint history_packets, guint history_ms) {
+  ingest_delivery *delivery = g_new0(ingest_delivery, 1);
+  g_mutex_init(&delivery->lock);
+  delivery->history_packets = history_packets;
+  delivery->history_ms = history_ms;
+  delivery->repeat_window = 90 * 1000;
+  delivery->next_final = 1;
+  // Nothing decodes before the first keyframe.
+  delivery->broken = TRUE;
+  delivery->video_fraction = -1;
+  delivery->audio_fraction = -1;
+  return delivery;
+}
+
+/// Sets the window within which a request for a packet already sent again is a repeat: the
+/// round trip the receiver reports measure (at least 20 ms). A list of missing packets made
+/// before the retransmission could arrive comes back within a round trip of it (aiortc repeats
+/// its whole list at each new gap); a receiver that asks again because the retransmission was
+/// lost does so a round trip of its own after its last request (Chromium), at the earliest.
+static inline void ingest_delivery_set_round_trip(ingest_delivery *delivery, double seconds) {
+  gint64 window = (gint64)(seconds * 0.9e6);
+  if (window < 20000) window = 20000;
+  g_mutex_lock(&delivery->lock);
+  delivery->repeat_window = window;
+  g_mutex_unlock(&delivery->lock);
+}
+
+/// The extended number of a 16-bit one near `reference` (at most half a cycle either side).
+static inline guint64 ingest_extend_seq(guint64 reference, guint16 seq) {
+  gint16 delta = (gint16)(seq - (guint16)reference);
+  return (guint64)((gint64)reference + delta);
+}
+
+/// Whether an H.264 (or HEVC) RTP payload holds a picture a decoder can start from (IDR,
+/// IRAP) or its parameter sets.
+static inline gboolean ingest_payload_is_key(const guint8 *data, gsize size, gboolean hevc) {
+  if (size < 2) return FALSE;
+  if (!hevc) {
+    guint type = data[0] & 0x1f;
+    if (type == 28 || type == 29) return size >= 2 && ((data[1] & 0x1f) == 5 || (data[1] & 0x1f) == 7);
+    if (type == 24) {
+      gsize offset = 1;
+      while (offset + 3 <= size) {
+        guint length = ((guint)data[offset] << 8) | data[offset + 1];
+        guint inner = data[offset + 2] & 0x1f;
+        if (inner == 5 || inner == 7) return TRUE;
+        offset += 2 + length;
+      }
+      return FALSE;
+    }
+    return type == 5 || type == 7;
+  }
+  guint type = (data[0] >> 1) & 0x3f;
+  if (type == 49) return size >= 3 && (((data[2] & 0x3f) >= 16 && (data[2] & 0x3f) <= 21) || (data[2] & 0x3f) == 32 || (data[2] & 0x3f) == 33);
+  if (type == 48) {
+    gsize offset = 2;
+    while (offset + 3 <= size) {
+      guint length = ((guint)data[offset] << 8) | data[offset + 1];
+      guint inner = (data[offset + 2] >> 1) & 0x3f;
+      if ((inner >= 16 && inner <= 21) || inner == 32 || inner == 33) return TRUE;
+      offset += 2 + length;
+    }
+    return FALSE;
+  }
+  return (type >= 16 && type <= 21) || type == 32 || type == 33;
+}
+
+static inline void ingest_delivery_video_packet(ingest_delivery *delivery, GstBuffer *buffer) {
+  GstRTPBuffer rtp = GST_RTP_BUFFER_INIT;
+  if (!gst_rtp_buffer_map(buffer, GST_MAP_READ, &rtp)) return;
+  guint16 seq = gst_rtp_buffer_get_seq(&rtp);
+  guint32 time = gst_rtp_buffer_get_timestamp(&rtp);
+  guint32 ssrc = gst_rtp_buffer_get_ssrc(&rtp);
+  gboolean key = ingest_payload_is_key(gst_rtp_buffer_get_payload(&rtp),
+                                       gst_rtp_buffer_get_payload_len(&rtp), delivery->hevc);
+  guint32 size = (guint32)gst_buffer_get_size(buffer);
+  gst_rtp_buffer_unmap(&rtp);
+  gint64 now = g_get_monotonic_time();
+  g_mutex_lock(&delivery->lock);
+  guint64 ext;
+  if (!delivery->have_video || ssrc != delivery->video_ssrc) {
+    // The first packet (or a new stream): numbering starts a cycle in, so that it never wraps
+    // below zero.
+    ext = delivery->have_video ? delivery->last_ext + 1 : 65536 + seq;
+    delivery->have_video = TRUE;
+    delivery->video_ssrc = ssrc;
+    delivery->last_ext = ext;
+  } else {
+    ext = ingest_extend_seq(delivery->last_ext, seq);
+    if (ext > delivery->last_ext) delivery->last_ext = ext;
+  }
+  delivery->packets++;
+  delivery->video_bytes += size;
+  if (delivery->frames == 0 || time != delivery->last_rtp_time) {
+    delivery->frames++;
+    delivery->last_rtp_time = time;
+    ingest_frame_slot *frame = &delivery->frame_slots[delivery->frames % INGEST_FRAME_SLOTS];
+    // A frame that was never decided leaves the ring: it counts as not delivered.
+    if (frame->number != 0 && frame->number >= delivery->next_final) {
+      delivery->lost += frame->number - delivery->next_final + 1;
+      delivery->next_final = frame->number + 1;
+      delivery->broken = TRUE;
+    }
+    frame->number = delivery->frames;
+    frame->first_ext = ext;
+    frame->last_ext = ext;
+    frame->sent_time = now;
+    frame->keyframe = FALSE;
+  }
+  ingest_frame_slot *frame = &delivery->frame_slots[delivery->frames % INGEST_FRAME_SLOTS];
+  if (ext > frame->last_ext) frame->last_ext = ext;
+  if (ext < frame->first_ext) frame->first_ext = ext;
+  if (key) frame->keyframe = TRUE;
+  ingest_seq_slot *slot = &delivery->seqs[ext % INGEST_SEQ_SLOTS];
+  slot->ext = ext;
+  slot->frame = delivery->frames;
+  slot->nack_time = 0;
+  slot->served_time = 0;
+  slot->presumed_lost = FALSE;
+  slot->size = size;
+  slot->rtp_time = time;
+  g_mutex_unlock(&delivery->lock);
+}
+
+static inline void ingest_delivery_audio_packet(ingest_delivery *delivery, GstBuffer *buffer) {
+  GstRTPBuffer rtp = GST_RTP_BUFFER_INIT;
+  if (!gst_rtp_buffer_map(buffer, GST_MAP_READ, &rtp)) return;
+  guint16 seq = gst_rtp_buffer_get_seq(&rtp);
+  guint32 ssrc = gst_rtp_buffer_get_ssrc(&rtp);
+  gst_rtp_buffer_unmap(&rtp);
+  g_mutex_lock(&delivery->lock);
+  delivery->audio_bytes += gst_buffer_get_size(buffer);
+  if (!delivery->have_audio || ssrc != delivery->audio_ssrc) {
+    delivery->have_audio = TRUE;
+    delivery->audio_ssrc = ssrc;
+    delivery->audio_first_ext = 65536 + seq;
+    delivery->audio_last_ext = delivery->audio_first_ext;
+    delivery->audio_packets = 0;
+  } else {
+    guint64 ext = ingest_extend_seq(delivery->audio_last_ext, seq);
+    if (ext > delivery->audio_last_ext) delivery->audio_last_ext = ext;
+  }
+  delivery->audio_packets++;
+  g_mutex_unlock(&delivery->lock);
+}
+
+typedef struct {
+  gint open;
+  ingest_delivery *delivery;
+  gboolean video;
+} ingest_tracked_gate;
+
+static inline gboolean ingest_tracked_gate_each(GstBuffer **buffer, guint index, gpointer data) {
+  ingest_tracked_gate *gate = (ingest_tracked_gate *)data;
+  if (gate->video) {
+    ingest_delivery_video_packet(gate->delivery, *buffer);
+  } else {
+    ingest_delivery_audio_packet(gate->delivery, *buffer);
+  }
+  return TRUE;
+}
+
+static inline GstPadProbeReturn ingest_tracked_gate_probe(GstPad *pad, GstPadProbeInfo *info,
+                                                          gpointer data) {
+  ingest_tracked_gate *gate = (ingest_tracked_gate *)data;
+  if (!g_atomic_int_get(&gate->open)) return GST_PAD_PROBE_DROP;
+  if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
+    gst_buffer_list_foreach(GST_PAD_PROBE_INFO_BUFFER_LIST(info), ingest_tracked_gate_each, gate);
+  } else if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+    GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+    ingest_tracked_gate_each(&buffer, 0, gate);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+/// A closed gate on a payloader's source pad (buffers pass only once it is open; events always
+/// do, so caps still reach webrtcbin for the offer) that numbers what passes: the video
+/// payloader's packets and frames, the audio one's packets. Owned by the pad's probe.
+static inline ingest_tracked_gate *ingest_gst_add_tracked_gate(GstPad *pad,
+                                                               ingest_delivery *delivery,
+                                                               gboolean video, gboolean hevc) {
+  ingest_tracked_gate *gate = g_new0(ingest_tracked_gate, 1);
+  gate->delivery = delivery;
+  gate->video = video;
+  if (video) delivery->hevc = hevc;
+  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST,
+                    ingest_tracked_gate_probe, gate, g_free);
+  return gate;
+}
+
+static inline void ingest_tracked_gate_open(ingest_tracked_gate *gate) {
+  g_atomic_int_set(&gate->open, 1);
+}
+
+/// Whether a request for `seq` (extended) now is a repeat of one already answered within the
+/// window. Called with the lock held.
+static inline gboolean ingest_delivery_is_repeat(ingest_delivery *delivery, ingest_seq_slot *slot,
+                                                 gint64 now) {
+  return delivery->rtx_active && slot->served_time != 0 &&
+         now - slot->served_time < delivery->repeat_window;
+}
+
+/// One NACK's packet (RTCP thread): noted as asked for, unless it is a repeat.
+static inline void ingest_delivery_nacked(ingest_delivery *delivery, guint16 seq, gint64 now) {
+  if (!delivery->have_video) return;
+  guint64 ext = ingest_extend_seq(delivery->last_ext, seq);
+  ingest_seq_slot *slot = &delivery->seqs[ext % INGEST_SEQ_SLOTS];
+  if (slot->ext != ext) return;
+  if (ingest_delivery_is_repeat(delivery, slot, now)) {
+    delivery->nack_repeats++;
+    return;
+  }
+  delivery->nack_requests++;
+  slot->nack_time = now;
+}
+
+/// Reads one RTCP compound packet from the receiver: its report blocks about our streams and
+/// its NACKs for the video stream.
+static inline void ingest_delivery_rtcp(ingest_delivery *delivery, GstBuffer *buffer) {
+  GstRTCPBuffer rtcp = GST_RTCP_BUFFER_INIT;
+  if (!gst_rtcp_buffer_map(buffer, GST_MAP_READ, &rtcp)) return;
+  gint64 now = g_get_monotonic_time();
+  g_mutex_lock(&delivery->lock);
+  GstRTCPPacket packet;
+  gboolean more = gst_rtcp_buffer_get_first_packet(&rtcp, &packet);
+  while (more) {
+    GstRTCPType type = gst_rtcp_packet_get_type(&packet);
+    if (type == GST_RTCP_TYPE_RR || type == GST_RTCP_TYPE_SR) {
+      guint count = gst_rtcp_packet_get_rb_count(&packet);
+      for (guint i = 0; i < count; i++) {
+        guint32 ssrc, highest, jitter, lsr, dlsr;
+        guint8 fraction;
+        gint32 lost;
+        gst_rtcp_packet_get_rb(&packet, i, &ssrc, &fraction, &lost, &highest, &jitter, &lsr, &dlsr);
+        if (delivery->have_video && ssrc == delivery->video_ssrc) {
+          guint64 ext = ingest_extend_seq(delivery->last_ext, (guint16)highest);
+          if (!delivery->have_video_report || ext > delivery->video_highest_ext) {
+            delivery->video_highest_ext = ext;
+          }
+          delivery->have_video_report = TRUE;
+          delivery->video_lost_reported = lost;
+          delivery->video_fraction = fraction;
+          if (delivery->report_count < INGEST_REPORT_SLOTS) {
+            ingest_report_slot *report =
+                &delivery->reports[(delivery->report_head + delivery->report_count) % INGEST_REPORT_SLOTS];
+            report->time = now;
+            report->highest_ext = ext;
+            report->lost = lost;
+            delivery->report_count++;
+          }
+        } else if (delivery->have_audio && ssrc == delivery->audio_ssrc) {
+          guint64 ext = ingest_extend_seq(delivery->audio_last_ext, (guint16)highest);
+          if (!delivery->have_audio_report || ext > delivery->audio_highest_ext) {
+            delivery->audio_highest_ext = ext;
+          }
+          delivery->have_audio_report = TRUE;
+          delivery->audio_lost_reported = lost;
+          delivery->audio_fraction = fraction;
+        } else if (delivery->have_rtx_ssrc && ssrc == delivery->rtx_ssrc) {
+          delivery->rtx_lost_reported = lost;
+        }
+      }
+    } else if (type == GST_RTCP_TYPE_RTPFB &&
+               gst_rtcp_packet_fb_get_type(&packet) == GST_RTCP_RTPFB_TYPE_NACK &&
+               delivery->have_video &&
+               gst_rtcp_packet_fb_get_media_ssrc(&packet) == delivery->video_ssrc) {
+      guint8 *fci = gst_rtcp_packet_fb_get_fci(&packet);
+      guint words = gst_rtcp_packet_fb_get_fci_length(&packet);
+      for (guint i = 0; fci != NULL && i < words; i++) {
+        guint16 pid = GST_READ_UINT16_BE(fci + 4 * i);
+        guint16 blp = GST_READ_UINT16_BE(fci + 4 * i + 2);
+        ingest_delivery_nacked(delivery, pid, now);
+        for (guint bit = 0; bit < 16; bit++) {
+          if (blp & (1u << bit)) ingest_delivery_nacked(delivery, (guint16)(pid + bit + 1), now);
+        }
+      }
+    }
+    more = gst_rtcp_packet_move_to_next(&packet);
+  }
+  g_mutex_unlock(&delivery->lock);
+  gst_rtcp_buffer_unmap(&rtcp);
+}
+
+/// rtprtxsend's source pad, upstream: a retransmission request for a packet sent again within
+/// the window is dropped (the receiver repeats its list of missing packets; aiortc in every
+/// NACK), so that one loss costs one retransmission per round trip, not a burst.
+static inline GstPadProbeReturn ingest_rtx_request_probe(GstPad *pad, GstPadProbeInfo *info,
+                                                         gpointer data) {
+  GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+  const GstStructure *structure = event ? gst_event_get_structure(event) : NULL;
+  if (structure == NULL || !gst_structure_has_name(structure, "GstRTPRetransmissionRequest")) {
+    return GST_PAD_PROBE_OK;
+  }
+  ingest_delivery *delivery = (ingest_delivery *)data;
+  guint seqnum = 0, ssrc = 0;
+  if (!gst_structure_get_uint(structure, "seqnum", &seqnum) ||
+      !gst_structure_get_uint(structure, "ssrc", &ssrc)) {
+    return GST_PAD_PROBE_OK;
+  }
+  gint64 now = g_get_monotonic_time();
+  gboolean repeat = FALSE;
+  g_mutex_lock(&delivery->lock);
+  if (delivery->have_video && ssrc == delivery->video_ssrc) {
+    guint64 ext = ingest_extend_seq(delivery->last_ext, (guint16)seqnum);
+    ingest_seq_slot *slot = &delivery->seqs[ext % INGEST_SEQ_SLOTS];
+    repeat = slot->ext == ext && ingest_delivery_is_repeat(delivery, slot, now);
+  }
+  g_mutex_unlock(&delivery->lock);
+  return repeat ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK;
+}
+
+/// rtprtxsend's source pad, downstream: each retransmission (its original sequence number is
+/// the payload's first two bytes, RFC 4588) marks that packet as sent again.
+static inline gboolean ingest_rtx_sent_each(GstBuffer **buffer, guint index, gpointer data) {
+  ingest_delivery *delivery = (ingest_delivery *)data;
+  if (!GST_BUFFER_FLAG_IS_SET(*buffer, GST_RTP_BUFFER_FLAG_RETRANSMISSION)) return TRUE;
+  GstRTPBuffer rtp = GST_RTP_BUFFER_INIT;
+  if (!gst_rtp_buffer_map(*buffer, GST_MAP_READ, &rtp)) return TRUE;
+  guint8 *payload = gst_rtp_buffer_get_payload(&rtp);
+  guint length = gst_rtp_buffer_get_payload_len(&rtp);
+  guint32 ssrc = gst_rtp_buffer_get_ssrc(&rtp);
+  guint16 original = length >= 2 ? GST_READ_UINT16_BE(payload) : 0;
+  gst_rtp_buffer_unmap(&rtp);
+  if (length < 2) return TRUE;
+  gint64 now = g_get_monotonic_time();
+  g_mutex_lock(&delivery->lock);
+  delivery->rtx_ssrc = ssrc;
+  delivery->have_rtx_ssrc = TRUE;
+  delivery->rtx_packets++;
+  delivery->rtx_bytes += gst_buffer_get_size(*buffer);
+  if (delivery->have_video) {
+    guint64 ext = ingest_extend_seq(delivery->last_ext, original);
+    ingest_seq_slot *slot = &delivery->seqs[ext % INGEST_SEQ_SLOTS];
+    if (slot->ext == ext) slot->served_time = now;
+  }
+  g_mutex_unlock(&delivery->lock);
+  return TRUE;
+}
+
+static inline GstPadProbeReturn ingest_rtx_sent_probe(GstPad *pad, GstPadProbeInfo *info,
+                                                      gpointer data) {
+  if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
+    gst_buffer_list_foreach(GST_PAD_PROBE_INFO_BUFFER_LIST(info), ingest_rtx_sent_each, data);
+  } else if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+    GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+    ingest_rtx_sent_each(&buffer, 0, data);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+/// Bounds the history of an rtprtxsend webrtcbin made (it sets 500 packets and no time
+/// bound) and watches what it is asked for and sends.
+static inline void ingest_delivery_take_rtxsend(ingest_delivery *delivery, GstElement *rtx) {
+  g_object_set(rtx, "max-size-packets", delivery->history_packets, "max-size-time",
+               delivery->history_ms, NULL);
+  GstPad *src = gst_element_get_static_pad(rtx, "src");
+  if (src != NULL) {
+    gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_EVENT_UPSTREAM, ingest_rtx_request_probe, delivery,
+                      NULL);
+    gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST,
+                      ingest_rtx_sent_probe, delivery, NULL);
+    gst_object_unref(src);
+  }
+  g_mutex_lock(&delivery->lock);
+  delivery->rtx_active = TRUE;
+  g_mutex_unlock(&delivery->lock);
+}
+
+/// Whether the packet in `slot` was asked for and never sent again (`grace` µs after the
+/// request: the retransmission leaves from rtprtxsend's own thread).
+static inline gboolean ingest_slot_unserved(const ingest_seq_slot *slot, gint64 now, gint64 grace) {
+  return slot->nack_time != 0 && slot->nack_time > slot->served_time &&
+         now - slot->nack_time >= grace;
+}
+
+/// Places the packets the receiver reported lost but never asked for (a receiver asks for what
+/// it misses, but not for a long gap: aiortc for the last 128 packets, Chromium not past 1000,
+/// and a NACK can be lost too). Between two reports, the lost count grew by more than the
+/// packets asked for: that many packets not asked for are marked lost, just before the first
+/// one asked for in that span (the tail of a gap is what gets asked for), or from its start.
+/// Reports are taken once `wait` µs old, so that the NACKs sent beside them have come.
+static inline void ingest_delivery_place_losses(ingest_delivery *delivery, gint64 now, gint64 wait) {
+  while (delivery->report_count > 0) {
+    ingest_report_slot *report = &delivery->reports[delivery->report_head];
+    if (now - report->time < wait) break;
+    delivery->report_head = (delivery->report_head + 1) % INGEST_REPORT_SLOTS;
+    delivery->report_count--;
+    if (!delivery->have_placed) {
+      // The first report: what it says lost so far has no span to be placed in; from the start.
+      delivery->have_placed = TRUE;
+      delivery->placed_ext = delivery->frame_slots[1 % INGEST_FRAME_SLOTS].number == 1
+                                 ? delivery->frame_slots[1 % INGEST_FRAME_SLOTS].first_ext - 1
+                                 : report->highest_ext;
+      delivery->placed_lost = 0;
+    }
+    if (report->highest_ext <= delivery->placed_ext) continue;
+    guint64 low = delivery->placed_ext + 1, high = report->highest_ext;
+    if (high - low >= INGEST_SEQ_SLOTS) low = high - INGEST_SEQ_SLOTS + 1;
+    gint64 grown = report->lost - delivery->placed_lost;
+    gint64 asked = 0;
+    guint64 first_asked = 0;
+    for (guint64 ext = low; ext <= high; ext++) {
+      ingest_seq_slot *slot = &delivery->seqs[ext % INGEST_SEQ_SLOTS];
+      if (slot->ext == ext && slot->nack_time != 0) {
+        asked++;
+        if (first_asked == 0) first_asked = ext;
+      }
+    }
+    gint64 unasked = grown - asked;
+    if (first_asked != 0) {
+      for (guint64 ext = first_asked; unasked > 0 && ext > low; ext--) {
+        ingest_seq_slot *slot = &delivery->seqs[(ext - 1) % INGEST_SEQ_SLOTS];
+        if (slot->ext != ext - 1 || slot->nack_time != 0 || slot->presumed_lost) continue;
+        slot->presumed_lost = TRUE;
+        delivery->presumed_lost++;
+        unasked--;
+      }
+    }
+    for (guint64 ext = low; unasked > 0 && ext <= high; ext++) {
+      ingest_seq_slot *slot = &delivery->seqs[ext % INGEST_SEQ_SLOTS];
+      if (slot->ext != ext || slot->nack_time != 0 || slot->presumed_lost) continue;
+      slot->presumed_lost = TRUE;
+      delivery->presumed_lost++;
+      unasked--;
+    }
+    delivery->placed_ext = high;
+    delivery->placed_lost = report->lost;
+  }
+}
+
+/// Decides the frames whose packets the receiver's reports cover and that are `settle` µs old
+/// (every frame when `all`): delivered when each packet arrived or was sent again after its
+/// last request, and the frames it depends on were delivered (back to its keyframe).
+static inline void ingest_delivery_decide(ingest_delivery *delivery, gint64 now, gint64 settle,
+                                          gboolean all) {
+  while (delivery->next_final <= delivery->frames) {
+    ingest_frame_slot *frame = &delivery->frame_slots[delivery->next_final % INGEST_FRAME_SLOTS];
+    if (frame->number != delivery->next_final) {
+      delivery->next_final++;
+      continue;
+    }
+    gboolean confirmed = delivery->have_placed && frame->last_ext <= delivery->placed_ext;
+    if (!all && (!confirmed || now - frame->sent_time < settle)) break;
+    gboolean whole = confirmed;
+    for (guint64 ext = frame->first_ext; whole && ext <= frame->last_ext; ext++) {
+      ingest_seq_slot *slot = &delivery->seqs[ext % INGEST_SEQ_SLOTS];
+      if (slot->ext != ext) continue;
+      if (slot->presumed_lost || ingest_slot_unserved(slot, now, all ? 0 : 100000)) whole = FALSE;
+    }
+    if (frame->keyframe) delivery->broken = FALSE;
+    if (!whole) delivery->broken = TRUE;
+    if (delivery->broken) {
+      delivery->lost++;
+    } else {
+      delivery->delivered++;
+    }
+    delivery->next_final++;
+  }
+}
+
+/// The figures now; frames older than `settle_ms` are decided (all of them when `final`).
+static inline void ingest_delivery_collect(ingest_delivery *delivery, guint settle_ms,
+                                           gboolean final, ingest_delivery_figures *out) {
+  gint64 now = g_get_monotonic_time();
+  g_mutex_lock(&delivery->lock);
+  // Requests not answered by a retransmission (100 ms on, and once each).
+  gint64 until = now - 100000;
+  if (delivery->have_video) {
+    guint64 low = delivery->last_ext >= INGEST_SEQ_SLOTS ? delivery->last_ext - INGEST_SEQ_SLOTS + 1 : 0;
+    for (guint64 ext = low; ext <= delivery->last_ext; ext++) {
+      ingest_seq_slot *slot = &delivery->seqs[ext % INGEST_SEQ_SLOTS];
+      if (slot->ext != ext || slot->nack_time == 0) continue;
+      if (slot->nack_time > delivery->unserved_checked && slot->nack_time <= until &&
+          slot->nack_time > slot->served_time) {
+        delivery->nack_unserved++;
+        delivery->new_unserved++;
+      }
+    }
+  }
+  delivery->unserved_checked = until;
+  ingest_delivery_place_losses(delivery, now, final ? 0 : 300000);
+  ingest_delivery_decide(delivery, now, (gint64)settle_ms * 1000, final);
+  memset(out, 0, sizeof(*out));
+  out->video_packets = delivery->packets;
+  out->video_bytes = delivery->video_bytes;
+  out->audio_bytes = delivery->audio_bytes;
+  out->video_fraction_lost = delivery->video_fraction < 0 ? -1 : delivery->video_fraction / 256.0;
+  out->audio_fraction_lost = delivery->audio_fraction < 0 ? -1 : delivery->audio_fraction / 256.0;
+  out->video_frames = delivery->frames;
+  out->frames_delivered = delivery->delivered;
+  out->frames_lost = delivery->lost;
+  out->audio_packets = delivery->audio_packets;
+  if (delivery->have_audio_report && delivery->audio_highest_ext >= delivery->audio_first_ext) {
+    gint64 received = (gint64)(delivery->audio_highest_ext - delivery->audio_first_ext + 1) -
+                      delivery->audio_lost_reported;
+    out->audio_received = received > 0 ? (guint64)received : 0;
+  }
+  out->nack_requests = delivery->nack_requests;
+  out->nack_repeats = delivery->nack_repeats;
+  out->nack_unserved = delivery->nack_unserved;
+  out->rtx_packets = delivery->rtx_packets;
+  out->rtx_bytes = delivery->rtx_bytes;
+  out->video_lost_reported = delivery->video_lost_reported;
+  out->audio_lost_reported = delivery->audio_lost_reported;
+  out->rtx_lost_reported = delivery->rtx_lost_reported;
+  out->have_video_report = delivery->have_video_report;
+  out->rtx_active = delivery->rtx_active;
+  out->new_unserved = delivery->new_unserved;
+  out->presumed_lost = delivery->presumed_lost;
+  delivery->new_unserved = 0;
+  if (delivery->have_video) {
+    out->unconfirmed_packets =
+        delivery->have_video_report && delivery->video_highest_ext <= delivery->last_ext
+            ? delivery->last_ext - delivery->video_highest_ext
+            : delivery->packets;
+    // What rtprtxsend holds: the newest packets, within its packet count and time span.
+    if (delivery->rtx_active) {
+      guint32 newest = delivery->last_rtp_time;
+      guint64 span = (guint64)delivery->history_ms * 90;
+      for (guint64 i = 0; i < delivery->history_packets && i < INGEST_SEQ_SLOTS &&
+                          i <= delivery->last_ext; i++) {
+        ingest_seq_slot *slot = &delivery->seqs[(delivery->last_ext - i) % INGEST_SEQ_SLOTS];
+        if (slot->ext != delivery->last_ext - i) break;
+        if (delivery->history_ms != 0 && (guint32)(newest - slot->rtp_time) > span) break;
+        out->history_bytes += slot->size;
+        out->history_packets++;
+      }
+    }
+  }
+  g_mutex_unlock(&delivery->lock);
+}
+
+/// Whether the receiver's reports cover every video packet sent so far.
+static inline gboolean ingest_delivery_confirmed(ingest_delivery *delivery) {
+  g_mutex_lock(&delivery->lock);
+  gboolean done = !delivery->have_video ||
+                  (delivery->have_video_report && delivery->video_highest_ext >= delivery->last_ext);
+  g_mutex_unlock(&delivery->lock);
+  return done;
+}
+
+#endif

@@ -37,6 +37,11 @@ public final class AudioMixer {
     /// Where its next samples are expected, on the timeline.
     var end: Int64 = 0
     var resets = 0
+    /// The input's own position of its last push, before `offset`.
+    var lastPosition: Int64 = .min
+    /// What repeats of one position (a burst delivered with one time) added to `offset`: taken
+    /// back once the clock ticks on, so the input returns to its own clock.
+    var burst: Int64 = 0
   }
 
   public let configuration: AudioMixConfiguration
@@ -120,7 +125,11 @@ public final class AudioMixer {
       trimmedSamples += count
       return
     }
-    var position = place(input, position: position, count: count, coarse: coarse)
+    guard var position = place(input, position: position, count: count, coarse: coarse) else {
+      // Behind what a burst laid out ahead of its clock: dropped while the clock catches up.
+      trimmedSamples += count
+      return
+    }
     var done = 0
     while done < count {
       let piece = min(count - done, configuration.largestChunkSamples)
@@ -148,7 +157,12 @@ public final class AudioMixer {
   /// the present are more than a frame ahead (the clock ticked after a pause). Taken as it is,
   /// each second's first frame would read as a step forward of up to a second, and the mic
   /// (and the mix with it) would run ahead of the video by that much every second.
-  private func place(_ input: AudioMixInput, position: Int64, count: Int, coarse: Bool) -> Int64 {
+  ///
+  /// A burst is not a reset: frames that repeat one position (delivered at once after a stall,
+  /// stamped on delivery) are laid out one after another, and once the clock ticks on again
+  /// what it places behind them is dropped (nil) until it has caught up; then the input is back
+  /// on its own clock instead of trailing it by the burst's length for the rest of the run.
+  private func place(_ input: AudioMixInput, position: Int64, count: Int, coarse: Bool) -> Int64? {
     if cursor == nil {
       cursor = position
       head = position
@@ -159,6 +173,7 @@ public final class AudioMixer {
     let jump = Int64(configuration.jumpThresholdSamples)
     guard clock.started else {
       clock.started = true
+      clock.lastPosition = position
       // An input that starts late starts where it says, unless its clock is elsewhere.
       if abs(position - now) > jump {
         clock.offset = now - position
@@ -177,6 +192,14 @@ public final class AudioMixer {
       }
       return placed
     }
+    let repeated = position == clock.lastPosition
+    clock.lastPosition = position
+    if !coarse && clock.burst > 0 && !repeated {
+      let own = position + clock.offset - clock.burst
+      if own + Int64(count) <= clock.end - Int64(configuration.glitchSamples) { return nil }
+      clock.offset -= clock.burst
+      clock.burst = 0
+    }
     let placed = position + clock.offset
     if coarse {
       let frame = Int64(configuration.frameSamples)
@@ -188,6 +211,12 @@ public final class AudioMixer {
     let isPause =
       step > 0 && step <= Int64(configuration.longestGapSamples) && placed <= now + jump
     if isPause { return placed }
+    if repeated && step < 0 {
+      // Laid out after the frame it repeats the time of; a burst, undone when it ends.
+      clock.burst += clock.end - placed
+      clock.offset += clock.end - placed
+      return clock.end
+    }
     clock.offset += clock.end - placed
     clock.resets += 1
     return clock.end

@@ -33,6 +33,16 @@ import Testing
       return wchan.contains("poll") || wchan.contains("pipe") || wchan.contains("fifo")
     }
 
+    /// Whether one of its threads sleeps in poll(2): the file writer waiting for a reader that
+    /// takes nothing (the input here is a regular file, which is never polled).
+    var aThreadPolls: Bool {
+      let tasks = "/proc/\(process.processIdentifier)/task"
+      let threads = (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? []
+      return threads.contains {
+        LoopbackServers.text(of: URL(fileURLWithPath: "\(tasks)/\($0)/wchan")).contains("poll")
+      }
+    }
+
     /// Sends SIGTERM and waits up to `seconds` for the end; the standard error read to its end.
     func stop(within seconds: TimeInterval) -> (ended: Bool, stderr: String) {
       kill(process.processIdentifier, SIGTERM)
@@ -99,6 +109,8 @@ import Testing
     }
     let result: (ended: Bool, stderr: String)
     if stopped {
+      // Stopped once the write waits for the reader, not before it had filled the pipe.
+      try LoopbackServers.waitUntil("the write waiting for a reader") { run.aThreadPolls }
       result = run.stop(within: 60)
     } else {
       run.process.waitUntilExit()

@@ -338,8 +338,11 @@ import Testing
   /// Whether a UDP socket is bound to `port` on this host (`/proc/net/udp`, `/proc/net/udp6`).
   static func udpPortIsBound(_ port: Int) -> Bool {
     let needle = ":" + String(port, radix: 16, uppercase: true).leftPadded(to: 4) + " "
+    // Read to the end: a /proc file says it is empty, and a reader that trusts its size gets
+    // the first page only, which on a busy machine (many UDP sockets) misses the port.
     return ["/proc/net/udp", "/proc/net/udp6"].contains {
-      LoopbackServers.text(of: URL(fileURLWithPath: $0)).contains(needle)
+      let data = FileHandle(forReadingAtPath: $0)?.readDataToEndOfFile() ?? Data()
+      return String(decoding: data, as: UTF8.self).contains(needle)
     }
   }
 

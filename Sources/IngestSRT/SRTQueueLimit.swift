@@ -125,9 +125,13 @@ struct SRTQueueLimit {
     return max(latency / 4, min(latency / 2, afterRetransmission))
   }
 
-  /// The path's own queue: the smoothed round trip above its minimum.
+  /// The path's own queue: the smoothed round trip above its minimum; none while the path's
+  /// round trip is not known (before libsrt's first measurement, and while it settles after
+  /// an outage: the whole round trip counted as queue then and held every unit back for the
+  /// settling time after a handover).
   var pathQueueMilliseconds: Double {
-    max(0, latestRoundTrip - minimumRoundTripMilliseconds)
+    guard let base = roundTrips.baseline(at: latestTime) else { return 0 }
+    return max(0, latestRoundTrip - base)
   }
 
   /// How much longer than the path's round trip the newest byte handed to libsrt takes to

@@ -72,14 +72,8 @@ struct SRTQueueLimit {
     }
     let interval = max(
       DrainRate.minimumInterval, Int64(minimumRoundTripMilliseconds * 1_000_000))
-    // A blackout is no reading of the link's rate: its zero pulled the smoothed drain down, and
-    // after a handover the sink let through a trickle while the ring grew to 1.5 s.
-    if outage {
-      drain.interrupt()
-    } else {
-      drain.observe(
-        delivered: acknowledgedBytes, waiting: bufferedBytes, now: now, minimumInterval: interval)
-    }
+    drain.observe(
+      delivered: acknowledgedBytes, waiting: bufferedBytes, now: now, minimumInterval: interval)
     // With nothing of ours in libsrt's buffer, nothing of ours is queued on the path either.
     // libsrt's smoothed round trip is refreshed only by acknowledgements of new data, so after
     // a spike (a receiver starved of CPU for a moment) it may go on showing a queue long gone;
@@ -131,9 +125,13 @@ struct SRTQueueLimit {
     return max(latency / 4, min(latency / 2, afterRetransmission))
   }
 
-  /// The path's own queue: the smoothed round trip above its minimum.
+  /// The path's own queue: the smoothed round trip above its minimum; none while the path's
+  /// round trip is not known (before libsrt's first measurement, and while it settles after
+  /// an outage: the whole round trip counted as queue then and held every unit back for the
+  /// settling time after a handover).
   var pathQueueMilliseconds: Double {
-    max(0, latestRoundTrip - minimumRoundTripMilliseconds)
+    guard let base = roundTrips.baseline(at: latestTime) else { return 0 }
+    return max(0, latestRoundTrip - base)
   }
 
   /// How much longer than the path's round trip the newest byte handed to libsrt takes to

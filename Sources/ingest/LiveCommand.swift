@@ -27,10 +27,11 @@ enum LiveCommand: Command {
                                 --codec hevc the offer is HEVC alone
 
     rate controller (queue-delay-aimd, docs/rate-control.md) steers the bitrate from the first
-    network output's own figures: for SRT the send buffer, round trip, acknowledged rate and
-    loss; for RTMP the socket's unacknowledged bytes and round trip; for WHIP the receiver's
-    RTCP reports (loss, round trip). Distance and random loss are not congestion; the frame
-    rate goes down only at the floor.
+    network output's own figures: for SRT the bytes libsrt has not sent yet, round trip,
+    acknowledged rate and first losses; for RTMP the socket's unacknowledged bytes and round
+    trip; for WHIP the receiver's RTCP reports (loss, round trip). Distance, retransmissions
+    and random loss are not congestion; after a cut it probes near the level that held; the
+    frame rate goes down only at the floor.
 
     The child's memory is not the pipeline's: the summary reports the encoder's peak resident
     size apart (`encoder.peak_resident`), as VideoToolbox is outside an extension's budget.

@@ -438,4 +438,37 @@ private func simulate(
     }
     #expect(decisions.contains { $0.state == .cruise || $0.state == .drain })
   }
+
+  /// A ceiling set from what got through just after a blackout (a fifth of the link) is
+  /// disproved as soon as the link carries a quarter more than it: no slow probing from there.
+  @Test func aCeilingTheLinkCarriesFarMoreThanIsForgotten() {
+    var configuration = RateController.Configuration(nominalBitsPerSecond: nominal)
+    configuration.framingShare = 0
+    configuration.startShare = 1
+    var controller = RateController(configuration: configuration)
+    var now: Int64 = 0
+    func reading(queue: Double, delivered: Double) -> RateController.Decision? {
+      now += 200_000_000
+      var link = LinkEstimate(
+        time: now, queueMilliseconds: 0, roundTripMilliseconds: 40,
+        deliveredBitsPerSecond: delivered, latencyMilliseconds: 200)
+      link.unsentMilliseconds = queue
+      return controller.update(link)
+    }
+    for _ in 0..<10 { _ = reading(queue: 0, delivered: 2_000_000) }
+    // A queue that stands while little gets through: cut, the ceiling at what got through.
+    var cut: RateController.Decision?
+    for _ in 0..<10 where cut == nil { cut = reading(queue: 400, delivered: 400_000) }
+    #expect(cut?.reason == .congestion)
+    #expect((controller.ceilingBitsPerSecond ?? 0) <= 400_000)
+    // The link carries 1.5 Mb/s with no queue: the ceiling is gone, the climb multiplicative
+    // (from the floor to the nominal rate within 8 s).
+    var decisions: [RateController.Decision] = []
+    for _ in 0..<40 {
+      if let decision = reading(queue: 0, delivered: 1_500_000) { decisions.append(decision) }
+    }
+    #expect(controller.ceilingBitsPerSecond == nil)
+    #expect(decisions.contains { $0.rule == .climb })
+    #expect(controller.targetBitsPerSecond == nominal)
+  }
 }

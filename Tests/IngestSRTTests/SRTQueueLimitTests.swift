@@ -256,6 +256,29 @@ import Testing
     #expect(limit.pathQueueMilliseconds == 0)
   }
 
+  /// While the path's round trip settles after an outage it is unknown: no path queue, where
+  /// the whole round trip once counted as one and held every unit back.
+  @Test func whileThePathSettlesThereIsNoPathQueue() {
+    var limit = SRTQueueLimit()
+    var now: Int64 = 0
+    for _ in 0..<30 {
+      limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 40, now: now)
+      now += 100 * ms
+    }
+    for _ in 0..<15 {
+      limit.observe(
+        acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 40, outage: true,
+        now: now)
+      now += 100 * ms
+    }
+    limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 183, now: now)
+    #expect(limit.pathQueueMilliseconds == 0)
+    #expect(
+      !limit.isQueueLong(
+        queuedMilliseconds: limit.queuedMilliseconds(unsentBytes: 0, sendBufferMilliseconds: 200),
+        latencyMilliseconds: 200))
+  }
+
   /// Held back for the path's queue alone (nothing unsent), little goes out and libsrt's
   /// smoothed figure stays where it was: after the queue's own time and a round trip it counts
   /// as drained, until libsrt reports another figure.

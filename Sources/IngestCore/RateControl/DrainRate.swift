@@ -5,31 +5,38 @@
 public struct DrainRate: Sendable {
   /// Intervals shorter than this say little about a rate (nanoseconds).
   public static let minimumInterval: Int64 = 50_000_000
+  /// Intervals longer than this (waiting for a delivery) spanned an outage (nanoseconds).
+  public static let maximumInterval: Int64 = 1_000_000_000
   /// Weight of a new interval in the smoothed rate.
   public static let smoothing = 0.25
 
   /// Bytes per second drained while data waited, smoothed; nil before a measurement.
   public private(set) var bytesPerSecond: Double?
   private var last: (time: Int64, delivered: Int64, waiting: Int)?
+  /// Nothing has been delivered for longer than the maximum interval.
+  private var inOutage = false
 
   public init() {}
-
-  /// Nothing got through for a while (a blackout): that interval is not the link's rate, and
-  /// the next one starts with the next figures. The rate measured before stays.
-  public mutating func interrupt() { last = nil }
 
   /// Forgets the measurements (a new connection).
   public mutating func reset() {
     bytesPerSecond = nil
     last = nil
+    inOutage = false
   }
 
   /// Takes the output's figures at `now` (nanoseconds): bytes delivered (acknowledged) since
   /// the connection was made and bytes waiting (not yet acknowledged). An interval shorter
   /// than `minimumInterval` waits for a longer one (a round trip, where a loss holds the
-  /// acknowledgements back for one).
+  /// acknowledgements back for one), and so does one in which nothing was delivered: the
+  /// interval then spans the wait and what comes after it. One that grew past
+  /// `maximumInterval` that way spanned an outage (a blackout, a handover): it is no reading
+  /// of the link's rate, and the next interval starts from here. (A blackout's zero pulled the
+  /// smoothed rate to a fifth of the link's; after a handover the SRT sink then let a trickle
+  /// through while the ring grew to 1.5 s.)
   public mutating func observe(
-    delivered: Int64, waiting: Int, now: Int64, minimumInterval: Int64 = Self.minimumInterval
+    delivered: Int64, waiting: Int, now: Int64, minimumInterval: Int64 = Self.minimumInterval,
+    maximumInterval: Int64 = Self.maximumInterval
   ) {
     guard let last else {
       self.last = (now, delivered, waiting)
@@ -37,6 +44,20 @@ public struct DrainRate: Sendable {
     }
     let interval = now - last.time
     guard interval >= max(minimumInterval, Self.minimumInterval) else { return }
+    if delivered == last.delivered && last.waiting > 0 && waiting > 0 {
+      // Nothing delivered while data waits: a loss's wait or an outage; see how it ends.
+      if inOutage || interval > max(maximumInterval, minimumInterval) {
+        inOutage = true
+        self.last = (now, delivered, waiting)
+      }
+      return
+    }
+    if inOutage || interval > max(maximumInterval, 2 * minimumInterval) {
+      // The first delivery after an outage is its backlog going out at once: no reading either.
+      inOutage = false
+      self.last = (now, delivered, waiting)
+      return
+    }
     if last.waiting > 0 && waiting > 0 {
       let rate = Double(max(0, delivered - last.delivered)) * 1e9 / Double(interval)
       bytesPerSecond = bytesPerSecond.map { $0 + Self.smoothing * (rate - $0) } ?? rate

@@ -511,9 +511,11 @@ public struct RateController: Sendable {
     var probePassed = true
     if let trial = probeTrial {
       let age = now - trial.time
+      // The least growth that counts: 10 ms, a tenth of the threshold or of the path's round
+      // trip, whichever is more (libsrt's and TCP's round trips move by that much alone).
       let growth = max(
         configuration.probeQueueGrowthMilliseconds,
-        configuration.probeQueueGrowthShare * threshold)
+        configuration.probeQueueGrowthShare * max(threshold, roundTripBase(link) ?? 0))
       if age >= configuration.increaseHoldNanoseconds, !observing(now),
         standing > trial.standing + growth
       {
@@ -554,8 +556,14 @@ public struct RateController: Sendable {
     let nominal = Double(configuration.nominalBitsPerSecond)
     let delivered = link.deliveredBitsPerSecond.map(videoShare) ?? 0
     let passed = 1 + configuration.ceilingPassedShare
-    if let ceiling, delivered >= passed * ceiling, target >= passed * ceiling {
-      // The link carried clearly more than the old ceiling: it grew. Climb again.
+    if let ceiling,
+      delivered >= passed * ceiling && target >= passed * ceiling
+        || delivered >= Self.ceilingDisprovedShare * ceiling
+    {
+      // The link carried clearly more than the old ceiling: it grew, or the ceiling was set
+      // by a reading that was not the link's (what got through just after a blackout). A
+      // link cannot carry a quarter more than its capacity over a second: that alone is
+      // enough. Climb again.
       self.ceiling = nil
       probeTrial = nil
       state = .climb
@@ -608,6 +616,9 @@ public struct RateController: Sendable {
     targetBitsPerSecond = min(configuration.nominalBitsPerSecond, limited)
     return decide(.probe, rule, link, delay: delay, now: now)
   }
+
+  /// What the link delivered above this multiple of the ceiling disproves it.
+  private static let ceilingDisprovedShare = 1.25
 
   /// A congestion this soon after an increase answers it: the level before held.
   private static let increaseBlameNanoseconds: Int64 = 3_000_000_000

@@ -1,0 +1,49 @@
+import Testing
+
+@testable import IngestCore
+
+/// The drain rate as SRT's and RTMP's pacing read it: what the link acknowledged while data
+/// waited, over intervals long enough to say so.
+@Suite struct DrainRateTests {
+  private let ms: Int64 = 1_000_000
+
+  /// A loss on a 300 ms path holds the acknowledgements back for a round trip, then they come
+  /// at once: one reading over the whole wait, at the link's rate, not zero then double.
+  @Test func aLossWaitIsAveragedOverTheInterval() {
+    var drain = DrainRate()
+    var acknowledged: Int64 = 0
+    for step in 0...60 {
+      // 250 kB/s, delivered in bursts every 400 ms.
+      if step % 8 == 0 { acknowledged += 100_000 }
+      drain.observe(
+        delivered: acknowledged, waiting: 50_000, now: Int64(step) * 50 * ms,
+        minimumInterval: 300 * ms)
+    }
+    let rate = drain.bytesPerSecond ?? 0
+    #expect(abs(rate - 250_000) < 40_000, "\(rate)")
+  }
+
+  /// A 1.5 s blackout (nothing acknowledged) and the backlog that goes out after it are no
+  /// reading: the rate stays what the link carried before.
+  @Test func aBlackoutAndItsBacklogAreNoReading() {
+    var drain = DrainRate()
+    var acknowledged: Int64 = 0
+    var now: Int64 = 0
+    func run(until end: Int64, bytesPerStep: Int64) {
+      while now < end {
+        acknowledged += bytesPerStep
+        drain.observe(delivered: acknowledged, waiting: 20_000, now: now, minimumInterval: 40 * ms)
+        now += 20 * ms
+      }
+    }
+    run(until: 5_000 * ms, bytesPerStep: 6_000)  // 300 kB/s
+    let before = drain.bytesPerSecond ?? 0
+    #expect(abs(before - 300_000) < 10_000)
+    run(until: 6_500 * ms, bytesPerStep: 0)
+    run(until: 6_600 * ms, bytesPerStep: 60_000)  // the backlog at once
+    #expect(
+      abs((drain.bytesPerSecond ?? 0) - before) < 0.1 * before, "\(drain.bytesPerSecond ?? 0)")
+    run(until: 8_000 * ms, bytesPerStep: 6_000)
+    #expect(abs((drain.bytesPerSecond ?? 0) - 300_000) < 10_000)
+  }
+}

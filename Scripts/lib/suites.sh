@@ -12,7 +12,8 @@
 ingest_long_suites=(
   FaultInjectionTests ImpairedPathTests MultiOutputTests ConformanceCaseTests SRTReplayTests
   LiveTests HLSPlayerTests HLSRenditionTests StreamRecordUploadTests LiveHEVCTests HLSIntegrationTests SecretsTests
-  WHIPShapedLinkTests SRTShapedLinkTests RTMPReplayTests HLSFragmentedMP4IntegrationTests
+  WHIPChromiumTests WHIPShapedLinkTests SRTShapedLinkTests RTMPReplayTests
+  HLSFragmentedMP4IntegrationTests
   MP4RecordingTests
   H264OpenGOPTests UploadFaultTests AudioMixTests WHIPIntegrationTests
 )

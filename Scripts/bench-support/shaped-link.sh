@@ -14,6 +14,7 @@
 #                             and rtt300l1 at SRT latency 1000 ms, and rtt100auto, rtt300l1auto
 #                             with ingest at latency=auto (receiver 120 ms: the sender decides)
 #   loss2, loss10             2 %, 10 % random loss each way, round trip 40 ms
+#   rtt100l2                  round trip 100 ms and 2 % loss each way, SRT latency 1000 ms
 #   burst                     Gilbert-Elliott loss each way (mean 3 %, bursts of 4), 40 ms
 #   jitter                    round trip 80 +/- 40 ms (40 +/- 20 ms each way; reorders)
 #   blackout                  2 s dark both ways every 15 s, round trip 40 ms
@@ -48,6 +49,13 @@
 #   SHAPED_PORT      SRT port inside the namespace (default 9020; PORT+1 behind the relay;
 #                    RTMP on 1935)
 #   SHAPED_SUBNET    first three octets of the link's /30 (default 198.19.77)
+#   SHAPED_WHIP      WHIP paths, run after the SRT ones (whip_link.py, `ingest live --to
+#                    whip+http://...`, the receiver in the namespace with the relay on the
+#                    session's path): any of "clean rtt100 loss2 rtt100l2 p50 blackout" (the
+#                    relay options of the SRT links of those names; p50: tbf at half WHIP's
+#                    nominal, clean: tbf at twice it); default none. Written to
+#                    DOCS_DIR/shaped-whip.md and WORK_DIR/shaped/whip-table.md.
+#   SHAPED_WHIP_RECEIVERS  aiortc, chromium or both (default aiortc)
 set -euo pipefail
 if [[ $(id -u) -ne 0 ]]; then
   echo "shaped-link: skipped: needs root for the network namespace and tc (run as root," \
@@ -69,6 +77,8 @@ BITRATE="${SHAPED_BITRATE:-2000000}"
 SIZE="${SHAPED_SIZE:-1280x720}"
 PORT="${SHAPED_PORT:-9020}"
 SUBNET="${SHAPED_SUBNET:-198.19.77}"
+WHIP_PATHS="${SHAPED_WHIP:-}"
+WHIP_RECEIVERS="${SHAPED_WHIP_RECEIVERS:-aiortc}"
 
 RTMP_MODULE=/usr/lib/nginx/modules/ngx_rtmp_module.so
 RTMP_PORT=1935
@@ -128,6 +138,8 @@ link_schedule() {
     echo "$SECONDS_FIXED 0:2.0 120/auto/1000 round_trip_300_ms,_1%_loss_each_way,_latency_auto" ;;
   loss2) echo "$SECONDS_FIXED 0:2.0 200/200/200 2%_loss_each_way,_round_trip_40_ms" ;;
   loss10) echo "$SECONDS_FIXED 0:2.0 200/200/200 10%_loss_each_way,_round_trip_40_ms" ;;
+  rtt100l2)
+    echo "$SECONDS_FIXED 0:2.0 1000/1000/1000 round_trip_100_ms,_2%_loss_each_way" ;;
   burst) echo "$SECONDS_FIXED 0:2.0 200/200/200 bursty_loss_3%,_bursts_of_4,_round_trip_40_ms" ;;
   jitter) echo "$SECONDS_FIXED 0:2.0 200/200/200 round_trip_80_±_40_ms_(reordering)" ;;
   blackout) echo "$SECONDS_FIXED 0:2.0 200/200/200 2_s_blackouts_every_15_s,_round_trip_40_ms" ;;
@@ -145,6 +157,7 @@ link_relay() {
   rtt100 | rtt100auto) echo "--delay 50" ;;
   rtt300l1 | rtt300l1auto) echo "--delay 150 --loss 0.01" ;;
   loss2) echo "--delay 20 --loss 0.02" ;;
+  rtt100l2) echo "--delay 50 --loss 0.02" ;;
   loss10) echo "--delay 20 --loss 0.1" ;;
   # Mean loss p_gb / (p_gb + p_bg) = 3 %, mean burst 1 / p_bg = 4 packets.
   burst) echo "--delay 20 --burst-loss 0.0077:0.25" ;;
@@ -233,6 +246,9 @@ ip link set "$DEV" up
 ip netns exec "$NS" ip addr add "$SUBNET.2/30" dev "$PEER_DEV"
 ip netns exec "$NS" ip link set "$PEER_DEV" up
 ip netns exec "$NS" ip link set lo up
+# A default route out of the namespace, as on any host: Chromium gathers its candidates on the
+# interface of the default route, and writes none without one.
+ip netns exec "$NS" ip route add default via "$SUBNET.1"
 tc qdisc add dev "$DEV" root tbf rate "${NOMINAL_BPS}bit" burst 16kbit latency 400ms
 PEER="$SUBNET.2"
 URL="srt://$PEER:$PORT"
@@ -337,5 +353,38 @@ cat >config.json <<EOF
       "$s" "$(pts0 first_pts_any "ref-ffmpeg-$s.ts")"
   done | sed 's/,$//')}}
 EOF
-python3 "$HERE/shaped_link.py" report --work "$WORK" --docs "$DOCS" --config config.json >/dev/null
-echo "shaped-link: wrote $WORK/shaped-table.md and $DOCS/shaped-*.svg" >&2
+[[ -z ${LINKS// /} ]] || {
+  python3 "$HERE/shaped_link.py" report --work "$WORK" --docs "$DOCS" --config config.json >/dev/null
+  echo "shaped-link: wrote $WORK/shaped-table.md and $DOCS/shaped-*.svg" >&2
+}
+
+# WHIP on the same paths: its own nominal is the video bit rate and Opus (64 kb/s) in RTP
+# packets of 1200 bytes, with SRTP, UDP, IPv4 and Ethernet (some 5.5 %).
+if [[ -n $WHIP_PATHS ]]; then
+  WHIP_NOMINAL_BPS=$(((BITRATE + 64000) * 1055 / 1000))
+  rm -rf "$WORK/whip-runs"
+  for path in $WHIP_PATHS; do
+    case "$path" in
+    clean) tbf=2.0 relay="" label="clean" ;;
+    p50) tbf=0.5 relay="" label="50% tbf" ;;
+    rtt100 | loss2 | rtt100l2 | blackout)
+      tbf=2.0 relay="$(link_relay "$path")"
+      read -r _ _ _ label < <(link_schedule "$path")
+      label="${label//_/ }" ;;
+    *) echo "shaped-link: unknown WHIP path $path" >&2; exit 2 ;;
+    esac
+    for receiver in $WHIP_RECEIVERS; do
+      for ((run = 1; run <= RUNS; run++)); do
+        out="$WORK/whip-runs/$path-$receiver"
+        ((RUNS == 1)) || out+="-$run"
+        echo "shaped-link: WHIP $label / $receiver, run $run of $RUNS, $SECONDS_FIXED s" >&2
+        python3 "$HERE/whip_link.py" run --ns "$NS" --dev "$DEV" --peer "$PEER" \
+          --nominal-bps "$WHIP_NOMINAL_BPS" --tbf "$tbf" --path "$path" --label "$label" \
+          --relay "$relay" --duration "$SECONDS_FIXED" --out "$out" --ingest "$BIN" \
+          --receiver "$receiver" --size "$SIZE" --bitrate "$BITRATE" --seed "$run" >/dev/null
+      done
+    done
+  done
+  python3 "$HERE/whip_link.py" report --work "$WORK" --docs "$DOCS" >/dev/null
+  echo "shaped-link: wrote $WORK/whip-table.md and $DOCS/shaped-whip.md" >&2
+fi

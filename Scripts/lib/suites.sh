@@ -12,7 +12,7 @@
 ingest_long_suites=(
   FaultInjectionTests ImpairedPathTests MultiOutputTests ConformanceCaseTests SRTReplayTests
   LiveTests HLSPlayerTests HLSRenditionTests StreamRecordUploadTests LiveHEVCTests HLSIntegrationTests SecretsTests
-  WHIPShapedLinkTests SRTShapedLinkTests EnhancedRTMPTests RTMPReplayTests
+  WHIPChromiumTests WHIPShapedLinkTests SRTShapedLinkTests EnhancedRTMPTests RTMPReplayTests
   HLSFragmentedMP4IntegrationTests
   MP4RecordingTests
   H264OpenGOPTests UploadFaultTests AudioMixTests WHIPIntegrationTests

@@ -15,6 +15,13 @@ enum LiveCommand: Command {
     SOURCE as a child process and runs its dump stream through the same pipeline as `replay`:
     every output, --status, --json, progress, budget and ladder. What the pipeline asks the
     encoder for (bitrate, frame rate, mic, keyframes) goes to the child as it happens. The
+    rate controller (queue-delay-aimd, docs/rate-control.md) steers the bitrate from the first
+    network output's own figures: for SRT the bytes libsrt has not sent yet, round trip,
+    acknowledged rate and first losses; for RTMP the socket's unacknowledged bytes and round
+    trip; for WHIP the receiver's RTCP reports (loss, round trip). Distance, retransmissions
+    and random loss are not congestion; after a cut it probes near the level that held; the
+    frame rate goes down only at the floor.
+
     WHIP profiles
       --to 'whip+http://HOST/PATH?profiles=high,main,baseline'
                                 the H.264 profiles the offer lists, most preferred first
@@ -25,13 +32,6 @@ enum LiveCommand: Command {
                                 another profile is not sent. An endpoint that accepts none
                                 ends the run with an error naming what it accepts. With
                                 --codec hevc the offer is HEVC alone
-
-    rate controller (queue-delay-aimd, docs/rate-control.md) steers the bitrate from the first
-    network output's own figures: for SRT the bytes libsrt has not sent yet, round trip,
-    acknowledged rate and first losses; for RTMP the socket's unacknowledged bytes and round
-    trip; for WHIP the receiver's RTCP reports (loss, round trip). Distance, retransmissions
-    and random loss are not congestion; after a cut it probes near the level that held; the
-    frame rate goes down only at the floor.
 
     The child's memory is not the pipeline's: the summary reports the encoder's peak resident
     size apart (`encoder.peak_resident`), as VideoToolbox is outside an extension's budget.

@@ -52,7 +52,10 @@ enum ReplayCommand: Command {
                                 answer takes it) in RTP, audio as Opus, one audio track
                                 (app and mic mixed by default); whip+https:// for TLS; the
                                 bearer token from ?token-file=PATH or INGEST_WHIP_TOKEN,
-                                never the URL; the RTCP reports steer the encoder. A
+                                never the URL; the RTCP reports steer the encoder, the
+                                receiver's NACKs are answered by retransmission (RTX,
+                                a second of video kept, within the budget), and `sent`
+                                counts what the receiver's reports say arrived. A
                                 replay offers the dump's own H.264 profile: an endpoint
                                 that refuses it ends the run with an error naming it and
                                 the profiles the endpoint accepts (ingest live offers

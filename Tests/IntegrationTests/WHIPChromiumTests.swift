@@ -33,8 +33,8 @@ import Testing
     let status = directory.appending(path: "\(name).status.jsonl")
     let result = try CommandRunner.ingest(
       [
-        "live", "testsrc", "--duration", String(seconds), "--size", "1280x720", "--bitrate",
-        "2000000", "--to", peer.url(name), "--json", "--quiet", "--status", status.path,
+        "live", "testsrc", "--duration", String(seconds), "--size", "640x360", "--bitrate",
+        "1000000", "--to", peer.url(name), "--json", "--quiet", "--status", status.path,
       ], timeout: Double(seconds) + 60)
     #expect(!result.timedOut, "the run hung")
     #expect(result.status == 0, "\(result.stderr)")
@@ -54,7 +54,9 @@ import Testing
       statusText: LoopbackServers.text(of: status))
   }
 
-  /// 25 s of 720p at 2 Mb/s on loopback: at least 95 % of the frames the session could carry
+  /// 25 s of 640x360 at 1 Mb/s on loopback (a smaller picture than the benchmark's: the suites
+  /// run side by side on two cores, and Chromium decodes in software): at least 95 % of the
+  /// frames the session could carry
   /// are decoded by Chromium, and the summary's count is Chromium's, give or take the frames
   /// in its jitter buffer when the session ends.
   @Test func liveTestPatternDecodesInChromium() throws {

@@ -34,13 +34,11 @@ import Testing
     defer { link.remove() }
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
-    // A lost packet holds aiortc's later frames until that many packets came (512 by
-    // default: over 10 s at the lowered rate, and what is held at the DELETE is never
-    // recorded); a browser gives up within about a second. 32 packets hold the largest frame
-    // of this stream (a keyframe of some 7 KB) several times over.
+    // aiortc at its defaults: a lost packet holds its later frames until 512 packets came,
+    // which retransmission makes rare (the packet comes again a round trip later).
     let peer = try WHIPPeer(
       directory: directory.appending(path: "peer"), host: link.peerAddress,
-      namespace: link.name, videoJitterPackets: 32)
+      namespace: link.name)
     defer { peer.kill() }
     try link.throttle(rate: Self.shapedRate)
     let name = "shaped"

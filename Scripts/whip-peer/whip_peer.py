@@ -2,7 +2,7 @@
 """A WHIP endpoint (RFC 9725) on an independent WebRTC stack (aiortc), for the tests.
 
     whip_peer.py --port PORT --dir DIR [--token-file FILE] [--host ADDRESS]
-                 [--relay "IMPAIRMENTS"]
+                 [--video-jitter-packets N] [--relay "IMPAIRMENTS"]
 
 Listens on ADDRESS:PORT (default 127.0.0.1) and prints "whip-peer listening on ADDRESS:PORT"
 when ready. A test that runs the peer in a network namespace behind a shaped link gives the
@@ -21,12 +21,18 @@ Per session, in DIR:
                          (from 0), arrival time (unix ns), size, keyframe, and whether aiortc's decoder took it
     <name>.events.jsonl  the request, ICE and connection states, the DELETE, the totals
 
+--video-jitter-packets (a power of 2; default aiortc's 512) bounds how long a lost video
+packet holds every later frame back: aiortc waits for it until that many packets came after
+it (a browser gives up after about a second and asks for a keyframe). The sender does not
+retransmit, so on a link shaped below the stream's rate one lost packet would hold the
+picture for many seconds, and what is still held when the session ends is never recorded.
+
 --relay puts the impairment relay (Scripts/bench-support/udp_relay.py, with these arguments:
 "--delay 50 --loss 0.02") on the session's path, on aiortc's address (relay_path.py): the sender reaches
 aiortc only through it, both ways. Its final counters are the events file's "relay-final" line.
 
-aiortc answers with receiver reports, NACKs, PLIs and REMB, as a browser would. Nothing in it
-is changed from its defaults (codec lists, jitter buffer, NACK, RTX): for H.264 that is Baseline and Constrained Baseline
+aiortc answers with receiver reports, NACKs, PLIs and REMB, as a browser would. Its codec
+lists are aiortc's defaults, untouched: for H.264 that is Baseline and Constrained Baseline
 (42001f, 42e01f) only, so an offer of Main or High alone is refused (HTTP 400, "Failed to set
 remote video description send parameters") and a sender that offers several profiles is
 answered with Constrained Baseline. The recording hook below only reads the frames aiortc
@@ -207,6 +213,16 @@ def recording_decoder_worker(loop, input_q: queue.Queue, output_q: asyncio.Queue
 rtcrtpreceiver.decoder_worker = recording_decoder_worker
 
 
+def bound_video_jitter_buffer(packets: int) -> None:
+    """Makes aiortc's video jitter buffers hold `packets` packets (see --video-jitter-packets)."""
+    aiortc_buffer = rtcrtpreceiver.JitterBuffer
+
+    def make(capacity: int, prefetch: int = 0, is_video: bool = False):
+        return aiortc_buffer(capacity=packets if is_video else capacity, prefetch=prefetch, is_video=is_video)
+
+    rtcrtpreceiver.JitterBuffer = make
+
+
 class Endpoint:
     def __init__(self, directory: str, token: str | None, host: str = "127.0.0.1",
                  relay: str | None = None) -> None:
@@ -345,6 +361,9 @@ def main() -> int:
     parser.add_argument("--dir", required=True, help="where recordings are written")
     parser.add_argument("--token-file", help="a file holding the bearer token to require")
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on")
+    parser.add_argument(
+        "--video-jitter-packets", type=int, default=512, help="packets a lost video packet is waited for"
+    )
     parser.add_argument("--relay", help="udp_relay.py impairments for each session's path")
     arguments = parser.parse_args()
     token = None
@@ -352,6 +371,10 @@ def main() -> int:
         with open(arguments.token_file) as file:
             token = file.read().strip()
     os.makedirs(arguments.dir, exist_ok=True)
+    packets = arguments.video_jitter_packets
+    if packets < 1 or packets & (packets - 1):
+        parser.error("--video-jitter-packets must be a power of 2")
+    bound_video_jitter_buffer(packets)
     asyncio.run(serve(arguments.host, arguments.port, arguments.dir, token, arguments.relay))
     return 0
 

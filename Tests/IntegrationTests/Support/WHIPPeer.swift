@@ -31,8 +31,10 @@ final class WHIPPeer {
   ///   - host: the address it listens on; with `namespace`, that namespace's own.
   ///   - namespace: a network namespace to run it in (`ip netns exec`, which execs: the pid
   ///     stays the peer's).
+  ///   - videoJitterPackets: `--video-jitter-packets`.
   init(
-    directory: URL, tokenFile: URL? = nil, host: String = "127.0.0.1", namespace: String? = nil
+    directory: URL, tokenFile: URL? = nil, host: String = "127.0.0.1", namespace: String? = nil,
+    videoJitterPackets: Int? = nil
   ) throws {
     port = try LoopbackServers.freePort(SOCK_STREAM)
     self.host = host
@@ -42,6 +44,9 @@ final class WHIPPeer {
       Self.script.path, "--port", String(port), "--dir", directory.path, "--host", host,
     ]
     if let tokenFile { arguments += ["--token-file", tokenFile.path] }
+    if let videoJitterPackets {
+      arguments += ["--video-jitter-packets", String(videoJitterPackets)]
+    }
     if let namespace {
       child = try ChildProcess(
         "ip", ["netns", "exec", namespace, "python3"] + arguments, directory: directory,

@@ -213,7 +213,17 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
     let reported = lock.withLock { report.error }
     let endpoint = target.redacted
     guard let reported else {
-      return .write(endpoint: endpoint, reason: "ingest-whip ended", retryable: true)
+      // Nothing said before it went: how it ended is the reason (killed by a signal, say).
+      var reason = "ingest-whip ended"
+      if let child, child.waitForEnd(until: SystemClock().now() + 1_000_000_000) {
+        let exit = child.wait()
+        if let signal = exit.signal {
+          reason = "ingest-whip was killed by signal \(signal)"
+        } else if let status = exit.status, status != 0 {
+          reason = "ingest-whip exited with status \(status)"
+        }
+      }
+      return .write(endpoint: endpoint, reason: reason, retryable: true)
     }
     switch reported.name {
     case "rejected"

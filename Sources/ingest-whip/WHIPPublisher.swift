@@ -87,6 +87,11 @@ struct WHIPPublisher {
     guard let location = response.location, !location.isEmpty else {
       throw .badAnswer("201 without a Location header")
     }
+    // Not an answer at all (an HTML page, an empty body): not a WHIP endpoint, and no reason
+    // to blame the codec.
+    guard Self.isSDP(response.body) else {
+      throw .badAnswer("the 201 response is not an SDP answer (\(Self.describe(response.body)))")
+    }
     let resource = WHIPHTTPClient.resolve(location, against: options.endpoint)
     var created = JSONObject()
     created.add("status", response.status)
@@ -105,6 +110,22 @@ struct WHIPPublisher {
     }
     deleteSession(resource, http: http)
     session.stop()
+  }
+
+  /// Whether `body` is a session description: its first line is the version line (RFC 8866).
+  static func isSDP(_ body: String) -> Bool {
+    body.drop { $0 == "\r" || $0 == "\n" || $0 == " " }.hasPrefix("v=0")
+  }
+
+  /// What a body that is not SDP looks like, for the message: empty, or its first printable
+  /// characters.
+  static func describe(_ body: String) -> String {
+    let printable = body.unicodeScalars.prefix(200).filter { $0.value >= 0x20 && $0.value < 0x7F }
+    let text = String(String.UnicodeScalarView(printable)).trimmingSpaces()
+    if text.isEmpty {
+      return body.isEmpty ? "an empty body" : "a body of \(body.utf8.count) unprintable bytes"
+    }
+    return "it begins '\(text.prefix(40))'"
   }
 
   /// Reads the payload type the answer chose (its first for the video codec), sends video as

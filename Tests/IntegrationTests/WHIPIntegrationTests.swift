@@ -273,6 +273,52 @@ import Testing
     #expect(!(result.stdout + result.stderr).contains("not-the-token"))
   }
 
+  /// A URL that answers 201 with something that is not SDP (a web page, an empty body) is not
+  /// a WHIP endpoint: the run says so, rather than that the endpoint refused H.264.
+  @Test(arguments: ["<html><body>Welcome</body></html>", ""])
+  func anAnswerThatIsNotSDPIsNamed(body: String) throws {
+    guard CommandRunner.has("python3") else {
+      TestEnvironment.unavailable("python3 is missing")
+      return
+    }
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let port = try TestServers.freeUDPPort()
+    let server = """
+      import http.server, sys
+      class Answer(http.server.BaseHTTPRequestHandler):
+          def do_POST(self):
+              self.rfile.read(int(self.headers.get("Content-Length", 0)))
+              body = sys.argv[2].encode()
+              self.send_response(201)
+              self.send_header("Location", "/session/1")
+              self.send_header("Content-Type", "text/html")
+              self.send_header("Content-Length", str(len(body)))
+              self.end_headers()
+              self.wfile.write(body)
+          def do_DELETE(self):
+              self.send_response(200)
+              self.send_header("Content-Length", "0")
+              self.end_headers()
+          def log_message(self, *args): pass
+      server = http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Answer)
+      print("listening", flush=True)
+      server.serve_forever()
+      """
+    let stub = try ChildProcess(
+      "python3", ["-c", server, String(port), body], directory: directory, name: "stub")
+    defer { stub.kill() }
+    try LoopbackServers.waitUntil("the stub endpoint") { stub.stdout.contains("listening") }
+    let result = try CommandRunner.ingest(
+      [
+        "replay", CommandRunner.fixture("video-only.dump"), "--to",
+        "whip+http://127.0.0.1:\(port)/whip",
+      ], timeout: 60)
+    #expect(result.status != 0)
+    #expect(result.stderr.contains("is not an SDP answer"), "\(result.stderr)")
+    #expect(!result.stderr.contains("does not accept"), "\(result.stderr)")
+  }
+
   /// WebRTC here always carries video: an input without it is refused before anything starts.
   @Test func anInputWithoutVideoIsRefusedBeforeStarting() throws {
     let result = try CommandRunner.ingest(

@@ -195,11 +195,11 @@ struct SRTQueueLimit {
       }
     }
     guard let rate, rate > 0 else { return max(Self.floorBytes, flightBytes) }
-    // What waits for a retransmission is flight, but only as much as the link drains within a
-    // round trip and the latency (after that libsrt drops it as too late): counted whole, a
-    // link that takes half the stream (a shaper queueing and dropping) grew the flight, and the
-    // limit with it, without bound, and nothing was ever held back in the ring.
-    let retransmissionWait = rate * (inFlightMilliseconds + Double(latencyMilliseconds)) / 1000
+    // What waits for a retransmission is flight, but only for one more round trip than the
+    // link's own flight: counted whole, a link that takes half the stream (a shaper queueing
+    // and dropping) grew the flight, and the limit with it, until libsrt dropped what had
+    // waited longer than the latency, and nothing was ever held back in the ring.
+    let retransmissionWait = 2 * rate * inFlightMilliseconds / 1000
     let flight = max(
       rate * inFlightMilliseconds / 1000, min(Double(max(flightBytes, 0)), retransmissionWait))
     let queue = rate * queueBoundMilliseconds(latencyMilliseconds: latencyMilliseconds) / 1000

@@ -2,7 +2,7 @@
 #
 # The integration tests wait on servers, encoders, decoders and real-time replays far more than
 # they compute, and Swift Testing runs at most as many tests at once as the machine has cores.
-# So each suite runs in a test process of its own, INGEST_JOBS (default 5) at a time,
+# So each suite runs in a test process of its own, INGEST_JOBS (default 3) at a time,
 # the longest first so that none starts last and alone. A suite keeps its own rules
 # (`.serialized` suites still run their tests one by one). Each suite's output goes to
 # .build/test-logs/SUITE.log; the failures' lines are printed, and a closing line counts every
@@ -34,7 +34,7 @@ run_suite() {
 
 # run_integration_suites: every IntegrationTests suite; exit status 0 when all passed.
 run_integration_suites() {
-  local logs=.build/test-logs jobs=${INGEST_JOBS:-5} suite all=() ordered=() failed=0 bundle
+  local logs=.build/test-logs jobs=${INGEST_JOBS:-3} suite all=() ordered=() failed=0 bundle
   local passed_tests=0 failed_tests=0 line count
   rm -rf "$logs"
   mkdir -p "$logs"

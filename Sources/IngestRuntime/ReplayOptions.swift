@@ -16,6 +16,9 @@ public struct ReplayOptions: Sendable {
   public var pipeline = PipelineConfiguration()
   /// Receives status events as JSON lines; nil for none.
   public var statusLine: (@Sendable (String) -> Void)?
+  /// Receives each output's figures once a second (`OutputFigures`), as values, on the
+  /// output's sender thread; nil for none.
+  public var outputFigures: (@Sendable (OutputFigures) -> Void)?
   /// Receives each output's warnings (a latency too short for the path) as they happen,
   /// labelled with the output in a run with several; nil for none.
   public var warningLine: (@Sendable (String) -> Void)?

@@ -137,6 +137,7 @@ public struct RunBuilder {
         pipeline: pipeline, clock: clock, writeLine: options.statusLine)
       if outputs.count > 1 { reporter.output = offset + 1 }
       reporter.attach(sink)
+      reporter.onFigures = options.outputFigures
       if let warningLine = options.warningLine {
         let label =
           outputs.count > 1 ? "output \(offset + 1) (\(sink.redactedDescription)): " : ""
@@ -146,6 +147,9 @@ public struct RunBuilder {
       var configuration = ControlLoop.Configuration(
         rateControl: offset == steering ? options.rateControl : nil)
       configuration.nominalFrameRate = options.nominalFrameRate
+      if let floor = options.rateControl?.floorBitsPerSecond {
+        configuration.bitrateFloorBitsPerSecond = floor
+      }
       let control = ControlLoop(
         pipeline: pipeline, probe: probe, clock: clock,
         configuration: configuration)

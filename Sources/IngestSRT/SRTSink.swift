@@ -156,6 +156,14 @@ public final class SRTSink: OutputSink {
     return estimate
   }
 
+  public func linkReading() -> LinkReading? {
+    statistics().map {
+      LinkReading(
+        roundTripMilliseconds: $0.roundTripMilliseconds,
+        sendBufferMilliseconds: $0.sendBufferMilliseconds)
+    }
+  }
+
   /// The `stats` of the periodic `sink` status event.
   public func statusFields() -> JSONObject? {
     guard let stats = statistics() else { return nil }

@@ -3,16 +3,12 @@ import IngestCore
 import IngestRuntime
 
 extension ReplayCommand {
-  /// When the progress line is shown: the `LinkFigures` it reads, fed from the run's status
-  /// lines (which still go to `--status`, if given).
+  /// When the progress line is shown: the `LinkFigures` it reads, fed with each output's
+  /// figures as values.
   static func linkFigures(_ options: inout ReplayOptions, showProgress: Bool) -> LinkFigures? {
     guard showProgress else { return nil }
     let link = LinkFigures()
-    let status = options.statusLine
-    options.statusLine = { line in
-      link.observe(line)
-      status?(line)
-    }
+    options.outputFigures = { link.observe($0) }
     return link
   }
 

@@ -147,17 +147,21 @@ private final class Recorder {
 
   /// Memory past the last threshold: the ladder jumps to keyframes only and asks for every
   /// step on the way; once memory is low again it comes down one step per hold period and
-  /// undoes each ask, the frame rate back to the nominal one.
+  /// undoes each ask, the frame rate back to the nominal one. The lower bitrate is asked once
+  /// the output's send rate was measured (a second in: nothing sent, so the floor).
   @Test func memoryPressureMovesTheLadderAndItsAsks() throws {
     let clock = VirtualClock()
     let probe = FakeProbe()
     var configuration = ControlLoop.Configuration()
     configuration.nominalFrameRate = 60
+    configuration.bitrateFloorBitsPerSecond = 300_000
     let (loop, recorder) = try loop(clock, probe: probe, link: nil, configuration)
     probe.bytes.store(Self.budget * 96 / 100, ordering: .relaxed)
-    run(loop, clock, seconds: 1.2)
+    run(loop, clock, seconds: 0.5)
+    #expect(recorder.requests == [.frameRate(30), .mic(false), .keyframesOnly(true)])
+    run(loop, clock, seconds: 0.7)
     #expect(
-      recorder.requests == [.bitrate(200_000), .frameRate(30), .mic(false), .keyframesOnly(true)])
+      recorder.requests == [.frameRate(30), .mic(false), .keyframesOnly(true), .bitrate(300_000)])
     guard
       case .pipeline(.tierChanged(.normal, .keyframesOnly, _, .resident)) = recorder.events.first
     else {

@@ -121,6 +121,83 @@ import Testing
         + "live, \(counts(hls, "sent")["video"] ?? 0) recorded of \(appended["video"] ?? 0)")
   }
 
+  /// `ingest live` over SRT through a real 900 kbit/s link for a 2.5 Mb/s encoder, with an HLS
+  /// recording beside it at a budget that holds two outputs only just: the SRT output's rate
+  /// controller cuts the encoder, and the recording's ladder moves too (the ledger both share
+  /// is near its first threshold). Every request the encoder gets comes from the run's one
+  /// control plane (each names whose wish it carries out); none is above what the controller
+  /// last decided, none below the floor the user allowed (the recording's ladder once asked
+  /// for 200 kb/s, read from a second in which nothing had been sent yet, and held the encoder
+  /// there for the whole run), none restores the nominal rate while the controller holds the
+  /// encoder lower; and what the encoder applied last is what the control plane asked last.
+  @Test func liveRunAsksTheEncoderFromOneControlPlane() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    guard let link = LinkedNamespace(tag: 26, subnet: "198.18.26") else {
+      TestEnvironment.unavailable(
+        "cannot create a network namespace here (needs root and iproute2)")
+      return
+    }
+    defer { link.remove() }
+    let peer = try SRTPeer(
+      port: 9000, output: directory.appending(path: "rx.ts"), bind: link.peerAddress,
+      namespace: link.name)
+    defer { peer.stop(signal: SIGKILL) }
+    try link.throttle(rate: "900kbit")
+    let recording = directory.appending(path: "rec").path
+    let status = directory.appending(path: "status.jsonl").path
+    let floor = 300_000
+    let result = try CommandRunner.ingest(
+      [
+        "live", "testsrc", "--size", "1280x720", "--bitrate", "2500000", "--duration", "25",
+        "--floor", String(floor),
+        "--to", "srt://\(link.peerAddress):\(peer.port)?latency=300", "--to", "hls:\(recording)",
+        "--budget", "36", "--min-delivered", "0", "--json", "--quiet", "--status", status,
+      ], timeout: 300)
+    #expect(!result.timedOut, "the run hung")
+    #expect(result.status == 0, "\(result.stderr)")
+    let events = FaultSupport.statusEvents(status)
+    func named(_ name: String) -> [[String: Any]] {
+      events.filter { $0["event"] as? String == name }
+    }
+    // The recording's ladder moved.
+    #expect(
+      named("tier").contains { $0["output"] as? Int == 2 && ($0["tier"] as? Int ?? 0) > 0 },
+      "\(named("tier"))")
+    // The controller cut the encoder.
+    let cuts = named("rate").compactMap { $0["target_bps"] as? Int }.filter { $0 < 2_500_000 }
+    #expect(!cuts.isEmpty, "\(named("rate"))")
+
+    let requests = named("encoder")
+    #expect(!requests.isEmpty)
+    #expect(requests.allSatisfy { $0["wish_of"] != nil }, "\(requests)")
+    var decided: Int?
+    var asked: Int?
+    for event in events {
+      if event["event"] as? String == "rate", event["output"] as? Int == 1 {
+        decided = event["target_bps"] as? Int
+      }
+      guard event["event"] as? String == "encoder", event["request"] as? String == "bitrate"
+      else { continue }
+      if let bps = event["target_bps"] as? Int {
+        #expect(bps >= floor, "below the floor: \(event)")
+        if let decided { #expect(bps <= decided, "above the controller's \(decided): \(event)") }
+        asked = bps
+      } else {
+        #expect(decided.map { $0 >= 2_500_000 } ?? true, "restored under a cut: \(event)")
+        asked = nil
+      }
+    }
+    // The encoder applied what it was asked last.
+    let applied = named("encoderReport").compactMap { $0["report"] as? [String: Any] }.filter {
+      $0["event"] as? String == "applied" && $0["request"] as? String == "bitrate"
+    }
+    #expect(applied.last?["target_bps"] as? Int == asked ?? 2_500_000, "\(applied.suffix(3))")
+    print(
+      "live over SRT at 900 kbit/s with HLS: \(requests.count) encoder requests, controller's "
+        + "last \(decided ?? 0) b/s, encoder asked \(asked ?? 0) b/s")
+  }
+
   /// An SRT output that never connects (nothing listens) beside a `.ts` recording: the file gets
   /// every sample and decodes clean; the run fails (exit 1) and says which output failed.
   @Test func anOutputThatNeverConnectsDoesNotStopTheRecording() throws {

@@ -26,6 +26,10 @@ public final class ControlLoop {
     public var linkIntervalNanoseconds: Int64 = 200_000_000
     /// How often memory is read (the probe reads `/proc` on Linux: not on every tick).
     public var memoryIntervalNanoseconds: Int64 = 1_000_000_000
+    /// The lowest bitrate the ladder asks for on entering `reducedBitrate`. A run under rate
+    /// control gives every output the controller's floor, so that no output's ladder asks the
+    /// encoder for less than the user allowed.
+    public var bitrateFloorBitsPerSecond = 200_000
 
     public init(rateControl: RateController.Configuration? = nil) {
       self.rateControl = rateControl
@@ -44,6 +48,10 @@ public final class ControlLoop {
   /// What the output sent, at the last memory reading, and its rate over the second before.
   private var lastSent: (time: Int64, bytes: Int64)
   private var sentBitsPerSecond: Int64 = 0
+  /// The ladder entered `reducedBitrate` before the output's send rate was measured: its
+  /// bitrate request waits for the first measurement (a rate read from nothing sent would ask
+  /// for the floor and hold the encoder there).
+  private var reductionPending = false
 
   /// Hands a request to the encoder; answers whether it got there (false: its input was full
   /// or gone). Nil when there is no encoder to ask (a dump replayed): requests are then
@@ -116,9 +124,17 @@ public final class ControlLoop {
     switch event {
     case .tierChanged(let from, let to, _, _):
       let requests = DegradationLadder.encoderRequests(
-        from: from, to: to, reducedBitsPerSecond: reducedBitsPerSecond(now: now),
+        from: from, to: to, reducedBitsPerSecond: reducedBitsPerSecond(now: now) ?? 0,
         nominalFrameRate: configuration.nominalFrameRate, rateControlled: controller != nil)
-      for request in requests { ask(request, now: now) }
+      for request in requests {
+        // Up before the first measurement: asked once the rate is known (within a second,
+        // long before the ladder can come down again).
+        if case .bitrate(_?) = request, reducedBitsPerSecond(now: now) == nil {
+          reductionPending = true
+          continue
+        }
+        ask(request, now: now)
+      }
     case .keyframeRequested:
       ask(.keyframe, now: now)
     case .clockReset, .formatChanged, .adtsHeadersRemoved, .sampleRefused, .sampleTooLarge:
@@ -157,15 +173,23 @@ public final class ControlLoop {
     let sent = pipeline.snapshot().sentBytes
     sentBitsPerSecond = BitRate.bitsPerSecond(bytes: sent - lastSent.bytes, nanoseconds: interval)
     lastSent = (now, sent)
+    if reductionPending, let reduced = reducedBitsPerSecond(now: now) {
+      reductionPending = false
+      ask(.bitrate(reduced), now: now)
+    }
   }
 
   /// What the ladder asks for on entering `reducedBitrate`: 80 % of what the output sent in the
   /// last second, but never above the stream's own rate (the last second may be a backlog going
   /// out at once after a blackout: what the run sent on average is at most what the stream
-  /// carries), and never below 200 kb/s.
-  private func reducedBitsPerSecond(now: Int64) -> Int {
+  /// carries), and never below the floor; nil until the send rate was first measured.
+  private func reducedBitsPerSecond(now: Int64) -> Int? {
+    guard lastSent.time > start else { return nil }
     let average = BitRate.bitsPerSecond(
       bytes: pipeline.snapshot().sentBytes, nanoseconds: now - start)
-    return Int(max(200_000, min(sentBitsPerSecond, average) * 8 / 10))
+    return Int(
+      max(
+        Int64(configuration.bitrateFloorBitsPerSecond),
+        min(sentBitsPerSecond, average) * 8 / 10))
   }
 }

@@ -97,6 +97,9 @@ public protocol OutputSink: LinkEstimateSource {
   /// The sink's own figures for the periodic `status` event (SRT: send buffer, RTT, loss), or
   /// nil when it has none. Called from the status reporter's thread.
   func statusFields() -> JSONObject?
+  /// The link's round trip and send buffer for the progress line, or nil when the sink does
+  /// not read them. Called from the status reporter's thread, once a second.
+  func linkReading() -> LinkReading?
   /// Where the sink sends events of its own (HLS: `segment`, `hlsRecovered`), as a name and the
   /// event's fields. Set by the run builder before `open`; a sink without events ignores it.
   func setStatusHandler(_ handler: @escaping @Sendable (String, JSONObject) -> Void)
@@ -125,6 +128,7 @@ extension OutputSink {
   public func bufferBytes(forSamplesUpTo maximumSampleBytes: Int) -> Int { bufferBytes }
   public func holdSamples(upTo maximumSampleBytes: Int) {}
   public func statusFields() -> JSONObject? { nil }
+  public func linkReading() -> LinkReading? { nil }
   public func setStatusHandler(_ handler: @escaping @Sendable (String, JSONObject) -> Void) {}
   public func linkEstimate(now: Int64) -> LinkEstimate? { nil }
   public var acceptedBytes: Int64? { nil }

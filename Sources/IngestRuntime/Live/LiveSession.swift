@@ -127,12 +127,14 @@ private final class ReportForwarder: Sendable {
     if let reporter { emit(line, to: reporter) }
   }
 
-  /// The `dropped` member of a `stats` or `end` report (cumulative), if the line is one.
+  /// The `dropped` member of a `stats` or `end` report (cumulative), if the line is one. The
+  /// child's reports cross a process boundary as JSON lines: they are read as values here, the
+  /// member taken only from an event that has it.
   private static func droppedCount(_ line: String) -> Int? {
-    guard line.contains(#""event":"stats""#) || line.contains(#""event":"end""#),
-      let key = line.firstRange(of: #""dropped":"#)
+    guard let report = try? JSONValue(parsing: line),
+      let event = report["event"]?.string, event == "stats" || event == "end"
     else { return nil }
-    return Int(String(line[key.upperBound...].prefix { $0.isNumber }))
+    return report["dropped"]?.int
   }
 
   private func emit(_ line: String, to reporter: StatusReporter) {

@@ -26,6 +26,9 @@ public final class StatusReporter: @unchecked Sendable {
   /// Called with each new warning of the output (a latency too short for the path), on the
   /// sender's thread, as soon as the output has it.
   public var onWarning: (@Sendable (String) -> Void)?
+  /// Called with the output's figures on each periodic report, on the sender's thread: the
+  /// progress line reads them as values (set before the threads start).
+  public var onFigures: (@Sendable (OutputFigures) -> Void)?
   /// Whether the current run of retries was warned about.
   private var warnedOfRetry = false
   private var warningsPassedOn = 0
@@ -152,6 +155,10 @@ public final class StatusReporter: @unchecked Sendable {
       object.add("sent_bps", lastBitrate)
       object.add("dropped", snapshot.drops.total)
     }
+    onFigures?(
+      OutputFigures(
+        output: output ?? 1, tier: snapshot.tier.rawValue, dropped: snapshot.drops.total,
+        link: sink?.linkReading()))
     if snapshot.drops != lastDrops {
       let delta = Self.difference(snapshot.drops, lastDrops)
       lastDrops = snapshot.drops

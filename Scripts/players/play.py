@@ -251,10 +251,17 @@ def gstreamer(args):
     server, url = local_url(args.path, args.playlist)
     version = subprocess.run(["gst-launch-1.0", "--version"], capture_output=True,
                              text=True).stdout.splitlines()
+    # Warnings are logged (the player's behaviour is unchanged) so that a verdict that fails
+    # says where the player stood: buffering, waiting for a playlist, or a download that failed.
+    log = tempfile.NamedTemporaryFile(prefix="ingest-gst-", suffix=".log", delete=False)
+    log.close()
+    environment = dict(os.environ, GST_DEBUG=os.environ.get("GST_DEBUG", "2"),
+                       GST_DEBUG_FILE=log.name, GST_DEBUG_NO_COLOR="1")
     try:
         run = subprocess.run(
             ["gst-launch-1.0", args.element, "uri=" + url, "video-sink=fakesink",
-             "audio-sink=fakesink"], capture_output=True, text=True, timeout=args.timeout)
+             "audio-sink=fakesink"], capture_output=True, text=True, timeout=args.timeout,
+            env=environment)
         output, status, timed_out = run.stdout + run.stderr, run.returncode, False
     except subprocess.TimeoutExpired as expired:
         output = (expired.stdout or b"").decode(errors="replace") + \
@@ -263,9 +270,16 @@ def gstreamer(args):
     server.shutdown()
     errors = [line for line in output.splitlines() if "ERROR" in line]
     eos = "Got EOS" in output
-    return {"player": args.element, "version": version[0] if version else "",
-            "ok": status == 0 and eos and not errors, "eos": eos, "exit": status,
-            "timed_out": timed_out, "errors": errors[:10]}
+    ok = status == 0 and eos and not errors
+    result = {"player": args.element, "version": version[0] if version else "",
+              "ok": ok, "eos": eos, "exit": status, "timed_out": timed_out,
+              "errors": errors[:10]}
+    if not ok:
+        result["tail"] = output.splitlines()[-12:]
+        with open(log.name, errors="replace") as handle:
+            result["warnings"] = handle.read().splitlines()[-20:]
+    os.unlink(log.name)
+    return result
 
 
 def vlc(args):

@@ -47,6 +47,7 @@ import os
 import queue
 import secrets
 import signal
+import ssl
 import sys
 import threading
 import time
@@ -335,7 +336,8 @@ class Endpoint:
             await self.end(session)
 
 
-async def serve(host: str, port: int, directory: str, token: str | None, relay: str | None) -> None:
+async def serve(host: str, port: int, directory: str, token: str | None, relay: str | None,
+                tls: ssl.SSLContext | None = None) -> None:
     endpoint = Endpoint(directory, token, host, relay)
     app = web.Application()
     app.router.add_post("/whip/{name}", endpoint.post)
@@ -343,7 +345,7 @@ async def serve(host: str, port: int, directory: str, token: str | None, relay: 
     app.router.add_delete("/whip/{name}/{session}", endpoint.delete)
     runner = web.AppRunner(app)
     await runner.setup()
-    await web.TCPSite(runner, host, port).start()
+    await web.TCPSite(runner, host, port, ssl_context=tls).start()
     print(f"whip-peer listening on {host}:{port}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -365,7 +367,13 @@ def main() -> int:
         "--video-jitter-packets", type=int, default=512, help="packets a lost video packet is waited for"
     )
     parser.add_argument("--relay", help="udp_relay.py impairments for each session's path")
+    parser.add_argument("--tls-cert", help="serve https with this PEM certificate (and --tls-key)")
+    parser.add_argument("--tls-key", help="the PEM private key of --tls-cert")
     arguments = parser.parse_args()
+    tls = None
+    if arguments.tls_cert:
+        tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        tls.load_cert_chain(arguments.tls_cert, arguments.tls_key)
     token = None
     if arguments.token_file:
         with open(arguments.token_file) as file:
@@ -375,7 +383,7 @@ def main() -> int:
     if packets < 1 or packets & (packets - 1):
         parser.error("--video-jitter-packets must be a power of 2")
     bound_video_jitter_buffer(packets)
-    asyncio.run(serve(arguments.host, arguments.port, arguments.dir, token, arguments.relay))
+    asyncio.run(serve(arguments.host, arguments.port, arguments.dir, token, arguments.relay, tls))
     return 0
 
 

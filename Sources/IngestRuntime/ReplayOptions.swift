@@ -60,8 +60,9 @@ public struct ReplayOptions: Sendable {
   /// rate), asked for once the replay loop has ended: `--min-delivered` is measured against the
   /// source's frames, so a frame-rate cut counts as frames not delivered.
   public var skippedSourceVideoFrames: (@Sendable () -> Int)?
-  /// RTMPS: a PEM file of certificate authorities to trust instead of the system store.
-  public var rtmpsCAFile: String?
+  /// RTMPS and WHIP over https: a PEM file of certificate authorities to trust instead of the
+  /// system store.
+  public var caFile: String?
   /// RTMPS: whether the server certificate is verified (off only with `--insecure`).
   public var rtmpsVerifyPeer = true
   /// Where resident memory is read (a test running in-process measures its own runner otherwise):

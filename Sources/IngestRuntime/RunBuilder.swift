@@ -218,7 +218,7 @@ public struct RunBuilder {
       default: break
       }
       let tls = RTMPSink.Options(
-        verifyTLSPeer: options.rtmpsVerifyPeer, caFile: options.rtmpsCAFile)
+        verifyTLSPeer: options.rtmpsVerifyPeer, caFile: options.caFile)
       return RTMPSink(target: target, audioTracks: audio, options: tls)
     case .whip(let url):
       let target: WHIPTarget
@@ -238,7 +238,7 @@ public struct RunBuilder {
         options.isLive && tracks.video?.h264 != nil
         ? target.profiles ?? H264Profile.defaultPreference : nil
       return WHIPSink(
-        target: target, offerProfiles: profiles,
+        target: target, offerProfiles: profiles, caFile: options.caFile,
         retransmissionHistoryBytes: whipRetransmissionHistoryBytes(options.pipeline))
     case .hls(let directory, let playlist, let container, let audio):
       var configuration = HLSSink.Configuration(directory: directory)

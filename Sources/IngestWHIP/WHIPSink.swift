@@ -84,6 +84,8 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
   public let offerProfiles: [H264Profile]?
   /// The retransmission history's bound in `ingest-whip` (entered in `bufferBytes`).
   public let retransmissionHistoryBytes: Int
+  /// For an https endpoint: certificate authorities to trust instead of the system's.
+  public let caFile: String?
   private let executable: String
   private let clock: any PipelineClock
   private var child: WHIPChild?
@@ -112,15 +114,18 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
   ///   - clock: the pipeline's clock, which the statistics are stamped with.
   ///   - offerProfiles: the H.264 profiles the encoder in front can make, most preferred
   ///     first; nil when the stream's profile cannot change (a dump replayed).
+  ///   - caFile: a PEM file of certificate authorities to trust for an https endpoint instead
+  ///     of the system's (a private CA); nil for the system's.
   ///   - retransmissionHistoryBytes: what `ingest-whip` may keep of sent video to answer the
   ///     receiver's NACKs (`--rtx-history-bytes`; its time bound is a second).
   public init(
     target: WHIPTarget, executable: String? = nil, clock: any PipelineClock = SystemClock(),
-    offerProfiles: [H264Profile]? = nil,
+    offerProfiles: [H264Profile]? = nil, caFile: String? = nil,
     retransmissionHistoryBytes: Int = WHIPSink.defaultRetransmissionHistoryBytes
   ) {
     self.target = target
     self.offerProfiles = offerProfiles
+    self.caFile = caFile
     self.retransmissionHistoryBytes = retransmissionHistoryBytes
     self.executable = executable ?? WHIPChild.locate()
     self.clock = clock
@@ -159,6 +164,7 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
     if let offerProfiles {
       arguments = ["--profiles", offerProfiles.map(\.rawValue).joined(separator: ",")] + arguments
     }
+    if let caFile { arguments = ["--ca-file", caFile] + arguments }
     do {
       child = try WHIPChild(
         executable: executable, arguments: arguments, token: target.token
@@ -232,7 +238,7 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
     case "rejected":
       return .publishRefused(
         endpoint: endpoint, reason: reported.message, retryable: reported.retryable)
-    case "transport", "connectionFailed":
+    case "transport", "connectionFailed", "certificate":
       return .connect(endpoint: endpoint, reason: reported.message, retryable: reported.retryable)
     default:
       return .unsupported(endpoint: endpoint, reason: reported.message)

@@ -9,6 +9,9 @@ enum WHIPClientError: Error, CustomStringConvertible {
   case pipeline(String)
   /// The HTTP exchange failed before any answer (connection refused, TLS, timeout).
   case transport(String)
+  /// The endpoint's TLS certificate is not trusted (self-signed, another name, an unknown
+  /// authority): a new attempt meets the same certificate, so it is final.
+  case certificate(String)
   /// The endpoint answered the offer with another status than 201.
   case rejected(status: Int, reason: String)
   /// The answer is not an SDP answer webrtcbin accepts.
@@ -26,7 +29,7 @@ enum WHIPClientError: Error, CustomStringConvertible {
     switch self {
     case .usage: 2
     case .input, .pipeline, .badAnswer, .codecRefused, .profileRefused: 3
-    case .transport, .rejected, .connectionFailed: 1
+    case .transport, .certificate, .rejected, .connectionFailed: 1
     }
   }
 
@@ -37,6 +40,7 @@ enum WHIPClientError: Error, CustomStringConvertible {
     case .input: "input"
     case .pipeline: "pipeline"
     case .transport: "transport"
+    case .certificate: "certificate"
     case .rejected: "rejected"
     case .badAnswer: "badAnswer"
     case .codecRefused: "codecRefused"
@@ -50,7 +54,7 @@ enum WHIPClientError: Error, CustomStringConvertible {
     switch self {
     case .transport, .connectionFailed: true
     case .rejected(let status, _): status >= 500 || status == 429
-    case .usage, .input, .pipeline, .badAnswer, .codecRefused, .profileRefused: false
+    case .certificate, .usage, .input, .pipeline, .badAnswer, .codecRefused, .profileRefused: false
     }
   }
 
@@ -60,6 +64,9 @@ enum WHIPClientError: Error, CustomStringConvertible {
     case .input(let text): "input: \(text)"
     case .pipeline(let text): "GStreamer: \(text)"
     case .transport(let text): "WHIP endpoint: \(text)"
+    case .certificate(let text):
+      "WHIP endpoint's certificate is not trusted: \(text) (--ca-file names the authority "
+        + "that signed it)"
     case .rejected(let status, let reason):
       "WHIP endpoint refused the offer: HTTP \(status)\(reason.isEmpty ? "" : " \(reason)")"
     case .badAnswer(let text): "WHIP answer: \(text)"

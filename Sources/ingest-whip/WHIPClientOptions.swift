@@ -10,7 +10,7 @@ struct WHIPClientOptions {
   static let usage = """
     usage: ingest-whip [--profiles LIST] [--stats-interval MS] [--connect-timeout S]
                        [--dead-after S] [--rtx-history-bytes N] [--rtx-history-ms MS]
-                       http(s)://HOST[:PORT]/PATH
+                       [--ca-file PEM] http(s)://HOST[:PORT]/PATH
       Publishes the dump stream on standard input (docs/dump-format.md) to a WHIP endpoint
       through GStreamer's webrtcbin: H.264 (or HEVC where the answer takes it) in RTP, AAC
       re-encoded as Opus. Writes JSON lines on standard output (docs/whip.md). The bearer
@@ -25,11 +25,16 @@ struct WHIPClientOptions {
       A receiver's NACKs are answered by retransmission (RTX, RFC 4588) from a history of
       the last --rtx-history-ms milliseconds of video (default 1000), at most
       --rtx-history-bytes bytes (default 1048576; counted at the MTU, 1200 bytes a packet).
+      --ca-file PEM: for https, trust the certificate authorities in PEM instead of the
+      system's (a private CA); a certificate that is not trusted ends with the error
+      certificate, which a new attempt cannot mend.
     """
 
   var endpoint: String
   /// The H.264 profiles to offer, most preferred first; nil: the stream's own only.
   var profiles: [H264Profile]?
+  /// Certificate authorities to trust for an https endpoint instead of the system's.
+  var caFile: String?
   var statsIntervalMilliseconds = 1000
   var connectTimeoutSeconds = 15
   /// How long the receiver may send no RTCP before the session is taken for dead. Longer
@@ -80,6 +85,12 @@ struct WHIPClientOptions {
             "--profiles takes baseline, main and high, each once, comma-separated\n\(Self.usage)")
         }
         profiles = list
+      case "--ca-file":
+        index += 1
+        guard index < arguments.count, !arguments[index].isEmpty else {
+          throw .usage("--ca-file takes the path of a PEM file\n\(Self.usage)")
+        }
+        caFile = arguments[index]
       case "-h", "--help": throw .usage(Self.usage)
       default:
         let lower = argument.lowercased()

@@ -12,10 +12,13 @@ final class WHIPHTTPClient {
   }
 
   private let token: String?
+  /// Certificate authorities to trust instead of the system's (a PEM file), or nil.
+  private let caFile: String?
   private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
 
-  init(token: String?) {
+  init(token: String?, caFile: String? = nil) {
     self.token = token
+    self.caFile = caFile
   }
 
   /// POSTs the SDP offer to the endpoint.
@@ -77,6 +80,7 @@ final class WHIPHTTPClient {
           ingest_curl_set_callback(handle, CURLOPT_WRITEFUNCTION, whipBodyCallback),
           ingest_curl_set_pointer(handle, CURLOPT_WRITEDATA, pointer),
         ]
+        if let caFile { setup.append(ingest_curl_set_string(handle, CURLOPT_CAINFO, caFile)) }
         if let headers { setup.append(ingest_curl_set_list(handle, CURLOPT_HTTPHEADER, headers)) }
         if body != nil {
           // COPYPOSTFIELDS takes its own copy, up to the NUL.
@@ -95,7 +99,12 @@ final class WHIPHTTPClient {
       let detail = String(
         decoding: errorBuffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) },
         as: UTF8.self)
-      throw .transport(detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail)
+      let reason = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+      // The certificate is checked again on every attempt and fails again: no retry.
+      if code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE {
+        throw .certificate(reason)
+      }
+      throw .transport(reason)
     }
     var status = 0
     _ = ingest_curl_get_long(handle, CURLINFO_RESPONSE_CODE, &status)

@@ -64,7 +64,7 @@ struct WHIPPublisher {
       offered = offer
       return text
     }
-    let http = WHIPHTTPClient(token: token)
+    let http = WHIPHTTPClient(token: token, caFile: options.caFile)
     let response = try http.post(offer: offer, to: options.endpoint)
     guard response.status == 201 else {
       // An endpoint without HEVC refuses the whole offer (aiortc answers 400) rather than

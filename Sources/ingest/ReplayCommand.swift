@@ -117,8 +117,9 @@ enum ReplayCommand: Command {
                                 input named once (default app=1,mic=1); the ladder's mic
                                 tier mutes the mic in the mix; a run in which nothing is
                                 mixed says on stderr that the gains have no effect
-      --ca-file PEM             rtmps only: trust the certificate authorities in PEM instead of
-                                the system's
+      --ca-file PEM             rtmps and whip+https: trust the certificate authorities in PEM
+                                instead of the system's (a private CA); a WHIP endpoint whose
+                                certificate is not trusted ends the run (never retried)
       --insecure                rtmps only: do not verify the server certificate (tests)
       --min-delivered FRACTION  the run fails (exit 1, "ok": false) when the output accepted
                                 less than this share of the video frames, 0 to 1 (default 0.5)
@@ -276,8 +277,18 @@ enum ReplayCommand: Command {
       let rtmps = options.targets.contains { target in
         if case .rtmp(let url) = target { url.lowercased().hasPrefix("rtmps://") } else { false }
       }
-      guard rtmps else {
-        throw UsageError("--ca-file and --insecure apply to rtmps:// outputs only")
+      let whipOverTLS = options.targets.contains { target in
+        if case .whip(let url) = target {
+          url.lowercased().hasPrefix("whip+https://")
+        } else {
+          false
+        }
+      }
+      guard rtmps || (whipOverTLS && !insecure) else {
+        throw UsageError(
+          insecure
+            ? "--insecure applies to rtmps:// outputs only"
+            : "--ca-file applies to rtmps:// and whip+https:// outputs only")
       }
       guard caFile == nil || !insecure else {
         throw UsageError("--ca-file and --insecure contradict each other: choose one")
@@ -286,7 +297,7 @@ enum ReplayCommand: Command {
       if let caFile, SystemPath.withCString(caFile, { access($0, R_OK) }) != 0 {
         throw UsageError("--ca-file: cannot read '\(SystemPath.display(caFile))'")
       }
-      options.rtmpsCAFile = caFile
+      options.caFile = caFile
       options.rtmpsVerifyPeer = !insecure
     }
     if let text = args["--min-delivered"] {

@@ -273,6 +273,38 @@ import Testing
     #expect(!(result.stdout + result.stderr).contains("not-the-token"))
   }
 
+  /// An https endpoint whose certificate a private CA signed: without `--ca-file` the run ends
+  /// at the first attempt with the certificate named (another attempt meets the same
+  /// certificate; it was retried ten times); with `--ca-file` naming that CA the session is
+  /// made and recorded.
+  @Test func anUntrustedCertificateIsFinalAndACAFileTrustsIt() throws {
+    if let reason = WHIPPeer.unavailableReason {
+      TestEnvironment.unavailable(reason)
+      return
+    }
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let peer = try WHIPPeer(directory: directory.appending(path: "peer"), tls: true)
+    defer { peer.kill() }
+    let dump = try Self.baselineDump(in: directory)
+    let status = directory.appending(path: "status.jsonl")
+    let refused = try CommandRunner.ingest(
+      ["replay", dump.path, "--to", peer.url("untrusted"), "--status", status.path],
+      timeout: 60)
+    #expect(refused.status == 1, "\(refused.stderr)")
+    #expect(refused.stderr.contains("certificate is not trusted"), "\(refused.stderr)")
+    #expect(FaultSupport.count("retry", in: status.path) == 0, "retried")
+
+    let trusted = try CommandRunner.ingest(
+      [
+        "replay", dump.path, "--to", peer.url("trusted"), "--ca-file", peer.caFile.path,
+        "--min-delivered", "0.2",
+      ], timeout: 60)
+    #expect(trusted.status == 0, "\(trusted.stderr)")
+    try peer.waitForClose("trusted")
+    try Self.expectCleanRecording(peer.recording("trusted"))
+  }
+
   /// A URL that answers 201 with something that is not SDP (a web page, an empty body) is not
   /// a WHIP endpoint: the run says so, rather than that the endpoint refused H.264.
   @Test(arguments: ["<html><body>Welcome</body></html>", ""])

@@ -31,7 +31,7 @@ final class NginxWebDAV {
     let prefix = directory.path
     var tlsListen = ""
     if let tlsPort {
-      try Self.makeCertificates(in: directory)
+      try TestCertificates.make(in: directory)
       tlsListen = """
         listen 127.0.0.1:\(tlsPort) ssl;
             ssl_certificate \(prefix)/server.pem;
@@ -139,34 +139,6 @@ final class NginxWebDAV {
     return withUnsafePointer(to: &address) { pointer in
       pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
         connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-      }
-    }
-  }
-
-  /// A test CA and a server certificate for 127.0.0.1 signed by it.
-  private static func makeCertificates(in directory: URL) throws {
-    let d = directory.path
-    let steps: [[String]] = [
-      [
-        "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-        "-keyout", "\(d)/ca.key", "-out", "\(d)/ca.pem", "-days", "2", "-subj",
-        "/CN=ingest test CA",
-      ],
-      [
-        "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-        "-keyout", "\(d)/server.key", "-out", "\(d)/server.csr", "-subj", "/CN=127.0.0.1",
-      ],
-      [
-        "x509", "-req", "-in", "\(d)/server.csr", "-CA", "\(d)/ca.pem", "-CAkey", "\(d)/ca.key",
-        "-CAcreateserial", "-out", "\(d)/server.pem", "-days", "2", "-extfile", "\(d)/san.ext",
-      ],
-    ]
-    try "subjectAltName=IP:127.0.0.1,DNS:localhost\n".write(
-      toFile: "\(d)/san.ext", atomically: true, encoding: .utf8)
-    for step in steps {
-      let result = try CommandRunner.run("openssl", step, timeout: 30)
-      guard result.status == 0 else {
-        throw LoopbackServers.Failure("openssl \(step[0]) failed: \(result.stderr)")
       }
     }
   }

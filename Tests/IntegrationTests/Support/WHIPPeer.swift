@@ -9,6 +9,8 @@ final class WHIPPeer {
   let host: String
   let directory: URL
   let child: ChildProcess
+  /// Whether it serves https (`tls`), its certificate signed by `ca.pem` in its directory.
+  let tls: Bool
 
   static let script = CommandRunner.packageRoot.appending(path: "Scripts/whip-peer/whip_peer.py")
 
@@ -32,17 +34,26 @@ final class WHIPPeer {
   ///   - namespace: a network namespace to run it in (`ip netns exec`, which execs: the pid
   ///     stays the peer's).
   ///   - videoJitterPackets: `--video-jitter-packets`.
+  ///   - tls: serve https with a certificate of a test CA (`caFile`), which no system trusts.
   init(
     directory: URL, tokenFile: URL? = nil, host: String = "127.0.0.1", namespace: String? = nil,
-    videoJitterPackets: Int? = nil
+    videoJitterPackets: Int? = nil, tls: Bool = false
   ) throws {
     port = try LoopbackServers.freePort(SOCK_STREAM)
     self.host = host
     self.directory = directory
+    self.tls = tls
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     var arguments = [
       Self.script.path, "--port", String(port), "--dir", directory.path, "--host", host,
     ]
+    if tls {
+      try TestCertificates.make(in: directory)
+      arguments += [
+        "--tls-cert", directory.appending(path: "server.pem").path,
+        "--tls-key", directory.appending(path: "server.key").path,
+      ]
+    }
     if let tokenFile { arguments += ["--token-file", tokenFile.path] }
     if let videoJitterPackets {
       arguments += ["--video-jitter-packets", String(videoJitterPackets)]
@@ -66,8 +77,12 @@ final class WHIPPeer {
 
   /// The `--to` URL for a session recorded as `name`.
   func url(_ name: String, query: String = "") -> String {
-    "whip+http://\(host):\(port)/whip/\(name)" + (query.isEmpty ? "" : "?" + query)
+    "whip+\(tls ? "https" : "http")://\(host):\(port)/whip/\(name)"
+      + (query.isEmpty ? "" : "?" + query)
   }
+
+  /// With `tls`: the test CA that signed the peer's certificate.
+  var caFile: URL { directory.appending(path: "ca.pem") }
 
   func recording(_ name: String) -> URL { directory.appending(path: "\(name).mkv") }
 

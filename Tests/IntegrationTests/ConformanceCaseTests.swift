@@ -17,18 +17,27 @@ import Testing
     func pts(_ pid: UInt16) -> [Int64] { check.units.filter { $0.pid == pid }.compactMap(\.pts) }
   }
 
-  /// Writes `items` as a dump in `directory`, replays it to a .ts file and checks the stream.
+  /// Writes `items` as a dump in `directory`, replays it to a .ts file (or, `overSRT`, to an
+  /// SRT listener that writes what it receives to one) and checks the stream.
   /// - Parameter gstreamerWarnings: warnings GStreamer is expected to print once each (the
   ///   test says why); any other warning or error fails the case.
   static func replay(
     _ items: [DumpItems.Item], named name: String, in directory: URL,
-    arguments: [String] = [], gstreamerWarnings: [String] = []
+    arguments: [String] = [], gstreamerWarnings: [String] = [], overSRT: Bool = false
   ) throws -> Replay {
     let dump = directory.appending(path: "\(name).dump").path
     try DumpItems.write(items, to: dump)
-    let output = directory.appending(path: "\(name).ts").path
-    let result = try CommandRunner.ingest(
-      ["replay", dump, "--to", output, "--speed", "max", "--json", "--quiet"] + arguments)
+    let result: CommandRunner.Result
+    let output: String
+    if overSRT {
+      let push = try SRTPush.replay(
+        dump, named: name, in: directory, arguments: ["--json", "--quiet"] + arguments)
+      (result, output) = (push.run, push.received)
+    } else {
+      output = directory.appending(path: "\(name).ts").path
+      result = try CommandRunner.ingest(
+        ["replay", dump, "--to", output, "--speed", "max", "--json", "--quiet"] + arguments)
+    }
     let check = try TransportStreamCheck(path: output)
     let parameterSets = try TransportStreamCheck.parameterSets(ofDump: dump)
     #expect(try CommandRunner.decodeErrors(output) == "", "\(name)")
@@ -289,13 +298,10 @@ import Testing
     ("NAL length size 3", .video, [], "NAL length size 3"),
   ]
 
-  @Test(arguments: badFormats)
-  func aFormatTheWriterCannotCarryIsReported(
-    name: String, kind: SampleKind, config: [UInt8], reason: String
-  ) throws {
-    let directory = try CommandRunner.temporaryDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let items = try Self.screen().map { item -> DumpItems.Item in
+  /// screen.dump with the format record of `kind` holding `config` (for video: its own avcC
+  /// with a NAL length size of 3).
+  static func refusedFormat(_ kind: SampleKind, config: [UInt8]) throws -> [DumpItems.Item] {
+    try Self.screen().map { item -> DumpItems.Item in
       // The writer refuses samples of a track without a format: they go as raw records.
       if let sample = item.sample, sample.kind == kind { return .rawSample(sample) }
       guard case .format(kind, let format) = item else { return item }
@@ -306,6 +312,15 @@ import Testing
       }
       return .raw(type: 1, payload: [kind.rawValue, kind == .video ? 1 : 2] + bytes)
     }
+  }
+
+  @Test(arguments: badFormats)
+  func aFormatTheWriterCannotCarryIsReported(
+    name: String, kind: SampleKind, config: [UInt8], reason: String
+  ) throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let items = try Self.refusedFormat(kind, config: config)
     let status = directory.appending(path: "status.jsonl").path
     let replay = try Self.replay(
       items, named: "bad", in: directory, arguments: ["--status", status])

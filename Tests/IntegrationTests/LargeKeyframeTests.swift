@@ -68,7 +68,9 @@ import Testing
     return Int(text[range.upperBound...].prefix { $0.isNumber })
   }
 
-  static let targets = ["rec.mp4", "hls?container=fmp4", "rec.ts"]
+  /// The outputs the keyframe goes to; "srt" is a push to an SRT listener (`SRTPush`), whose
+  /// copy is read back as `rec.ts` is.
+  static let targets = ["rec.mp4", "hls?container=fmp4", "rec.ts", "srt"]
 
   @Test(arguments: targets) func aKeyframeLargerThanAGOPBufferIsWrittenWithItsGOP(target: String)
     throws
@@ -82,21 +84,28 @@ import Testing
     let size = 5_560_000
     let dump = try Self.dump(from: "screen.dump", keyframeBytes: size, in: directory)
     let isHLS = target.hasPrefix("hls")
-    let output =
-      isHLS
-      ? "hls:" + directory.appending(path: target).path
-      : directory.appending(path: target).path
     let status = directory.appending(path: "status.jsonl").path
-    let result = try CommandRunner.ingest([
-      "replay", dump, "--to", output, "--speed", "max", "--json", "--quiet", "--status", status,
-    ])
+    let arguments = ["--json", "--quiet", "--status", status]
+    let result: CommandRunner.Result
+    let read: String
+    if target == "srt" {
+      let push = try SRTPush.replay(dump, named: "large", in: directory, arguments: arguments)
+      (result, read) = (push.run, push.received)
+    } else {
+      let output =
+        isHLS
+        ? "hls:" + directory.appending(path: target).path
+        : directory.appending(path: target).path
+      result = try CommandRunner.ingest(
+        ["replay", dump, "--to", output, "--speed", "max"] + arguments)
+      read = isHLS ? directory.appending(path: "hls/index.m3u8").path : output
+    }
     #expect(result.status == 0, "\(result.stderr)")
     // Every video sample reached the output, the large keyframe first.
     #expect(result.stdout.contains("\"sent\":{\"video\":300,"), "\(result.stdout)")
     #expect(!result.stdout.contains("tooLarge"), "\(result.stdout)")
     let limit = try Self.sampleLimit(status)
     #expect(limit.map { $0 >= size } == true, "limit \(String(describing: limit))")
-    let read = isHLS ? directory.appending(path: "hls/index.m3u8").path : output
     let packets = try Self.videoPackets(read)
     #expect(packets.count == 300)
     #expect(packets.first?.keyframe == true)

@@ -162,7 +162,8 @@ import Testing
   /// reordered frames whose decode order is unknown are refused by name and the run fails,
   /// rather than being forced into increasing times and shown out of order. With its decode
   /// times the same dump plays without an error.
-  @Test func reorderedVideoWithoutDecodeTimesIsRefusedByName() throws {
+  @Test(arguments: forms)
+  func reorderedVideoWithoutDecodeTimesIsRefusedByName(form: String) throws {
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     var items = try DumpItems.read(CommandRunner.fixture("bframes.dump"))
@@ -173,27 +174,22 @@ import Testing
     }
     let dump = directory.appending(path: "no-dts.dump").path
     try DumpItems.write(items, to: dump)
-    let output = directory.appending(path: "no-dts.ts").path
-    let run = try CommandRunner.ingest(
-      ["replay", dump, "--to", output, "--speed", "max", "--json", "--quiet"])
+    let (run, output) = try Self.replay(dump, to: form, named: "no-dts", in: directory)
     #expect(run.status == 1, "\(run.stderr)")
     #expect(run.stdout.contains("\"ok\":false"), "\(run.stdout)")
     #expect(
       run.stderr.contains("frames are reordered") && run.stderr.contains("DTS flag is clear"),
       "\(run.stderr)")
-    #expect(!(try CommandRunner.streams(output)).contains { $0.hasPrefix("h264") })
+    let streams = try CommandRunner.streams(output)
+    #expect(!streams.isEmpty && !streams.contains { $0.hasPrefix("h264") }, "\(streams)")
+    try Self.expectDecodes(output, form: form)
 
-    let whole = directory.appending(path: "bframes.ts").path
-    let kept = try CommandRunner.ingest([
-      "replay", CommandRunner.fixture("bframes.dump"), "--to", whole, "--speed", "max", "--quiet",
-    ])
+    let (kept, whole) = try Self.replay(
+      CommandRunner.fixture("bframes.dump"), to: form, named: "bframes", in: directory)
     #expect(kept.status == 0, "\(kept.stderr)")
-    #expect(try CommandRunner.decodeErrors(whole) == "")
+    try Self.expectDecodes(whole, form: form)
   }
 
-  /// Two P frames of screen.dump delivered swapped (each keeps its own decode time): the late
-  /// one and the rest of its GOP are dropped and counted (`outOfOrder`, then awaiting the
-  /// keyframe), never written to decode against the wrong references.
   /// Each file form a producer case is checked on: the `--to` value and what is read back.
   static let recordings = ["ts", "mp4", "hls-ts", "hls-fmp4"]
 
@@ -209,7 +205,40 @@ import Testing
     }
   }
 
-  @Test(arguments: recordings)
+  /// Every form a producer case is checked on: the recordings and a push to an SRT listener,
+  /// whose copy is read back as a `.ts` recording is.
+  static let forms = recordings + ["srt"]
+
+  /// Replays `dump` to `form` (`forms`): a recording at full speed, or an SRT push at the pace
+  /// of `SRTPush`. Returns the run and the path to read back.
+  static func replay(
+    _ dump: String, to form: String, named name: String, in directory: URL,
+    arguments: [String] = ["--json", "--quiet"]
+  ) throws -> (run: CommandRunner.Result, read: String) {
+    if form == "srt" {
+      let push = try SRTPush.replay(dump, named: name, in: directory, arguments: arguments)
+      return (push.run, push.received)
+    }
+    let output = Self.recording(form, named: name, in: directory)
+    let run = try CommandRunner.ingest(
+      ["replay", dump, "--to", output.to, "--speed", "max"] + arguments)
+    return (run, output.read)
+  }
+
+  /// ffmpeg decodes `path` without an error line; a transport stream (`.ts`, what SRT
+  /// carried) also through GStreamer without a warning.
+  static func expectDecodes(_ path: String, form: String) throws {
+    #expect(try CommandRunner.decodeErrors(path) == "", "\(form)")
+    guard form == "ts" || form == "srt" else { return }
+    let check = try TransportStreamCheck(path: path)
+    #expect(try Case.gstreamerProblems(path, check: check) == [], "\(form)")
+    #expect(check.continuityErrors == 0, "\(form)")
+  }
+
+  /// Two P frames of screen.dump delivered swapped (each keeps its own decode time): the late
+  /// one and the rest of its GOP are dropped and counted (`outOfOrder`, then awaiting the
+  /// keyframe), never written to decode against the wrong references.
+  @Test(arguments: forms)
   func framesOutOfDecodeOrderAreDroppedToTheNextKeyframe(form: String) throws {
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
@@ -221,20 +250,18 @@ import Testing
     items.swapAt(first, second)
     let dump = directory.appending(path: "swapped.dump").path
     try DumpItems.write(items, to: dump)
-    let output = Self.recording(form, named: "swapped", in: directory)
-    let run = try CommandRunner.ingest(
-      ["replay", dump, "--to", output.to, "--speed", "max", "--json", "--quiet"])
+    let (run, output) = try Self.replay(dump, to: form, named: "swapped", in: directory)
     #expect(run.status == 0, "\(run.stderr)")
     #expect(run.stdout.contains("\"outOfOrder\":1"), "\(run.stdout)")
     #expect(!run.stdout.contains("\"sent\":{\"video\":300,"), "\(run.stdout)")
-    #expect(try CommandRunner.decodeErrors(output.read) == "")
+    try Self.expectDecodes(output, form: form)
   }
 
   /// screen.dump as a producer that stamps on delivery sends it after a 2 s stall of its
   /// audio: every app and mic frame from 3 s to 5 s carries the time of 5 s. The burst is laid
   /// out from there, what comes behind it is dropped until the clock catches up (`catchingUp`),
   /// and the audio ends where the video does instead of 2 s after it.
-  @Test(arguments: recordings)
+  @Test(arguments: forms)
   func aBurstWithOneTimeLeavesNoLastingAudioShift(form: String) throws {
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
@@ -267,9 +294,7 @@ import Testing
     }
     let dump = directory.appending(path: "burst.dump").path
     try DumpItems.write(items, to: dump)
-    let output = Self.recording(form, named: "burst", in: directory)
-    let run = try CommandRunner.ingest(
-      ["replay", dump, "--to", output.to, "--speed", "max", "--json", "--quiet"])
+    let (run, output) = try Self.replay(dump, to: form, named: "burst", in: directory)
     #expect(run.status == 0, "\(run.stderr)")
     if form.hasPrefix("hls") {
       // HLS carries the mix, which drops what comes behind the burst before it mixes: about
@@ -283,7 +308,7 @@ import Testing
       "ffprobe",
       [
         "-v", "error", "-show_entries", "packet=codec_type,pts_time", "-of", "csv=p=0",
-        output.read,
+        output,
       ])
     var last: [String: Double] = [:]
     for line in probe.stdout.split(separator: "\n") {
@@ -294,19 +319,56 @@ import Testing
     let video = try #require(last["video"])
     let audio = try #require(last["audio"])
     #expect(abs(audio - video) < 0.2, "audio ends at \(audio) s, video at \(video) s")
-    #expect(try CommandRunner.decodeErrors(output.read) == "")
+    try Self.expectDecodes(output, form: form)
   }
 
-  @Test func aFirstKeyframeAboveTwoMiBIsDelivered() throws {
+  /// To a `.ts` file and over SRT: the copy the listener received has every video frame at
+  /// the time the file has it.
+  @Test(arguments: ["ts", "srt"])
+  func aFirstKeyframeAboveTwoMiBIsDelivered(form: String) throws {
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let reference = try Case.replay(Case.screen(), named: "reference", in: directory)
     let replay = try Case.replay(
-      Self.largeFirstKeyframe(bytes: 5_600_000), named: "large", in: directory)
+      Self.largeFirstKeyframe(bytes: 5_600_000), named: "large", in: directory,
+      overSRT: form == "srt")
     #expect(replay.result.status == 0, "\(replay.result.stderr)")
     #expect(!replay.result.stdout.contains("\"invalid\""), "\(replay.result.stdout)")
     #expect(!replay.result.stdout.contains("\"tooLarge\""), "\(replay.result.stdout)")
+    #expect(replay.result.stdout.contains("\"sent\":{\"video\":300,"), "\(replay.result.stdout)")
     #expect(replay.pts(0x100) == reference.pts(0x100))
+  }
+
+  /// An AAC-ELD mic (`f8 e6 30 00`: ELD, 48 kHz, mono) is refused by name on every output:
+  /// the mic is left out, video and app audio go on at their own times, and the run fails.
+  @Test(arguments: forms)
+  func anAACELDMicIsRefusedByNameOnEveryOutput(form: String) throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let dump = directory.appending(path: "eld.dump").path
+    try DumpItems.write(Case.refusedFormat(.audioMic, config: [0xF8, 0xE6, 0x30, 0x00]), to: dump)
+    let reason = "AAC-ELD (object type 39) cannot be carried"
+    let (run, output) = try Self.replay(dump, to: form, named: "eld", in: directory)
+    #expect(run.status == 1, "\(run.stderr)")
+    #expect(run.stderr.contains("the audioMic track was refused: "), "\(run.stderr)")
+    #expect(run.stdout.contains("\"refused_formats\":[{\"kind\":\"audioMic\""), "\(run.stdout)")
+    #expect(run.stdout.contains(reason), "\(run.stdout)")
+    #expect(run.stdout.contains("\"sent\":{\"video\":300,"), "\(run.stdout)")
+    #expect(try CommandRunner.streams(output) == ["h264", "aac,48000,2"])
+    try Self.expectDecodes(output, form: form)
+    // The tracks that are left keep their times, those they have with the mic: one shift for
+    // both (the stream starts at the first sample it carries, and the mic's came first).
+    if form == "ts" || form == "srt" {
+      let reference = try Case.replay(Case.screen(), named: "reference", in: directory)
+      let check = try TransportStreamCheck(path: output)
+      func times(_ pid: UInt16) -> [Int64] {
+        check.units.filter { $0.pid == pid }.compactMap(\.pts)
+      }
+      let shift = (times(0x100).first ?? 0) - (reference.pts(0x100).first ?? 0)
+      for pid: UInt16 in [0x100, 0x101] {
+        #expect(times(pid) == reference.pts(pid).map { $0 + shift }, "\(form): PID \(pid)")
+      }
+    }
   }
 
   @Test func aSampleAboveWhatTheBudgetHoldsIsRefusedAsTooLarge() throws {

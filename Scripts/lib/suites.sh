@@ -15,7 +15,7 @@ ingest_long_suites=(
   WHIPChromiumTests WHIPShapedLinkTests SRTShapedLinkTests EnhancedRTMPTests RTMPReplayTests
   HLSFragmentedMP4IntegrationTests
   MP4RecordingTests
-  H264OpenGOPTests UploadFaultTests AudioMixTests WHIPIntegrationTests
+  ProducerInputTests H264OpenGOPTests UploadFaultTests AudioMixTests WHIPIntegrationTests
 )
 
 # run_suite SUITE LOGDIR BUNDLE: one suite in its own process; writes LOGDIR/SUITE.log and

@@ -2,7 +2,7 @@
 """A WHIP endpoint (RFC 9725) on an independent WebRTC stack (aiortc), for the tests.
 
     whip_peer.py --port PORT --dir DIR [--token-file FILE] [--host ADDRESS]
-                 [--video-jitter-packets N] [--relay "IMPAIRMENTS"]
+                 [--relay "IMPAIRMENTS"] [--tls-cert PEM --tls-key PEM]
 
 Listens on ADDRESS:PORT (default 127.0.0.1) and prints "whip-peer listening on ADDRESS:PORT"
 when ready. A test that runs the peer in a network namespace behind a shaped link gives the
@@ -21,11 +21,11 @@ Per session, in DIR:
                          (from 0), arrival time (unix ns), size, keyframe, and whether aiortc's decoder took it
     <name>.events.jsonl  the request, ICE and connection states, the DELETE, the totals
 
---video-jitter-packets (a power of 2; default aiortc's 512) bounds how long a lost video
-packet holds every later frame back: aiortc waits for it until that many packets came after
-it (a browser gives up after about a second and asks for a keyframe). The sender does not
-retransmit, so on a link shaped below the stream's rate one lost packet would hold the
-picture for many seconds, and what is still held when the session ends is never recorded.
+aiortc runs as installed: its jitter buffers too. A lost video packet holds every later frame
+until it arrives or 512 packets came after it (seconds on a slow link), so the picture keeps
+moving only where the sender retransmits what aiortc's NACKs ask for.
+
+--tls-cert and --tls-key serve https instead of http.
 
 --relay puts the impairment relay (Scripts/bench-support/udp_relay.py, with these arguments:
 "--delay 50 --loss 0.02") on the session's path, on aiortc's address (relay_path.py): the sender reaches
@@ -214,16 +214,6 @@ def recording_decoder_worker(loop, input_q: queue.Queue, output_q: asyncio.Queue
 rtcrtpreceiver.decoder_worker = recording_decoder_worker
 
 
-def bound_video_jitter_buffer(packets: int) -> None:
-    """Makes aiortc's video jitter buffers hold `packets` packets (see --video-jitter-packets)."""
-    aiortc_buffer = rtcrtpreceiver.JitterBuffer
-
-    def make(capacity: int, prefetch: int = 0, is_video: bool = False):
-        return aiortc_buffer(capacity=packets if is_video else capacity, prefetch=prefetch, is_video=is_video)
-
-    rtcrtpreceiver.JitterBuffer = make
-
-
 class Endpoint:
     def __init__(self, directory: str, token: str | None, host: str = "127.0.0.1",
                  relay: str | None = None) -> None:
@@ -363,9 +353,6 @@ def main() -> int:
     parser.add_argument("--dir", required=True, help="where recordings are written")
     parser.add_argument("--token-file", help="a file holding the bearer token to require")
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on")
-    parser.add_argument(
-        "--video-jitter-packets", type=int, default=512, help="packets a lost video packet is waited for"
-    )
     parser.add_argument("--relay", help="udp_relay.py impairments for each session's path")
     parser.add_argument("--tls-cert", help="serve https with this PEM certificate (and --tls-key)")
     parser.add_argument("--tls-key", help="the PEM private key of --tls-cert")
@@ -379,10 +366,6 @@ def main() -> int:
         with open(arguments.token_file) as file:
             token = file.read().strip()
     os.makedirs(arguments.dir, exist_ok=True)
-    packets = arguments.video_jitter_packets
-    if packets < 1 or packets & (packets - 1):
-        parser.error("--video-jitter-packets must be a power of 2")
-    bound_video_jitter_buffer(packets)
     asyncio.run(serve(arguments.host, arguments.port, arguments.dir, token, arguments.relay, tls))
     return 0
 

@@ -34,16 +34,11 @@ import Testing
     defer { link.remove() }
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
-    // A lost packet holds aiortc's later frames until that many packets came (512 by
-    // default: over 10 s at the lowered rate, and what is held at the DELETE is never
-    // recorded); a browser gives up within about a second. 32 packets hold the largest frame
-    // of this stream (a keyframe of some 7 KB) several times over. With retransmission, at
-    // aiortc's 512, runs decoded 99.8 and 99.9 %, but others 71 to 92 %: aiortc let no frame
-    // out for 8 s and more around a congestion episode while its own reports and NACKs showed
-    // nothing missing (not understood yet; docs/whip.md).
+    // aiortc at its defaults: a lost video packet holds every later frame until it comes
+    // (512 packets, seconds at this rate), so only retransmission keeps the picture moving.
     let peer = try WHIPPeer(
       directory: directory.appending(path: "peer"), host: link.peerAddress,
-      namespace: link.name, videoJitterPackets: 32)
+      namespace: link.name)
     defer { peer.kill() }
     try link.throttle(rate: Self.shapedRate)
     let name = "shaped"

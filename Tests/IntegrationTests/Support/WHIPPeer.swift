@@ -33,11 +33,10 @@ final class WHIPPeer {
   ///   - host: the address it listens on; with `namespace`, that namespace's own.
   ///   - namespace: a network namespace to run it in (`ip netns exec`, which execs: the pid
   ///     stays the peer's).
-  ///   - videoJitterPackets: `--video-jitter-packets`.
   ///   - tls: serve https with a certificate of a test CA (`caFile`), which no system trusts.
   init(
     directory: URL, tokenFile: URL? = nil, host: String = "127.0.0.1", namespace: String? = nil,
-    videoJitterPackets: Int? = nil, tls: Bool = false
+    tls: Bool = false
   ) throws {
     port = try LoopbackServers.freePort(SOCK_STREAM)
     self.host = host
@@ -55,9 +54,6 @@ final class WHIPPeer {
       ]
     }
     if let tokenFile { arguments += ["--token-file", tokenFile.path] }
-    if let videoJitterPackets {
-      arguments += ["--video-jitter-packets", String(videoJitterPackets)]
-    }
     if let namespace {
       child = try ChildProcess(
         "ip", ["netns", "exec", namespace, "python3"] + arguments, directory: directory,

@@ -1,5 +1,6 @@
 import IngestCore
 import IngestPOSIX
+import IngestPlatform
 import IngestRuntime
 import IngestSRT
 
@@ -88,12 +89,22 @@ public enum ScenarioRunner {
           tier: snapshot.tier.rawValue), now: now)
     }
 
-    /// Pumps the inline sender, counting its allocations in the second half.
-    func pump(_ now: Int64, counting: Bool) -> Sender.PumpResult {
+    // The ticks (control loop, status reporter) allocate their events; what is counted is
+    // the sending.
+    var tickAllocations: UInt = 0
+    let ticking: (() -> Int64) -> Int64 = { tick in
       let before = counter.threadCount()
-      let result = sender.pump(now: now)
-      if counting { sendAllocations &+= counter.threadCount() &- before }
-      return result
+      let due = tick()
+      tickAllocations &+= counter.threadCount() &- before
+      return due
+    }
+    /// Steps the inline output, counting the pump's allocations in the second half.
+    func step(counting: Bool) -> OutputDriver.Step {
+      tickAllocations = 0
+      let before = counter.threadCount()
+      let step = lane.driver.step(clock: clock, ticking: ticking)
+      if counting { sendAllocations &+= counter.threadCount() &- before &- tickAllocations }
+      return step
     }
 
     thread?.start()
@@ -115,14 +126,12 @@ public enum ScenarioRunner {
               break running
             }
           } else {
-            switch pump(now, counting: steady) {
-            case .failed(let error):
+            let step = step(counting: steady)
+            if case .failed(let error) = step.pump {
               sinkError = error
               break running
-            case .blocked(let until): wake = min(wake, until)
-            case .idle: break
             }
-            lane.tick(now: now)
+            wake = min(wake, step.wakeAt)
           }
           sample(now)
           clock.sleep(until: wake)
@@ -152,12 +161,9 @@ public enum ScenarioRunner {
           sinkError = error
           break
         }
-      } else {
-        if case .failed(let error) = pump(now, counting: steady) {
-          sinkError = error
-          break
-        }
-        lane.tick(now: now)
+      } else if case .failed(let error) = step(counting: steady).pump {
+        sinkError = error
+        break
       }
       sample(now)
     }
@@ -166,21 +172,8 @@ public enum ScenarioRunner {
       if let thread {
         sinkError = thread.stop(drainingFor: 30_000_000_000)
       } else {
-        let deadline = clock.now() + 30_000_000_000
-        draining: while true {
-          let now = clock.now()
-          switch sender.pump(now: now) {
-          case .failed(let error):
-            sinkError = error
-            break draining
-          case .idle: break draining
-          case .blocked(let until):
-            if now >= deadline { break draining }
-            lane.tick(now: now)
-            sample(now)
-            clock.sleep(until: min(until, deadline))
-          }
-        }
+        sinkError = lane.driver.drain(
+          until: clock.now() + 30_000_000_000, clock: clock, afterStep: sample)
       }
     } else {
       _ = thread?.stop(drainingFor: 0)

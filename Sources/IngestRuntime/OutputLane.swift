@@ -1,13 +1,14 @@
 import IngestAudioMix
 import IngestCore
 import IngestPOSIX
+import IngestPlatform
 
 /// One output of a run: its sink, and the pipeline (ring, drop policy, ladder), sender, control
 /// loop and status reporter that serve it alone, so a slow or failed output drops or fails for itself.
 ///
 /// Built by `RunBuilder`. The replay loop (or a benchmark's) appends every sample to each live
-/// lane. A lane with a `thread` is sent from there; the others are pumped by the loop between
-/// samples, and ticked with `tick(now:)`.
+/// lane. A lane with a `thread` is sent from there; the others are stepped by the loop between
+/// samples through the lane's `driver`.
 public final class OutputLane {
   /// The output's place among the outputs, from 1.
   public let index: Int
@@ -18,6 +19,9 @@ public final class OutputLane {
   public let thread: SenderThread?
   public let control: ControlLoop
   public let reporter: StatusReporter
+  /// Pumps the sender and ticks the control loop, then the reporter: the replay loop's for a
+  /// lane without a thread.
+  public let driver: OutputDriver
   /// The audio the output carries.
   let audio: OutputAudio
   /// The run's audio mix, when the output carries it: the lane takes the mixed track as app
@@ -38,6 +42,7 @@ public final class OutputLane {
     self.thread = thread
     self.control = control
     self.reporter = reporter
+    driver = OutputDriver(sender: sender, tickers: [control, reporter])
     self.audio = audio
     self.mix = mix
   }
@@ -51,8 +56,7 @@ public final class OutputLane {
   /// Ticks the control loop, then the reporter, for a lane without a thread (a threaded lane's
   /// thread ticks its own: neither is shared between threads).
   public func tick(now: Int64, force: Bool = false) {
-    control.tick(now: now, force: force)
-    reporter.tick(now: now, force: force)
+    driver.tick(now: now, force: force)
   }
 
   /// Whether the lane still takes samples.

@@ -254,12 +254,8 @@ public final class Replayer<Source: ByteSource> {
       if let error = thread.failure { failing(lane, error) }
       return
     }
-    if case .failed(let error) = lane.sender.pump(now: now) {
-      failing(lane, error)
-      return
-    }
-    // A threaded lane's thread ticks its own lane.
-    lane.tick(now: now)
+    // A threaded lane's thread steps its own lane.
+    if case .failed(let error) = lane.driver.step(clock: clock).pump { failing(lane, error) }
   }
 
   /// Pumps the inline senders (threaded ones send by themselves) and sleeps until `deadline`,
@@ -271,12 +267,9 @@ public final class Replayer<Source: ByteSource> {
         if let error = thread.failure { failing(lane, error) }
         continue
       }
-      switch lane.sender.pump(now: now) {
-      case .failed(let error): failing(lane, error)
-      case .blocked(let until): wake = min(wake, until)
-      case .idle: break
-      }
-      lane.tick(now: now)
+      let step = lane.driver.step(clock: clock)
+      if case .failed(let error) = step.pump { failing(lane, error) }
+      wake = min(wake, step.wakeAt)
     }
     clock.sleep(until: min(wake, now + 100_000_000))
   }
@@ -289,27 +282,12 @@ public final class Replayer<Source: ByteSource> {
     let threaded = lanes.filter { $0.thread != nil }
     for lane in threaded { lane.thread?.beginStopping(drainingFor: timeout) }
     for lane in lanes where lane.isLive && lane.thread == nil {
-      if let error = drainInline(lane, for: timeout) { lane.fail(error) }
+      if let error = lane.driver.drain(until: clock.now() + timeout, clock: clock) {
+        lane.fail(error)
+      }
     }
     for lane in threaded {
       if let error = lane.thread?.join() { lane.fail(error) }
-    }
-  }
-
-  private func drainInline(_ lane: OutputLane, for timeout: Int64) -> SinkError? {
-    let deadline = clock.now() + timeout
-    while true {
-      let now = clock.now()
-      switch lane.sender.pump(now: now) {
-      case .failed(let error): return error
-      case .idle:
-        return nil
-      case .blocked(let until):
-        // An output that never answered during the whole run is not waited for at its end.
-        if now >= deadline || !lane.sender.hasConnected { return nil }
-        lane.tick(now: now)
-        clock.sleep(until: min(until, deadline))
-      }
     }
   }
 }

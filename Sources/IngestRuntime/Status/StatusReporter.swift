@@ -1,4 +1,5 @@
 import IngestCore
+import IngestPlatform
 import Synchronization
 
 /// Turns the pipeline's counters, the control loop's events and the output's figures into
@@ -289,3 +290,5 @@ public final class StatusReporter: @unchecked Sendable {
     }
   }
 }
+
+extension StatusReporter: OutputTicker {}

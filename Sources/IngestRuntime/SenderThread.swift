@@ -29,10 +29,11 @@ import Synchronization
 /// a `ConnectingSinkGate`, which keeps the two threads' ticks apart and the sink out of them
 /// while it connects.
 ///
-/// `@unchecked`: the sender and the control loop are not `Sendable`. The sender is pumped by the
-/// sender thread alone (set up here before it starts); the control loop is ticked by that thread
-/// or the ticker, always under the gate's `tickLock`. Everything else the threads share is in
-/// `lock`'s state or atomic.
+/// `@unchecked`: the sender, the control loop and the gate are not `Sendable`. The sender is
+/// pumped by the sender thread alone (set up here before it starts); the control loop is ticked
+/// by that thread or the ticker, always under the gate's `tickLock`, and the gate keeps the sink
+/// out of the ticks while it connects (`ConnectingSinkGate`). Everything else the threads share
+/// is in `lock`'s state or atomic.
 public final class SenderThread: @unchecked Sendable {
   /// What the owner's thread, the sender thread and the ticker share.
   private struct State {

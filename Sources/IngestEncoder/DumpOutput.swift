@@ -1,4 +1,3 @@
-import Foundation
 import IngestCore
 import IngestPOSIX
 
@@ -6,19 +5,17 @@ import IngestPOSIX
 /// one, a separate mic source on another). Each record is written whole under the lock.
 ///
 /// Times are host-clock nanoseconds (CLOCK_MONOTONIC), written as `value/1000000000`.
-///
-/// `@unchecked` because the writer and its sink are not `Sendable`: `lock` guards them, and
-/// neither leaves this class.
-final class DumpOutput: @unchecked Sendable {
-  private let lock = NSLock()
-  private var writer: DumpWriter<StandardOutputSink>
+final class DumpOutput: Sendable {
+  /// The writer and its sink (its buffer and the pipe), owned by the lock.
+  private let writer: ConditionLock<DumpWriter<StandardOutputSink>>
 
   /// Writes the dump header.
-  init(sink: StandardOutputSink = StandardOutputSink()) throws(EncoderError) {
+  init(output: FileDescriptor = .standardOutput) throws(EncoderError) {
     do {
-      var writer = try DumpWriter(sink: sink)
+      // The sink is made here, so that its buffer (reserved at once) has no other owner.
+      var writer = try DumpWriter(sink: StandardOutputSink(output: output))
       try Self.flush(&writer)
-      self.writer = writer
+      self.writer = ConditionLock(writer)
     } catch {
       throw .output("\(error)")
     }
@@ -27,11 +24,11 @@ final class DumpOutput: @unchecked Sendable {
   /// Announces (or changes) a track's codec configuration.
   /// - Returns: false when the reader went away.
   func writeFormat(_ format: FormatDescription, for kind: SampleKind) throws(EncoderError) -> Bool {
-    lock.lock()
-    defer { lock.unlock() }
     do {
-      try writer.writeFormat(format, for: kind)
-      return try Self.flush(&writer)
+      return try writer.withLock { writer in
+        try writer.writeFormat(format, for: kind)
+        return try Self.flush(&writer)
+      }
     } catch {
       throw .output("\(error)")
     }
@@ -43,13 +40,13 @@ final class DumpOutput: @unchecked Sendable {
     kind: SampleKind, ptsNanoseconds: Int64, dtsNanoseconds: Int64?, isKeyframe: Bool,
     payload: UnsafeRawBufferPointer
   ) throws(EncoderError) -> Bool {
-    lock.lock()
-    defer { lock.unlock() }
     do {
-      try writer.writeSample(
-        kind: kind, pts: Self.time(ptsNanoseconds), dts: dtsNanoseconds.map { Self.time($0) },
-        isKeyframe: isKeyframe, payload: payload)
-      return try Self.flush(&writer)
+      return try writer.withLock { writer in
+        try writer.writeSample(
+          kind: kind, pts: Self.time(ptsNanoseconds), dts: dtsNanoseconds.map { Self.time($0) },
+          isKeyframe: isKeyframe, payload: payload)
+        return try Self.flush(&writer)
+      }
     } catch {
       throw .output("\(error)")
     }
@@ -61,7 +58,7 @@ final class DumpOutput: @unchecked Sendable {
 
   @discardableResult
   private static func flush(_ writer: inout DumpWriter<StandardOutputSink>) throws(Errno) -> Bool {
-    try writer.sink.flush()
+    try writer.withSink { (sink: inout StandardOutputSink) throws(Errno) in try sink.flush() }
     return !writer.sink.readerGone
   }
 }

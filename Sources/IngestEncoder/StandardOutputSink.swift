@@ -7,7 +7,7 @@ import IngestPOSIX
 
 /// The dump writer's sink on a pipe: collects one record's pieces and writes them with one
 /// `writeAll` on `flush`, so a reader never waits on half a record and a record costs one syscall.
-final class StandardOutputSink: ByteSink {
+struct StandardOutputSink: ByteSink {
   private let output: FileDescriptor
   private var buffer: [UInt8] = []
   /// Set when the reader closed the pipe (EPIPE): the run is over, not failed.
@@ -18,13 +18,13 @@ final class StandardOutputSink: ByteSink {
     buffer.reserveCapacity(256 << 10)
   }
 
-  func write(_ bytes: UnsafeRawBufferPointer) throws {
+  mutating func write(_ bytes: UnsafeRawBufferPointer) throws {
     buffer.append(contentsOf: bytes)
   }
 
   /// Writes what was collected.
   /// - Throws: `Errno` for any failure but EPIPE, which sets `readerGone`.
-  func flush() throws(Errno) {
+  mutating func flush() throws(Errno) {
     defer { buffer.removeAll(keepingCapacity: true) }
     guard !readerGone, !buffer.isEmpty else { return }
     do {

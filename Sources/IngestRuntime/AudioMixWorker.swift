@@ -48,9 +48,12 @@ extension AudioMixStage: AudioMixProcessing {}
 /// outputs do) and enters the rings as close behind the video as when the mix ran inline:
 /// the timeline takes an audio track that comes back a second behind the others as reset.
 ///
-/// `@unchecked Sendable`: the queues and flags are read and written with `lock` held; the
-/// stage is used by the mix thread alone between `start` and the end of `finish` or `abandon`
-/// (then by whoever reads its counters, after the join).
+/// `@unchecked`: the queues and flags are `lock`'s state, but three things the compiler cannot
+/// check are shared outside it. The stage (not `Sendable`) is used by the mix thread alone
+/// between `start` and the end of `finish` or `abandon` (then by whoever reads its counters,
+/// after the join); the thread's handle by the capture thread alone; and a queue's first
+/// payload is read without the lock by the one thread that takes it, which it may, because the
+/// other thread writes only free bytes until `removeFirst` (under the lock) frees them.
 final class AudioMixWorker: @unchecked Sendable {
   /// What `submit` does when the input queue is full.
   enum FullQueue {
@@ -83,21 +86,38 @@ final class AudioMixWorker: @unchecked Sendable {
   /// Under `FullQueue.wait`, the records queued at most: the mix of one works while the
   /// capture thread reads and appends the next few, without running far ahead.
   static let waitDepth = 4
+  /// What the capture thread and the mix thread share.
+  private struct State {
+    let input: AudioMixQueue<Input>
+    let output: AudioMixQueue<Output>
+    var ending = false
+    var abandoning = false
+    var finished = false
+    var dropped = 0
+    /// Format changes a full queue could not take under `FullQueue.drop`, by track: queued
+    /// before any later record, so the mix still sees them in order (the frames between were
+    /// dropped), where dropping one would leave the track's decoder on the old format.
+    var pendingFormats: [AACFormat?] = [nil, nil, nil]
+
+    /// Queues the format changes a full queue left pending; false when one still does not fit.
+    mutating func pushPendingFormats() -> Bool {
+      for index in pendingFormats.indices {
+        guard let format = pendingFormats[index], let kind = SampleKind(rawValue: UInt8(index))
+        else { continue }
+        guard
+          input.push(.format(format, kind), payload: UnsafeRawBufferPointer(start: nil, count: 0))
+        else { return false }
+        pendingFormats[index] = nil
+      }
+      return true
+    }
+  }
+
   /// Condition `working` wakes the mix thread, `capturing` the capture thread.
-  private let lock = ConditionLock(conditions: 2)
+  private let lock: ConditionLock<State>
   private static let working = 0
   private static let capturing = 1
-  private let input: AudioMixQueue<Input>
-  private let output: AudioMixQueue<Output>
   private var thread: pthread_t?
-  private var ending = false
-  private var abandoning = false
-  private var finished = false
-  private var dropped = 0
-  /// Format changes a full queue could not take under `FullQueue.drop`, by track: queued
-  /// before any later record, so the mix still sees them in order (the frames between were
-  /// dropped), where dropping one would leave the track's decoder on the old format.
-  private var pendingFormats: [AACFormat?] = [nil, nil, nil]
 
   /// - Parameters:
   ///   - handOff: the queues' sizes, as the ledger reserved them.
@@ -107,14 +127,16 @@ final class AudioMixWorker: @unchecked Sendable {
         && AudioMixQueue<Output>.recordBytes <= AudioMixHandOff.recordBytes)
     self.stage = stage
     self.whenFull = whenFull
-    input = AudioMixQueue(arenaBytes: handOff.inputArenaBytes, recordCapacity: handOff.inputRecords)
-    output = AudioMixQueue(
+    let input = AudioMixQueue<Input>(
+      arenaBytes: handOff.inputArenaBytes, recordCapacity: handOff.inputRecords)
+    let output = AudioMixQueue<Output>(
       arenaBytes: handOff.outputArenaBytes, recordCapacity: handOff.outputRecords)
+    lock = ConditionLock(State(input: input, output: output), conditions: 2)
   }
 
   /// Input samples left out of the mix because its queue was full (or, corrupt, larger than
   /// it), and mixed frames larger than the output queue.
-  var droppedSamples: Int { lock.withLock { dropped } }
+  var droppedSamples: Int { lock.withLock { $0.dropped } }
 
   /// Starts the mix thread. Without one (the system refused it), `submit` mixes in place.
   func start() {
@@ -157,70 +179,48 @@ final class AudioMixWorker: @unchecked Sendable {
       return
     }
     let waits = whenFull == .wait
-    lock.lock()
-    // Larger than the queue's arena (no AAC frame is: a corrupt record) would never fit.
-    guard payload.count <= input.byteCapacity else {
-      dropped += 1
-      lock.unlock()
-      return
-    }
-    while (waits && input.count >= Self.waitDepth) || !pushPendingFormats()
-      || !input.push(record, payload: payload)
-    {
-      guard waits else {
-        if case .format(let format, let kind) = record {
-          pendingFormats[Int(kind.rawValue)] = format
-        } else {
-          dropped += 1
-        }
-        lock.unlock()
+    lock.withConditions { locked in
+      // Larger than the queue's arena (no AAC frame is: a corrupt record) would never fit.
+      guard payload.count <= locked.state.input.byteCapacity else {
+        locked.state.dropped += 1
         return
       }
-      // The mix thread may itself wait for room in the output queue: empty it first.
-      if output.isEmpty {
-        lock.wait(Self.capturing)
-      } else {
-        lock.unlock()
-        drain(emit: emit, refused: refused)
-        lock.lock()
+      while (waits && locked.state.input.count >= Self.waitDepth)
+        || !locked.state.pushPendingFormats() || !locked.state.input.push(record, payload: payload)
+      {
+        guard waits else {
+          if case .format(let format, let kind) = record {
+            locked.state.pendingFormats[Int(kind.rawValue)] = format
+          } else {
+            locked.state.dropped += 1
+          }
+          return
+        }
+        // The mix thread may itself wait for room in the output queue: empty it first.
+        if locked.state.output.isEmpty {
+          locked.wait(Self.capturing)
+        } else {
+          locked.whileUnlocked { drain(emit: emit, refused: refused) }
+        }
       }
+      locked.signal(Self.working)
     }
-    lock.signal(Self.working)
-    lock.unlock()
-  }
-
-  /// Queues the format changes a full queue left pending; false when one still does not fit.
-  /// Called with `lock` held.
-  private func pushPendingFormats() -> Bool {
-    for index in pendingFormats.indices {
-      guard let format = pendingFormats[index], let kind = SampleKind(rawValue: UInt8(index))
-      else { continue }
-      guard input.push(.format(format, kind), payload: UnsafeRawBufferPointer(start: nil, count: 0))
-      else { return false }
-      pendingFormats[index] = nil
-    }
-    return true
   }
 
   /// Hands what the mix made since the last call to `emit` (mixed frames) and `refused`
   /// (formats it could not take), in order. Called at every iteration of the capture loop.
   func drain(emit: Emit, refused: Refused) {
     while true {
-      lock.lock()
-      guard let (record, payload) = output.first else {
-        lock.unlock()
-        return
-      }
-      lock.unlock()
+      guard let (record, payload) = lock.withLock({ $0.output.first }) else { return }
       // The payload stays put until `removeFirst`: the mix thread writes only free bytes.
       switch record {
       case .frame(let pts): emit(pts, payload)
       case .formatRefused(let kind, let error): refused(kind, error)
       }
-      lock.lock()
-      output.removeFirst()
-      lock.signal(Self.working)
-      lock.unlock()
+      lock.withLock {
+        $0.output.removeFirst()
+        lock.signal(Self.working)
+      }
     }
   }
 
@@ -233,15 +233,15 @@ final class AudioMixWorker: @unchecked Sendable {
       return
     }
     lock.withLock {
-      ending = true
+      $0.ending = true
       // A format still pending has no frame after it to decode: it is left out.
       lock.signal(Self.working)
     }
     while true {
       drain(emit: emit, refused: refused)
-      let done = lock.withLock {
-        if !finished && output.isEmpty { lock.wait(Self.capturing) }
-        return finished && output.isEmpty
+      let done = lock.withConditions { locked in
+        if !locked.state.finished && locked.state.output.isEmpty { locked.wait(Self.capturing) }
+        return locked.state.finished && locked.state.output.isEmpty
       }
       if done { break }
     }
@@ -253,7 +253,7 @@ final class AudioMixWorker: @unchecked Sendable {
   func abandon() {
     guard let thread else { return }
     lock.withLock {
-      abandoning = true
+      $0.abandoning = true
       lock.broadcast(Self.working)
     }
     pthread_join(thread, nil)
@@ -267,43 +267,40 @@ final class AudioMixWorker: @unchecked Sendable {
     let refused: Refused = { kind, error in
       self.put(.formatRefused(kind, error), payload: UnsafeRawBufferPointer(start: nil, count: 0))
     }
-    lock.lock()
-    while !abandoning {
-      guard let (record, payload) = input.first else {
-        if ending {
-          lock.unlock()
-          stage.finish(emit: emit)
-          lock.lock()
-          break
+    lock.withConditions { locked in
+      while !locked.state.abandoning {
+        guard let (record, payload) = locked.state.input.first else {
+          if locked.state.ending {
+            locked.whileUnlocked { stage.finish(emit: emit) }
+            break
+          }
+          locked.wait(Self.working)
+          continue
         }
-        lock.wait(Self.working)
-        continue
+        // The payload stays put until `removeFirst`: the capture thread writes only free bytes.
+        locked.whileUnlocked { process(record, payload, emit: emit, refused: refused) }
+        locked.state.input.removeFirst()
+        locked.signal(Self.capturing)
       }
-      lock.unlock()
-      // The payload stays put until `removeFirst`: the capture thread writes only free bytes.
-      process(record, payload, emit: emit, refused: refused)
-      lock.lock()
-      input.removeFirst()
-      lock.signal(Self.capturing)
+      locked.state.finished = true
+      locked.signal(Self.capturing)
     }
-    finished = true
-    lock.signal(Self.capturing)
-    lock.unlock()
   }
 
   /// Queues what the mix made for the capture thread, waiting for room (the capture thread
   /// drains the queue at every iteration, and while it waits in `submit` or `finish`).
   private func put(_ record: Output, payload: UnsafeRawBufferPointer) {
-    lock.lock()
-    // The encoder's frames are smaller than the arena by far; one that is not would never fit.
-    guard payload.count <= output.byteCapacity else {
-      dropped += 1
-      lock.unlock()
-      return
+    lock.withConditions { locked in
+      // The encoder's frames are smaller than the arena by far; one that is not would never fit.
+      guard payload.count <= locked.state.output.byteCapacity else {
+        locked.state.dropped += 1
+        return
+      }
+      while !locked.state.abandoning && !locked.state.output.push(record, payload: payload) {
+        locked.wait(Self.working)
+      }
+      locked.signal(Self.capturing)
     }
-    while !abandoning && !output.push(record, payload: payload) { lock.wait(Self.working) }
-    lock.signal(Self.capturing)
-    lock.unlock()
   }
 
   private func process(

@@ -10,9 +10,11 @@ import Synchronization
 /// answers for it: no figures, no link, no congestion. Every tick runs under `tickLock`, and the
 /// flag only changes under it, so a tick never sees the attempt end half-way through. Everything
 /// else is passed on to the sink.
-final class ConnectingSinkGate: OutputSink, @unchecked Sendable {
-  // @unchecked: `sink` is called from ticks only while no attempt is in progress, and ticks are
-  // serialised by `tickLock`; the flag is atomic.
+///
+/// Like the sink it wraps, it is not `Sendable`: it belongs to a `SenderThread`, whose two
+/// threads share it by that type's rule (`sink` is called from ticks only while no attempt is
+/// in progress, and ticks are serialised by `tickLock`; the flag is atomic).
+final class ConnectingSinkGate: OutputSink {
   let sink: any OutputSink
   /// Held for each status tick and for each change of the flag.
   let tickLock = HandOverLock()

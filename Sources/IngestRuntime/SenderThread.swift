@@ -29,29 +29,36 @@ import Synchronization
 /// a `ConnectingSinkGate`, which keeps the two threads' ticks apart and the sink out of them
 /// while it connects.
 ///
-/// `@unchecked`: `tickerStopped` is guarded by `lock` and `drainDeadline` is written before
-/// `stopRequested` is set (release) and read after it is seen (acquire), which the compiler
-/// cannot check.
+/// `@unchecked`: the sender, the control loop and the gate are not `Sendable`. The sender is
+/// pumped by the sender thread alone (set up here before it starts); the control loop is ticked
+/// by that thread or the ticker, always under the gate's `tickLock`, and the gate keeps the sink
+/// out of the ticks while it connects (`ConnectingSinkGate`). Everything else the threads share
+/// is in `lock`'s state or atomic.
 public final class SenderThread: @unchecked Sendable {
+  /// What the owner's thread, the sender thread and the ticker share.
+  private struct State {
+    var thread: pthread_t?
+    var ticker: pthread_t?
+    var tickerStopped = false
+    /// When a drain ends: set by `beginStopping`, before `stopRequested`.
+    var drainDeadline: Int64 = .max
+  }
+
   private let sender: Sender
   private let clock: SystemClock
   private let control: ControlLoop?
   private let reporter: StatusReporter?
   /// Condition `sending` wakes the sender thread; the ticker has its own, `ticking`, so that
   /// each signal reaches the thread it is meant for.
-  private let lock = ConditionLock(conditions: 2)
+  private let lock = ConditionLock(State(), conditions: 2)
   private static let sending = 0
   private static let ticking = 1
-  private var thread: pthread_t?
-  private var ticker: pthread_t?
-  private var tickerStopped = false
   private let gate: ConnectingSinkGate
   /// Set by `wake()`; cleared by the thread before each pass over the ring.
   private let appended = Atomic<Bool>(false)
   /// Set while the thread waits on an empty ring: the one time `wake()` has to signal it.
   private let waitingForData = Atomic<Bool>(false)
   private let stopRequested = Atomic<Bool>(false)
-  private var drainDeadline: Int64 = .max
   /// The fatal error that ended the thread, written by it and read by the capture side.
   private let failed = HandOverLock<SinkError?>(nil)
 
@@ -74,7 +81,7 @@ public final class SenderThread: @unchecked Sendable {
     sender.onConnectAttempt = { inProgress in
       gate.setConnecting(inProgress)
       // The ticker sleeps without a deadline between attempts.
-      if inProgress { lock.withLock { lock.signal(Self.ticking) } }
+      if inProgress { lock.withLock { _ in lock.signal(Self.ticking) } }
     }
   }
 
@@ -83,10 +90,13 @@ public final class SenderThread: @unchecked Sendable {
 
   /// Starts the thread (and the one that ticks status while a connect blocks).
   public func start() {
-    guard thread == nil else { return }
-    thread = SystemThread.start { self.loop() }
-    if control != nil || reporter != nil {
-      ticker = SystemThread.start { self.tickWhileConnecting() }
+    guard lock.withLock({ $0.thread == nil }) else { return }
+    let thread = SystemThread.start { self.loop() }
+    let ticker =
+      control != nil || reporter != nil ? SystemThread.start { self.tickWhileConnecting() } : nil
+    lock.withLock {
+      $0.thread = thread
+      $0.ticker = ticker
     }
   }
 
@@ -101,7 +111,7 @@ public final class SenderThread: @unchecked Sendable {
     // Taking and letting go of the lock orders this after the thread's check of `appended`
     // (made under it) or after it began to wait; the signal goes once the lock is free, so the
     // woken thread does not block at once on a mutex this thread still holds.
-    lock.withLock {}
+    lock.withLock { _ in }
     lock.signal(Self.sending)
   }
 
@@ -116,7 +126,7 @@ public final class SenderThread: @unchecked Sendable {
   /// waits for it. Several outputs drain at the same time this way.
   public func beginStopping(drainingFor timeout: Int64) {
     lock.withLock {
-      drainDeadline = clock.now() + timeout
+      $0.drainDeadline = clock.now() + timeout
       stopRequested.store(true, ordering: .releasing)
       lock.signal(Self.sending)
     }
@@ -125,14 +135,15 @@ public final class SenderThread: @unchecked Sendable {
   /// Waits for the thread to end after `beginStopping`, and stops the status ticker.
   /// - Returns: the fatal sink error, if the sender failed.
   public func join() -> SinkError? {
-    if let thread { pthread_join(thread, nil) }
-    thread = nil
-    lock.withLock {
-      tickerStopped = true
+    if let thread = lock.withLock({ $0.thread }) { pthread_join(thread, nil) }
+    let ticker = lock.withLock {
+      $0.thread = nil
+      $0.tickerStopped = true
       lock.signal(Self.ticking)
+      return $0.ticker
     }
     if let ticker { pthread_join(ticker, nil) }
-    ticker = nil
+    lock.withLock { $0.ticker = nil }
     return failure
   }
 
@@ -164,6 +175,7 @@ public final class SenderThread: @unchecked Sendable {
       }
       if stopping {
         // An output that never answered during the whole run is not waited for at its end.
+        let drainDeadline = lock.withLock { $0.drainDeadline }
         if result == .idle || now >= drainDeadline || !sender.hasConnected { return }
         sleep(until: min(wakeAt, drainDeadline), wakingOnStop: false)
         continue
@@ -180,28 +192,28 @@ public final class SenderThread: @unchecked Sendable {
 
   /// Waits on an empty ring until `wake()` or `beginStopping` signals, or `deadline`.
   private func waitForData(until deadline: Int64) {
-    lock.lock()
-    defer { lock.unlock() }
-    waitingForData.store(true, ordering: .sequentiallyConsistent)
-    if !appended.load(ordering: .sequentiallyConsistent)
-      && !stopRequested.load(ordering: .acquiring)
-    {
-      lock.wait(Self.sending, until: deadline)
+    lock.withConditions { locked in
+      waitingForData.store(true, ordering: .sequentiallyConsistent)
+      if !appended.load(ordering: .sequentiallyConsistent)
+        && !stopRequested.load(ordering: .acquiring)
+      {
+        locked.wait(Self.sending, until: deadline)
+      }
+      waitingForData.store(false, ordering: .sequentiallyConsistent)
     }
-    waitingForData.store(false, ordering: .sequentiallyConsistent)
   }
 
   /// Sleeps until `deadline`, or, `wakingOnStop`, until `beginStopping` signals (a thread
   /// already draining sleeps its whole time).
   private func sleep(until deadline: Int64, wakingOnStop: Bool) {
     guard clock.now() < deadline else { return }
-    lock.lock()
-    // Read under the lock: `beginStopping` signals with it held.
-    let stop = wakingOnStop && stopRequested.load(ordering: .acquiring)
-    if !stop && clock.now() < deadline {
-      lock.wait(Self.sending, until: deadline)
+    lock.withConditions { locked in
+      // Read under the lock: `beginStopping` signals with it held.
+      let stop = wakingOnStop && stopRequested.load(ordering: .acquiring)
+      if !stop && clock.now() < deadline {
+        locked.wait(Self.sending, until: deadline)
+      }
     }
-    lock.unlock()
   }
 
   /// The control loop, then the reporter, which reports what the loop read; under `tickLock`.
@@ -213,20 +225,20 @@ public final class SenderThread: @unchecked Sendable {
   /// The ticker thread: every 100 ms while the sender thread is inside a connection attempt, a
   /// status tick; otherwise asleep until an attempt starts.
   private func tickWhileConnecting() {
-    lock.lock()
-    while !tickerStopped {
-      guard gate.isConnecting else {
-        lock.wait(Self.ticking)
-        continue
+    lock.withConditions { locked in
+      while !locked.state.tickerStopped {
+        guard gate.isConnecting else {
+          locked.wait(Self.ticking)
+          continue
+        }
+        locked.wait(Self.ticking, until: clock.now() + 100_000_000)
+        if locked.state.tickerStopped { break }
+        locked.whileUnlocked {
+          gate.tickLock.withLock {
+            if gate.isConnecting { tick(now: clock.now()) }
+          }
+        }
       }
-      lock.wait(Self.ticking, until: clock.now() + 100_000_000)
-      if tickerStopped { break }
-      lock.unlock()
-      gate.tickLock.withLock {
-        if gate.isConnecting { tick(now: clock.now()) }
-      }
-      lock.lock()
     }
-    lock.unlock()
   }
 }

@@ -9,16 +9,23 @@ import IngestPOSIX
 /// a full pipe is the link's congestion, and the sender's ring absorbs it), its standard
 /// output's JSON lines are read on a thread of its own, its standard error is the run's.
 ///
-/// `@unchecked`: the reader thread touches only the line handler and `ended` (behind `lock`);
-/// the input descriptor is used by the sender's thread alone.
-final class WHIPChild: @unchecked Sendable {
+/// The reader thread touches only the line handler and `ended`; the input descriptor is used by
+/// the sender's thread alone.
+final class WHIPChild: Sendable {
+  /// What the reader thread and the sender's thread share.
+  private struct State {
+    /// Whether the child closed its output.
+    var ended = false
+    /// The reader thread, until it is joined.
+    var reader: pthread_t?
+    /// How the child ended, once waited for.
+    var waited: Subprocess.Exit?
+  }
+
   private let process: Subprocess
   private let input: FileDescriptor
   private let output: FileDescriptor
-  private var reader: pthread_t?
-  private let lock = ConditionLock()
-  private var ended = false
-  private var waited: Subprocess.Exit?
+  private let state = ConditionLock(State())
 
   /// Held from creating the pipes to closing the child's ends after the spawn.
   private static let spawnLock = ConditionLock()
@@ -81,11 +88,12 @@ final class WHIPChild: @unchecked Sendable {
     _ = fcntl(stdin[1], F_SETFL, fcntl(stdin[1], F_GETFL) | O_NONBLOCK)
     input = FileDescriptor(rawValue: stdin[1])
     output = FileDescriptor(rawValue: stdout[0])
-    reader = SystemThread.start { [output, lock] in
+    let reader = SystemThread.start { [output, state] in
       Self.readLines(output, onLine: onLine)
-      lock.withLock { self.ended = true }
-      lock.broadcast()
+      state.withLock { $0.ended = true }
+      state.broadcast()
     }
+    state.withLock { $0.reader = reader }
   }
 
   deinit {
@@ -118,12 +126,12 @@ final class WHIPChild: @unchecked Sendable {
   func closeInput() { input.close() }
 
   /// Whether the child closed its output (it exited, or is about to).
-  var hasEnded: Bool { lock.withLock { ended } }
+  var hasEnded: Bool { state.withLock { $0.ended } }
 
   /// Waits until the child's output ends or `deadline` (SystemClock nanoseconds) passes.
   func waitForEnd(until deadline: Int64) -> Bool {
-    lock.withLock {
-      while !ended { if !lock.wait(until: deadline) { return ended } }
+    state.withConditions { locked in
+      while !locked.state.ended { if !locked.wait(until: deadline) { return locked.state.ended } }
       return true
     }
   }
@@ -133,11 +141,13 @@ final class WHIPChild: @unchecked Sendable {
 
   /// Waits for the child (once; later calls return the same exit).
   func wait() -> Subprocess.Exit {
-    if let waited { return waited }
+    if let waited = state.withLock({ $0.waited }) { return waited }
     let exit = process.wait()
-    if let reader { pthread_join(reader, nil) }
-    reader = nil
-    waited = exit
+    if let reader = state.withLock({ $0.reader }) { pthread_join(reader, nil) }
+    state.withLock {
+      $0.reader = nil
+      $0.waited = exit
+    }
     return exit
   }
 

@@ -11,8 +11,8 @@ import IngestPOSIX
 /// run the offer lists the H.264 profiles the encoder can make and the answer chooses one: the
 /// child's `negotiated` line becomes the encoder's profile request (`takeProfileRequest`).
 /// The sender calls `open`, `write`, `close` and `finish` from one thread; the child's lines
-/// arrive on its reader thread and are kept behind `lock`.
-public final class WHIPSink: OutputSink, @unchecked Sendable {
+/// arrive on its reader thread, which reaches only `Reports`.
+public final class WHIPSink: OutputSink {
   /// What the child reported, shared between its reader thread and the sink's callers.
   private struct Report {
     var meter = WHIPLinkMeter()
@@ -37,6 +37,67 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
     var delivery: Delivery { earlier + Delivery(meter.latest) }
     var deleteStatus: Int?
     var deleteError: String?
+  }
+
+  /// The child's reports, and where its `negotiated` event goes: all that its reader thread
+  /// shares with the sink's callers.
+  private final class Reports: Sendable {
+    struct Shared {
+      var report = Report()
+      /// Where the `negotiated` status event goes (set before `open`).
+      var statusHandler: (@Sendable (String, JSONObject) -> Void)?
+    }
+
+    let clock: any PipelineClock
+    /// Whether the offer listed profiles for the answer to choose (an encoder that can switch).
+    let offersProfiles: Bool
+    let shared = ConditionLock(Shared())
+
+    init(clock: any PipelineClock, offersProfiles: Bool) {
+      self.clock = clock
+      self.offersProfiles = offersProfiles
+    }
+
+    func withReport<Result>(_ body: (inout Report) -> Result) -> Result {
+      shared.withLock { body(&$0.report) }
+    }
+
+    /// One line of the child, on its reader thread.
+    func handle(_ line: String) {
+      guard let event = WHIPEvent(line: line) else { return }
+      let now = clock.now()
+      if case .negotiated(let codec, let payloadType, let profileLevelID, let profile) = event {
+        var fields = JSONObject()
+        fields.add("codec", codec)
+        fields.add("payload_type", payloadType)
+        if let profileLevelID { fields.add("profile_level_id", profileLevelID) }
+        if let profile { fields.add("profile", profile.rawValue) }
+        shared.withLock { $0.statusHandler }?("negotiated", fields)
+      }
+      withReport { report in
+        switch event {
+        case .connection(let state):
+          report.connection = state
+          // Media starts at a keyframe once the connection is up (ingest-whip drops what came
+          // before): a live encoder makes one now rather than at the end of its GOP.
+          if state == "connected" { report.keyframeWanted = true }
+        case .negotiated(_, _, let profileLevelID, let profile):
+          report.negotiated = (profileLevelID, profile)
+          // Only an encoder that can switch was offered several profiles.
+          if offersProfiles, let profile { report.profileWanted = profile }
+        case .stats(let statistics): report.meter.observe(statistics, now: now)
+        case .keyframe(let unserved):
+          if unserved { report.unservedKeyframes += 1 } else { report.keyframeRequests += 1 }
+          report.keyframeWanted = true
+        case .deleted(let status, let error):
+          report.deleteStatus = status
+          report.deleteError = error
+        case .error(let name, let message, let retryable):
+          report.error = (name, message, retryable)
+        case .ice, .session, .end: break
+        }
+      }
+    }
   }
 
   /// What the receiver's reports say arrived, summed over sessions.
@@ -91,8 +152,7 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
   private var child: WHIPChild?
   private var writer: DumpWriter<PendingBytes>?
   private let pending = PendingBytes()
-  private let lock = ConditionLock()
-  private var report = Report()
+  private let reports: Reports
   private var lastKeyframeAsked: Int64 = .min / 2
   private var takenBytes: Int64 = 0
   /// Units written to the child, by kind (`SampleKind.rawValue`), over every session; the
@@ -100,8 +160,6 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
   private var written = [Int](repeating: 0, count: SampleKind.allCases.count)
   private var carriedAudio: SampleKind?
   private var childPeakResident: Int?
-  /// Where the `negotiated` status event goes (set before `open`).
-  private var statusHandler: (@Sendable (String, JSONObject) -> Void)?
 
   /// How long `finish` waits for the child to send what it holds and delete the session.
   static let finishTimeout: Int64 = 10_000_000_000
@@ -129,6 +187,7 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
     self.retransmissionHistoryBytes = retransmissionHistoryBytes
     self.executable = executable ?? WHIPChild.locate()
     self.clock = clock
+    reports = Reports(clock: clock, offersProfiles: offerProfiles != nil)
   }
 
   public var payloadFormat: PayloadFormat { .accessUnits }
@@ -144,7 +203,7 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
     guard tracks.video != nil else {
       throw .unsupported(endpoint: target.redacted, reason: "WHIP needs a video track")
     }
-    lock.withLock {
+    reports.withReport { report in
       var next = Report()
       next.earlierSessions = report.earlierSessions + (report.meter.latest == nil ? 0 : 1)
       next.earlierSent = report.packetsSent
@@ -168,7 +227,7 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
     do {
       child = try WHIPChild(
         executable: executable, arguments: arguments, token: target.token
-      ) { [weak self] line in self?.handle(line) }
+      ) { [reports] line in reports.handle(line) }
     } catch {
       throw .connect(
         endpoint: target.redacted, reason: "cannot start \(executable): \(error)", retryable: false)
@@ -216,7 +275,7 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
 
   /// The error the child reported, or its exit, as a sink error.
   private func childError() -> SinkError {
-    let reported = lock.withLock { report.error }
+    let reported = reports.withReport { report in report.error }
     let endpoint = target.redacted
     guard let reported else {
       // Nothing said before it went: how it ended is the reason (killed by a signal, say).
@@ -278,50 +337,16 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
   // MARK: The child's lines
 
   public func setStatusHandler(_ handler: @escaping @Sendable (String, JSONObject) -> Void) {
-    statusHandler = handler
-  }
-
-  private func handle(_ line: String) {
-    guard let event = WHIPEvent(line: line) else { return }
-    let now = clock.now()
-    if case .negotiated(let codec, let payloadType, let profileLevelID, let profile) = event {
-      var fields = JSONObject()
-      fields.add("codec", codec)
-      fields.add("payload_type", payloadType)
-      if let profileLevelID { fields.add("profile_level_id", profileLevelID) }
-      if let profile { fields.add("profile", profile.rawValue) }
-      statusHandler?("negotiated", fields)
-    }
-    lock.withLock {
-      switch event {
-      case .connection(let state):
-        report.connection = state
-        // Media starts at a keyframe once the connection is up (ingest-whip drops what came
-        // before): a live encoder makes one now rather than at the end of its GOP.
-        if state == "connected" { report.keyframeWanted = true }
-      case .negotiated(_, _, let profileLevelID, let profile):
-        report.negotiated = (profileLevelID, profile)
-        // Only an encoder that can switch was offered several profiles.
-        if offerProfiles != nil, let profile { report.profileWanted = profile }
-      case .stats(let statistics): report.meter.observe(statistics, now: now)
-      case .keyframe(let unserved):
-        if unserved { report.unservedKeyframes += 1 } else { report.keyframeRequests += 1 }
-        report.keyframeWanted = true
-      case .deleted(let status, let error):
-        report.deleteStatus = status
-        report.deleteError = error
-      case .error(let name, let message, let retryable):
-        report.error = (name, message, retryable)
-      case .ice, .session, .end: break
-      }
-    }
+    reports.shared.withLock { $0.statusHandler = handler }
   }
 
   // MARK: What arrived
 
   /// Whether the session the last `open` started is up: ICE and DTLS completed (the child's
   /// `connection` line). Media flows before (webrtcbin needs it for the offer).
-  public var isEstablished: Bool { lock.withLock { report.connection == "connected" } }
+  public var isEstablished: Bool {
+    reports.withReport { report in report.connection == "connected" }
+  }
 
   /// Units written to the child that the receivers' reports do not say arrived, by kind: video
   /// frames not decided as arrived whole (with every frame they depend on: a loss breaks the
@@ -329,7 +354,7 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
   /// reported received. What the child dropped before the connection, sent into a dead
   /// session or still held when it ended is among them.
   public var unstoredUnits: [Int]? {
-    let delivered = lock.withLock { report.delivery }
+    let delivered = reports.withReport { report in report.delivery }
     var counts = written
     let video = Int(SampleKind.video.rawValue)
     counts[video] = max(0, written[video] - Int(delivered.videoFrames))
@@ -349,7 +374,9 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
 
   public func linkEstimate(now: Int64) -> LinkEstimate? {
     let waiting = pending.count
-    let estimate = lock.withLock { report.meter.estimate(now: now, pendingBytes: waiting) }
+    let estimate = reports.withReport { report in
+      report.meter.estimate(now: now, pendingBytes: waiting)
+    }
     // Before the first statistics (a second after the connection) a bare estimate, so that
     // the controller's start target reaches the encoder before media flows: at the nominal
     // rate, the first second would overflow a link narrower than the stream.
@@ -360,7 +387,7 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
   }
 
   public func takeKeyframeRequest(now: Int64) -> Bool {
-    let wanted = lock.withLock {
+    let wanted = reports.withReport { report in
       defer { report.keyframeWanted = false }
       return report.keyframeWanted
     }
@@ -370,21 +397,23 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
   }
 
   public func takeProfileRequest() -> H264Profile? {
-    lock.withLock {
+    reports.withReport { report in
       defer { report.profileWanted = nil }
       return report.profileWanted
     }
   }
 
   /// The profile the answer chose, for people: `Constrained Baseline (42e01f)`.
-  private var negotiatedDescription: String? {
-    guard let negotiated = report.negotiated else { return nil }
+  private static func describe(
+    _ negotiated: (profileLevelID: String?, profile: H264Profile?)?
+  ) -> String? {
+    guard let negotiated else { return nil }
     let id = negotiated.profileLevelID.flatMap { H264ProfileLevelID(hex: $0) }
     return id?.displayName ?? negotiated.profile?.displayName
   }
 
   public func statusFields() -> JSONObject? {
-    lock.withLock {
+    reports.withReport { report in
       var object = JSONObject()
       object.add("connection", report.connection)
       if let profile = report.negotiated?.profile { object.add("profile", profile.rawValue) }
@@ -417,7 +446,7 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
 
   /// `summaryLine`'s figures for the JSON summary.
   public var summaryFields: JSONObject? {
-    lock.withLock {
+    reports.withReport { report in
       var object = JSONObject()
       object.add("packets_sent", report.packetsSent)
       object.add("packets_lost", report.packetsLost)
@@ -451,7 +480,7 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
   /// The WebRTC figures of the run for its summary: packets sent and lost, round trip,
   /// keyframe requests, the session's deletion, and `ingest-whip`'s peak resident size.
   public var summaryLine: String? {
-    lock.withLock {
+    reports.withReport { report in
       var parts: [String] = []
       let sessions = report.earlierSessions + (report.meter.latest == nil ? 0 : 1)
       if sessions > 0 {
@@ -469,7 +498,9 @@ public final class WHIPSink: OutputSink, @unchecked Sendable {
         }
         if sessions > 1 { parts.append("\(sessions) sessions") }
       }
-      if let negotiated = negotiatedDescription { parts.append("H.264 \(negotiated) negotiated") }
+      if let negotiated = Self.describe(report.negotiated) {
+        parts.append("H.264 \(negotiated) negotiated")
+      }
       if let latest = report.meter.latest {
         if let rtt = latest.roundTripMilliseconds {
           parts.append("rtt \(JSONObject.fixed(rtt, decimals: 1)) ms")

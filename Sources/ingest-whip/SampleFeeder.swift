@@ -17,56 +17,67 @@ import IngestPOSIX
 /// the video source's caps, in order with the samples. Once the answer chose an H.264 profile,
 /// video in a profile that does not fit it is dropped, and resumes at the first keyframe of a
 /// format that does (the encoder was asked for it).
-final class SampleFeeder: @unchecked Sendable {
-  private var reader: DumpReader<FileByteSource>
+///
+/// The reader and what the feed keeps of the stream belong to the feeding thread (`Feed`, handed
+/// to `run`); what the main thread reads of its progress is behind `progress`.
+final class SampleFeeder: Sendable {
+  /// What the feeding thread reports, read by the main thread.
+  struct Progress {
+    var dropped = 0
+    var droppedForProfile = 0
+    var pushed = (video: 0, audio: 0)
+    var ended: String??
+  }
+
+  /// What the feeding thread alone keeps: the reader and where the stream is.
+  private struct Feed {
+    var reader: DumpReader<FileByteSource>
+    var base: (inputNanoseconds: Int64, runningTime: UInt)?
+    var waitingForKeyframe = true
+    /// The video format the samples are in now, and its H.264 profile.
+    var video: VideoFormat
+    var streamProfile: H264Profile?
+  }
+
   private let session: WebRTCSession
   private let audioKind: SampleKind?
-  private var base: (inputNanoseconds: Int64, runningTime: UInt)?
-  private var waitingForKeyframe = true
-  /// The video format the samples are in now, and its H.264 profile.
-  private var video: VideoFormat
-  private var streamProfile: H264Profile?
-  // Guarded by `session.lock`.
-  private var dropped = 0
-  private var droppedForProfile = 0
-  private var pushed = (video: 0, audio: 0)
-  private var ended: String??
+  private let video: VideoFormat
+  private let progress = ConditionLock(Progress())
 
-  init(
-    reader: DumpReader<FileByteSource>, session: WebRTCSession, video: VideoFormat,
-    audioKind: SampleKind?
-  ) {
-    self.reader = reader
+  init(session: WebRTCSession, video: VideoFormat, audioKind: SampleKind?) {
     self.session = session
     self.video = video
     self.audioKind = audioKind
-    streamProfile = video.h264.flatMap { H264ProfileLevelID($0).profile }
   }
 
   /// Samples dropped while the connection was not up.
-  var droppedCount: Int { session.lock.withLock { dropped } }
+  var droppedCount: Int { progress.withLock { $0.dropped } }
 
   /// Video samples dropped because their profile does not fit the one negotiated.
-  var droppedForProfileCount: Int { session.lock.withLock { droppedForProfile } }
+  var droppedForProfileCount: Int { progress.withLock { $0.droppedForProfile } }
 
   /// Samples pushed into the pipeline (after the connection, and the few that gave
   /// webrtcbin its caps), by kind.
-  var pushedCounts: (video: Int, audio: Int) { session.lock.withLock { pushed } }
+  var pushedCounts: (video: Int, audio: Int) { progress.withLock { $0.pushed } }
 
   /// Nil while reading; then nil inside when the input ended cleanly, else why it failed.
-  var end: String?? { session.lock.withLock { ended } }
+  var end: String?? { progress.withLock { $0.ended } }
 
-  /// Pushes the sample `reader` last returned, then every later one, until the input ends.
-  func run(first: DumpSampleHeader) {
+  /// Pushes the sample `reader` last returned, then every later one, until the input ends; on
+  /// the feeding thread, which the reader is handed to.
+  func run(reader: DumpReader<FileByteSource>, first: DumpSampleHeader) {
+    var feed = Feed(
+      reader: reader, video: video,
+      streamProfile: video.h264.flatMap { H264ProfileLevelID($0).profile })
     var failure: String?
-    push(first)
+    push(first, &feed)
     reading: while true {
       do {
-        guard let record = try reader.next() else { break reading }
+        guard let record = try feed.reader.next() else { break reading }
         switch record {
-        case .sample(let sample): push(sample)
+        case .sample(let sample): push(sample, &feed)
         case .format(.video, let format):
-          if let next = format.video, next != video { change(to: next) }
+          if let next = format.video, next != feed.video { change(to: next, &feed) }
         case .format, .event: break
         }
       } catch {
@@ -76,16 +87,17 @@ final class SampleFeeder: @unchecked Sendable {
         break reading
       }
     }
-    session.lock.withLock { ended = .some(failure) }
+    progress.withLock { $0.ended = .some(failure) }
+    // The main thread waits on the session's condition.
     session.lock.broadcast()
   }
 
   /// New caps on the video source (queued in order with the samples), and video from the
   /// next keyframe: it is the first to carry the new parameter sets.
-  private func change(to format: VideoFormat) {
-    video = format
-    streamProfile = format.h264.flatMap { H264ProfileLevelID($0).profile }
-    waitingForKeyframe = true
+  private func change(to format: VideoFormat, _ feed: inout Feed) {
+    feed.video = format
+    feed.streamProfile = format.h264.flatMap { H264ProfileLevelID($0).profile }
+    feed.waitingForKeyframe = true
     let caps = MediaGraph(video: format, audio: nil).videoCaps
     if let parsed = gst_caps_from_string(caps) {
       ingest_g_set_caps(session.videoSource, "caps", parsed)
@@ -93,7 +105,7 @@ final class SampleFeeder: @unchecked Sendable {
     }
   }
 
-  private func push(_ sample: DumpSampleHeader) {
+  private func push(_ sample: DumpSampleHeader, _ feed: inout Feed) {
     let source: UnsafeMutablePointer<GstElement>
     if sample.kind == .video {
       source = session.videoSource
@@ -105,36 +117,36 @@ final class SampleFeeder: @unchecked Sendable {
     switch session.lock.withLock({ session.phase }) {
     case .negotiating: break
     case .connecting:
-      waitingForKeyframe = true
-      session.lock.withLock { dropped += 1 }
+      feed.waitingForKeyframe = true
+      progress.withLock { $0.dropped += 1 }
       return
     case .connected:
       if sample.kind == .video,
         let negotiated = session.lock.withLock({ session.negotiatedProfile }),
-        !(streamProfile?.fits(within: negotiated) ?? false)
+        !(feed.streamProfile?.fits(within: negotiated) ?? false)
       {
-        waitingForKeyframe = true
-        session.lock.withLock { droppedForProfile += 1 }
+        feed.waitingForKeyframe = true
+        progress.withLock { $0.droppedForProfile += 1 }
         return
       }
-      if waitingForKeyframe {
+      if feed.waitingForKeyframe {
         guard sample.kind == .video && sample.isKeyframe else {
-          session.lock.withLock { dropped += 1 }
+          progress.withLock { $0.dropped += 1 }
           return
         }
-        waitingForKeyframe = false
+        feed.waitingForKeyframe = false
       }
     }
     guard let pts = Self.nanoseconds(sample.pts) else { return }
     let dts = sample.dts.flatMap(Self.nanoseconds) ?? pts
-    if base == nil {
+    if feed.base == nil {
       var now = ingest_gst_running_time(session.pipeline)
       if now == UInt.max { now = 0 }
-      base = (dts, now)
+      feed.base = (dts, now)
     }
-    guard let base else { return }
+    guard let base = feed.base else { return }
     let offset = Int64(base.runningTime) - base.inputNanoseconds
-    let buffer = reader.withPayload { payload in
+    let buffer = feed.reader.withPayload { payload in
       ingest_gst_buffer(
         payload.baseAddress, UInt(payload.count), UInt(max(0, pts + offset)),
         UInt(max(0, dts + offset)), sample.isKeyframe ? 1 : 0)
@@ -142,8 +154,8 @@ final class SampleFeeder: @unchecked Sendable {
     _ = source.withMemoryRebound(to: GstAppSrc.self, capacity: 1) {
       gst_app_src_push_buffer($0, buffer)
     }
-    session.lock.withLock {
-      if sample.kind == .video { pushed.video += 1 } else { pushed.audio += 1 }
+    progress.withLock {
+      if sample.kind == .video { $0.pushed.video += 1 } else { $0.pushed.audio += 1 }
     }
   }
 

@@ -46,9 +46,9 @@ struct WHIPPublisher {
       graph: MediaGraph(video: video, audio: audio?.format), events: events,
       history: (options.historyPackets, options.historyMilliseconds))
     try session.play()
-    let feeder = SampleFeeder(
-      reader: reader, session: session, video: video, audioKind: audio?.kind)
-    _ = SystemThread.start { feeder.run(first: first) }
+    let feeder = SampleFeeder(session: session, video: video, audioKind: audio?.kind)
+    // The reader moves to the feeding thread.
+    _ = SystemThread.start { [reader] in feeder.run(reader: reader, first: first) }
 
     let clock = SystemClock()
     let timeout = Int64(options.connectTimeoutSeconds) * 1_000_000_000

@@ -163,4 +163,15 @@ public struct DumpWriter<Sink: ByteSink> {
     }
     offset += Int64(bytes.count)
   }
+
+  /// Lends the sink to its owner, for what the writer does not do (flushing a sink that is a
+  /// value; one that is an object the owner reaches through `sink`).
+  public mutating func withSink<Result, Failure: Error>(
+    _ body: (inout Sink) throws(Failure) -> Result
+  ) throws(Failure) -> Result {
+    try body(&sink)
+  }
 }
+
+/// A writer is `Sendable` when its sink is: the rest of it is plain values.
+extension DumpWriter: Sendable where Sink: Sendable {}

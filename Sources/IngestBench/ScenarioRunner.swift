@@ -1,6 +1,5 @@
 import IngestCore
 import IngestPOSIX
-import IngestPlatform
 import IngestRuntime
 import IngestSRT
 

@@ -6,25 +6,16 @@ import IngestCore
 import IngestHLS
 import IngestPlatform
 
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
 /// The engine as an extension embeds it: one HLS recording (in the App Group container, for
 /// the host app to upload), under the extension's memory budget, steering the encoder through
 /// `EncoderRequest`s.
 ///
 /// Threads: the capture thread (VideoToolbox's output callback, ReplayKit's audio callback)
-/// calls `append` and `changeFormat`, which never block on I/O. The engine's own sender thread
-/// pumps the ring into the sink and ticks the control loop, so `deliver` and `control.onEvent`
-/// are called there. `finish` is called once, from `broadcastFinished`.
-///
-/// `@unchecked`: `pending`, `stopping`, `drainDeadline` and `failure` are guarded by `lock`;
-/// the sender, the control loop and the sink are used by the sender thread alone until `finish`
-/// has joined it.
-public final class BroadcastEngine: @unchecked Sendable {
+/// calls `append` and `changeFormat`, which never block on I/O. The engine's sender thread (a
+/// `SenderThread`, as a network output of the command line has) pumps the ring into the sink
+/// and ticks the control loop, so `deliver` and `onEvent` are called there. `finish` is called
+/// once, from `broadcastFinished`.
+public final class BroadcastEngine: Sendable {
   /// A `CMTime` (value, timescale) as the core takes it: the same rational, converted to 90 kHz
   /// exactly by the pipeline's timeline.
   public static func mediaTime(value: Int64, timescale: Int32) -> MediaTime {
@@ -48,16 +39,7 @@ public final class BroadcastEngine: @unchecked Sendable {
 
   /// The engine's pipeline: its counters (`snapshot()`) for a status display.
   public let pipeline: Pipeline
-  /// The output's control plane; set its `onEvent` to log what it decides.
-  public let control: ControlLoop
-  private let sender: Sender
-  private let clock = SystemClock()
-  private let lock = ConditionLock()
-  private var thread: pthread_t?
-  private var pending = false
-  private var stopping = false
-  private var drainDeadline = Int64.max
-  private var failure: SinkError?
+  private let thread: SenderThread
 
   /// Builds the pipeline and starts the sender thread; the recording opens with the first pump.
   /// - Parameters:
@@ -66,11 +48,15 @@ public final class BroadcastEngine: @unchecked Sendable {
   ///   - probe: the process's footprint, as the system charges the extension.
   ///   - configuration: the budget (the extension's limit) and the send buffer.
   ///   - deliver: hands a request to the encoder, on the sender thread; answers whether it took it.
+  ///   - onEvent: what the control loop saw or decided (tier changes, requests), on the sender
+  ///     thread, for a log.
   public init(
     directory: String, tracks: TrackFormats, probe: any ResidentMemoryProbe,
     configuration: PipelineConfiguration = PipelineConfiguration(), nominalFrameRate: Int = 30,
-    deliver: @escaping (EncoderRequest) -> Bool
+    deliver: @escaping (EncoderRequest) -> Bool,
+    onEvent: ((ControlEvent, Int64) -> Void)? = nil
   ) throws(BudgetError) {
+    let clock = SystemClock()
     var recording = HLSSink.Configuration(directory: directory)
     recording.targetDuration = 2
     let sink = HLSSink(configuration: recording)
@@ -80,16 +66,19 @@ public final class BroadcastEngine: @unchecked Sendable {
     pipeline = try Pipeline(
       configuration: configuration, tracks: tracks, payloadFormat: sink.payloadFormat,
       budget: budget, clock: clock)
-    sender = Sender(pipeline: pipeline, sink: sink, clock: clock)
+    let sender = Sender(pipeline: pipeline, sink: sink, clock: clock)
     // A recording has no link to steer by: the memory ladder alone asks the encoder for less.
     var steering = ControlLoop.Configuration()
     steering.nominalFrameRate = nominalFrameRate
-    control = ControlLoop(
+    let control = ControlLoop(
       pipeline: pipeline, probe: probe, clock: clock, configuration: steering)
-    control.attach(sink)
     control.deliver = deliver
-    // Unretained: `finish` joins the thread before the engine can go.
-    thread = SystemThread.start { [unowned(unsafe) self] in self.run() }
+    control.onEvent = onEvent
+    // From here the sender and the control loop belong to the thread.
+    thread = SenderThread(
+      driver: OutputDriver(sender: sender, tickers: [control]), clock: clock)
+    control.attach(thread.sink)
+    thread.start()
   }
 
   /// Takes one encoded sample on the capture thread; returns in microseconds.
@@ -101,10 +90,7 @@ public final class BroadcastEngine: @unchecked Sendable {
   ) -> Bool {
     let accepted = pipeline.append(
       kind: kind, pts: pts, dts: dts, isKeyframe: isKeyframe, payload: payload)
-    lock.withLock {
-      pending = true
-      lock.signal()
-    }
+    thread.wake()
     return accepted
   }
 
@@ -118,40 +104,6 @@ public final class BroadcastEngine: @unchecked Sendable {
   /// finishes the recording (the last segment, the playlist's end).
   /// - Throws: what stopped the recording, when something did.
   public func finish(drainNanoseconds: Int64 = 2_000_000_000) throws(SinkError) {
-    lock.withLock {
-      stopping = true
-      drainDeadline = clock.now() + drainNanoseconds
-      lock.signal()
-    }
-    if let thread { pthread_join(thread, nil) }
-    thread = nil
-    if let failure = lock.withLock({ failure }) { throw failure }
-    try sender.finish()
-  }
-
-  /// The sender thread: pump, tick the control loop, sleep until woken, the sink's retry time
-  /// or 100 ms (the control loop reads the link every 200 ms and memory every second).
-  private func run() {
-    while true {
-      let result = sender.pump(now: clock.now())
-      let now = clock.now()
-      control.tick(now: now)
-      var wakeAt = now + 100_000_000
-      switch result {
-      case .failed(let error):
-        lock.withLock { failure = error }
-        return
-      case .blocked(let until): wakeAt = min(wakeAt, until)
-      case .idle: break
-      }
-      lock.lock()
-      if stopping && (result == .idle || now >= drainDeadline) {
-        lock.unlock()
-        return
-      }
-      if !pending { lock.wait(until: stopping ? min(wakeAt, drainDeadline) : wakeAt) }
-      pending = false
-      lock.unlock()
-    }
+    try thread.finish(drainingFor: drainNanoseconds)
   }
 }

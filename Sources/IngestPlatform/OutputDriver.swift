@@ -59,6 +59,9 @@ public final class OutputDriver {
     return Step(pump: pump, wakeAt: wakeAt)
   }
 
+  /// Whether anything watches the output.
+  public var hasTickers: Bool { !tickers.isEmpty }
+
   /// Ticks every ticker at `now`.
   /// - Returns: when the next of them is due.
   @discardableResult

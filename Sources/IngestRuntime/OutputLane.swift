@@ -1,7 +1,6 @@
 import IngestAudioMix
 import IngestCore
 import IngestPOSIX
-import IngestPlatform
 
 /// One output of a run: its sink, and the pipeline (ring, drop policy, ladder), sender, control
 /// loop and status reporter that serve it alone, so a slow or failed output drops or fails for itself.
@@ -19,8 +18,8 @@ public final class OutputLane {
   public let thread: SenderThread?
   public let control: ControlLoop
   public let reporter: StatusReporter
-  /// Pumps the sender and ticks the control loop, then the reporter: the replay loop's for a
-  /// lane without a thread.
+  /// Pumps the sender and ticks the control loop, then the reporter: stepped by the replay loop
+  /// for a lane without a thread, by `thread` for the others.
   public let driver: OutputDriver
   /// The audio the output carries.
   let audio: OutputAudio
@@ -31,18 +30,18 @@ public final class OutputLane {
   private(set) var failure: SinkError?
 
   init(
-    index: Int, sink: any OutputSink, pipeline: Pipeline, sender: Sender, thread: SenderThread?,
-    control: ControlLoop, reporter: StatusReporter, audio: OutputAudio = .none,
-    mix: AudioMixStage? = nil
+    index: Int, sink: any OutputSink, pipeline: Pipeline, driver: OutputDriver,
+    thread: SenderThread?, control: ControlLoop, reporter: StatusReporter,
+    audio: OutputAudio = .none, mix: AudioMixStage? = nil
   ) {
     self.index = index
     self.sink = sink
     self.pipeline = pipeline
-    self.sender = sender
+    self.sender = driver.sender
     self.thread = thread
     self.control = control
     self.reporter = reporter
-    driver = OutputDriver(sender: sender, tickers: [control, reporter])
+    self.driver = driver
     self.audio = audio
     self.mix = mix
   }

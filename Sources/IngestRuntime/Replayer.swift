@@ -41,15 +41,17 @@ public final class Replayer<Source: ByteSource> {
 
   /// A replay into one output.
   /// - Parameters:
-  ///   - senderThread: when given, the sender runs on it (network sinks); otherwise the replay loop
-  ///     pumps it between samples, which is deterministic with a `VirtualClock`.
+  ///   - driver: the output's sender with its tickers (`control`, then `reporter`).
+  ///   - senderThread: when given, it steps `driver` (network sinks); otherwise the replay loop
+  ///     steps it between samples, which is deterministic with a `VirtualClock`.
   public convenience init(
-    reader: DumpReader<Source>, pipeline: Pipeline, sender: Sender, senderThread: SenderThread?,
-    clock: any PacingClock, speed: ReplaySpeed, control: ControlLoop, reporter: StatusReporter
+    reader: DumpReader<Source>, pipeline: Pipeline, driver: OutputDriver,
+    senderThread: SenderThread?, clock: any PacingClock, speed: ReplaySpeed,
+    control: ControlLoop, reporter: StatusReporter
   ) {
     let lane = OutputLane(
-      index: 1, sink: sender.sink, pipeline: pipeline, sender: sender, thread: senderThread,
-      control: control, reporter: reporter)
+      index: 1, sink: driver.sender.sink, pipeline: pipeline, driver: driver,
+      thread: senderThread, control: control, reporter: reporter)
     self.init(reader: reader, lanes: [lane], clock: clock, speed: speed)
   }
 

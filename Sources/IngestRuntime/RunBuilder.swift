@@ -159,14 +159,18 @@ public struct RunBuilder {
       control.onEvent = { reporter.report($0, now: $1) }
       let sender = Sender(pipeline: pipeline, sink: sink, clock: clock)
       sender.onEvent = { reporter.report($0) }
+      let driver = OutputDriver(sender: sender, tickers: [control, reporter])
       var thread: SenderThread?
       if case .threaded(let threadClock) = senders, output.isNetwork || everyOutputThreaded {
-        thread = SenderThread(
-          sender: sender, clock: threadClock, control: control, reporter: reporter)
+        let made = SenderThread(driver: driver, clock: threadClock)
+        // While a connect blocks the thread, its ticks read the sink through the gate.
+        control.attach(made.sink)
+        reporter.attach(made.sink)
+        thread = made
       }
       lanes.append(
         OutputLane(
-          index: offset + 1, sink: sink, pipeline: pipeline, sender: sender, thread: thread,
+          index: offset + 1, sink: sink, pipeline: pipeline, driver: driver, thread: thread,
           control: control, reporter: reporter, audio: output.audio, mix: output.mix))
     }
     return lanes

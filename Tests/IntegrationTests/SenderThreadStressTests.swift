@@ -34,10 +34,13 @@ import Testing
     control.onEvent = { reporter.report($0, now: $1) }
     let sender = Sender(pipeline: pipeline, sink: sink)
     sender.onEvent = { reporter.report($0) }
-    let thread = SenderThread(sender: sender, clock: clock, control: control, reporter: reporter)
+    let driver = OutputDriver(sender: sender, tickers: [control, reporter])
+    let thread = SenderThread(driver: driver, clock: clock)
+    control.attach(thread.sink)
+    reporter.attach(thread.sink)
     let replayer = Replayer(
       reader: DumpReader(source: try FileByteSource(path: Self.screen)), pipeline: pipeline,
-      sender: sender, senderThread: thread, clock: clock, speed: .factor(8), control: control,
+      driver: driver, senderThread: thread, clock: clock, speed: .factor(8), control: control,
       reporter: reporter)
     replayer.drainTimeout = 2_000_000_000
 

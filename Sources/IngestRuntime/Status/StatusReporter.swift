@@ -1,5 +1,5 @@
 import IngestCore
-import IngestPlatform
+import IngestPOSIX
 import Synchronization
 
 /// Turns the pipeline's counters, the control loop's events and the output's figures into

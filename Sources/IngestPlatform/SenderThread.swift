@@ -1,5 +1,4 @@
 import IngestCore
-import IngestPOSIX
 import Synchronization
 
 #if canImport(Glibc)
@@ -8,8 +7,9 @@ import Synchronization
   import Darwin
 #endif
 
-/// Runs a `Sender` on its own thread, so network I/O (connects, sends with timeouts, reconnect
-/// backoff) never blocks the capture thread.
+/// Runs an `OutputDriver` on its own thread, so network I/O (connects, sends with timeouts,
+/// reconnect backoff) never blocks the capture thread: the driver's threaded variant, used by
+/// the CLI's network outputs and by the embedding engine.
 ///
 /// The thread sends what the ring holds as soon as it is woken. `wake()`, called after each
 /// append, costs two atomic operations; it takes the lock and signals only when the thread waits
@@ -19,8 +19,10 @@ import Synchronization
 /// what it is handed back to back, so a batch leaves as a burst at line rate with the link idle
 /// in between, which cost more packets than it saved CPU (`docs/architecture.md`).
 ///
-/// Each pass ticks the output's control loop, then its status reporter: both read the sink, and
-/// the sink is only ever called from this thread.
+/// Each pass is one `OutputDriver.step`: it ticks the output's control loop, then its status
+/// reporter (the driver's tickers), which read the sink, and the sink is only ever called from
+/// this thread. They read it through `sink`, a `ConnectingSinkGate`: attach them to it before
+/// `start`.
 ///
 /// A connection attempt blocks the sender thread for up to its connect timeout, so a second
 /// thread ticks the control loop and the reporter every 100 ms while an attempt is in progress:
@@ -29,9 +31,9 @@ import Synchronization
 /// a `ConnectingSinkGate`, which keeps the two threads' ticks apart and the sink out of them
 /// while it connects.
 ///
-/// `@unchecked`: the sender, the control loop and the gate are not `Sendable`. The sender is
-/// pumped by the sender thread alone (set up here before it starts); the control loop is ticked
-/// by that thread or the ticker, always under the gate's `tickLock`, and the gate keeps the sink
+/// `@unchecked`: the driver and the gate are not `Sendable`. The driver's sender is pumped by
+/// the sender thread alone (set up here before it starts); its tickers are ticked by that
+/// thread or the ticker thread, always under the gate's `tickLock`, and the gate keeps the sink
 /// out of the ticks while it connects (`ConnectingSinkGate`). Everything else the threads share
 /// is in `lock`'s state or atomic.
 public final class SenderThread: @unchecked Sendable {
@@ -44,16 +46,16 @@ public final class SenderThread: @unchecked Sendable {
     var drainDeadline: Int64 = .max
   }
 
-  private let sender: Sender
+  private let driver: OutputDriver
   private let clock: SystemClock
-  private let control: ControlLoop?
-  private let reporter: StatusReporter?
   /// Condition `sending` wakes the sender thread; the ticker has its own, `ticking`, so that
   /// each signal reaches the thread it is meant for.
   private let lock = ConditionLock(State(), conditions: 2)
   private static let sending = 0
   private static let ticking = 1
   private let gate: ConnectingSinkGate
+  /// Runs a pass's ticks under the gate's lock; made once (a closure per pass would allocate).
+  private let tickingUnderGate: (() -> Int64) -> Int64
   /// Set by `wake()`; cleared by the thread before each pass over the ring.
   private let appended = Atomic<Bool>(false)
   /// Set while the thread waits on an empty ring: the one time `wake()` has to signal it.
@@ -62,28 +64,25 @@ public final class SenderThread: @unchecked Sendable {
   /// The fatal error that ended the thread, written by it and read by the capture side.
   private let failed = HandOverLock<SinkError?>(nil)
 
-  /// - Parameters:
-  ///   - control: the output's control loop, ticked on this thread (it reads the sink's link).
-  ///   - reporter: the output's status reporter, ticked after it.
-  public init(
-    sender: Sender, clock: SystemClock = SystemClock(), control: ControlLoop?,
-    reporter: StatusReporter?
-  ) {
-    self.sender = sender
+  /// - Parameter driver: the output's sender and the tickers that watch it (its control loop,
+  ///   which reads the link, then its status reporter), stepped on this thread from `start`.
+  public init(driver: OutputDriver, clock: SystemClock = SystemClock()) {
+    self.driver = driver
     self.clock = clock
-    self.control = control
-    self.reporter = reporter
-    let gate = ConnectingSinkGate(sink: sender.sink)
+    let gate = ConnectingSinkGate(sink: driver.sender.sink)
     self.gate = gate
-    control?.attach(gate)
-    reporter?.attach(gate)
+    tickingUnderGate = { ticks in gate.tickLock.withLock { ticks() } }
     let lock = lock
-    sender.onConnectAttempt = { inProgress in
+    driver.sender.onConnectAttempt = { inProgress in
       gate.setConnecting(inProgress)
       // The ticker sleeps without a deadline between attempts.
       if inProgress { lock.withLock { _ in lock.signal(Self.ticking) } }
     }
   }
+
+  /// The output's sink as its tickers must read it: while a connection attempt blocks this
+  /// thread, the gate answers for it (no figures, no link).
+  public var sink: any OutputSink { gate }
 
   /// The fatal sink error that stopped the thread, if any.
   public var failure: SinkError? { failed.withLock { $0 } }
@@ -92,8 +91,7 @@ public final class SenderThread: @unchecked Sendable {
   public func start() {
     guard lock.withLock({ $0.thread == nil }) else { return }
     let thread = SystemThread.start { self.loop() }
-    let ticker =
-      control != nil || reporter != nil ? SystemThread.start { self.tickWhileConnecting() } : nil
+    let ticker = driver.hasTickers ? SystemThread.start { self.tickWhileConnecting() } : nil
     lock.withLock {
       $0.thread = thread
       $0.ticker = ticker
@@ -120,6 +118,14 @@ public final class SenderThread: @unchecked Sendable {
   public func stop(drainingFor timeout: Int64) -> SinkError? {
     beginStopping(drainingFor: timeout)
     return join()
+  }
+
+  /// Stops the thread as `stop` does, then finishes the sink (`Sender.finish`: the recording's
+  /// last segment, a connection's clean end) on the calling thread.
+  /// - Throws: the fatal sink error that stopped the thread, or the one finishing raised.
+  public func finish(drainingFor timeout: Int64) throws(SinkError) {
+    if let error = stop(drainingFor: timeout) { throw error }
+    try driver.sender.finish()
   }
 
   /// Tells the thread to send what the ring holds (up to `timeout` nanoseconds) and end; `join`
@@ -155,32 +161,19 @@ public final class SenderThread: @unchecked Sendable {
       // Whether units came in since the last pass: if so, the thread looks again before it
       // waits to be signalled.
       let flowing = appended.exchange(false, ordering: .sequentiallyConsistent)
-      let result = sender.pump(now: clock.now())
-      // The time after the pump: a connect or a send may have blocked for seconds.
-      let now = clock.now()
-      var wakeAt = gate.tickLock.withLock {
-        tick(now: now)
-        return min(control?.nextTickDue ?? .max, reporter?.nextTickDue ?? .max)
-      }
-      // A tick is at most a second away, whatever the loop and reporter say.
-      wakeAt = min(wakeAt, now + 1_000_000_000)
-      switch result {
-      case .failed(let error):
+      let step = driver.step(clock: clock, ticking: tickingUnderGate)
+      if case .failed(let error) = step.pump {
         failed.withLock { $0 = error }
         return
-      case .blocked(let until):
-        wakeAt = min(wakeAt, until)
-      case .idle:
-        break
       }
       if stopping {
-        // An output that never answered during the whole run is not waited for at its end.
         let drainDeadline = lock.withLock { $0.drainDeadline }
-        if result == .idle || now >= drainDeadline || !sender.hasConnected { return }
-        sleep(until: min(wakeAt, drainDeadline), wakingOnStop: false)
+        if driver.drainEnds(after: step, now: clock.now(), deadline: drainDeadline) { return }
+        sleep(until: min(step.wakeAt, drainDeadline), wakingOnStop: false)
         continue
       }
-      if result == .idle {
+      let wakeAt = step.wakeAt
+      if step.pump == .idle {
         if !flowing && !appended.load(ordering: .sequentiallyConsistent) {
           waitForData(until: wakeAt)
         }
@@ -216,12 +209,6 @@ public final class SenderThread: @unchecked Sendable {
     }
   }
 
-  /// The control loop, then the reporter, which reports what the loop read; under `tickLock`.
-  private func tick(now: Int64) {
-    control?.tick(now: now)
-    reporter?.tick(now: now)
-  }
-
   /// The ticker thread: every 100 ms while the sender thread is inside a connection attempt, a
   /// status tick; otherwise asleep until an attempt starts.
   private func tickWhileConnecting() {
@@ -235,7 +222,7 @@ public final class SenderThread: @unchecked Sendable {
         if locked.state.tickerStopped { break }
         locked.whileUnlocked {
           gate.tickLock.withLock {
-            if gate.isConnecting { tick(now: clock.now()) }
+            if gate.isConnecting { driver.tick(now: clock.now()) }
           }
         }
       }

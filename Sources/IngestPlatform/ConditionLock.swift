@@ -84,7 +84,7 @@ public final class ConditionLock<State> {
   /// Runs `body` with the mutex held; through `Locked` it reads and writes the state, waits on
   /// the conditions (the mutex let go meanwhile) and signals them.
   public func withConditions<Result, Failure: Error>(
-    _ body: (borrowing Locked) throws(Failure) -> Result
+    _ body: (Locked) throws(Failure) -> Result
   ) throws(Failure) -> Result {
     takeMutex()
     defer { releaseMutex() }
@@ -103,9 +103,11 @@ public final class ConditionLock<State> {
   }
 
   /// The state and the conditions while the mutex is held: only inside `withConditions`, and
-  /// never kept beyond it (it cannot be copied). Each access to `state` is a short one of its
-  /// own, so a wait between two of them sees what other threads changed meanwhile.
-  public struct Locked: ~Copyable {
+  /// never kept beyond it. Each access to `state` is a short one of its own, so a wait between
+  /// two of them sees what other threads changed meanwhile. (Not `~Copyable`: Swift 6.3's
+  /// optimizer stops with "Cannot initialize a nonCopyable type with a guaranteed value" when
+  /// it inlines a `withConditions` that lends a noncopyable one, so a release build fails.)
+  public struct Locked {
     fileprivate let owner: ConditionLock
 
     /// The guarded state.

@@ -23,6 +23,9 @@ import IngestPOSIX
 public final class SRTSink: OutputSink {
   /// Where and how to connect.
   public let options: SRTOptions
+  /// The run's clock: the progress watchdog, the drop ledger and the drain deadlines. libsrt
+  /// runs on real time, so a run with an SRT output has a real one.
+  private let clock: any PacingClock
   /// libsrt send buffer size in bytes (`SRTO_SNDBUF`), fixed at init.
   public let sendBufferBytes: Int
   /// How long `open` waits for the listener (`SRTO_CONNTIMEO`).
@@ -67,11 +70,14 @@ public final class SRTSink: OutputSink {
   ///     (3 s when it has none).
   ///   - sendTimeoutMilliseconds: how long one send may block on a full buffer.
   ///   - retryDelayNanoseconds: pause suggested after a blocked send.
+  ///   - clock: the run's clock.
   public init(
     options: SRTOptions, sendBufferBytes: Int = 2 << 20, connectTimeoutMilliseconds: Int? = nil,
-    sendTimeoutMilliseconds: Int = 500, retryDelayNanoseconds: Int64 = 10_000_000
+    sendTimeoutMilliseconds: Int = 500, retryDelayNanoseconds: Int64 = 10_000_000,
+    clock: any PacingClock = SystemClock()
   ) {
     self.options = options
+    self.clock = clock
     let host = options.host.utf8.contains(UInt8(ascii: ":")) ? "[\(options.host)]" : options.host
     endpoint = "srt://\(host):\(options.port)"
     chunker = SRTMessageChunker(endpoint: endpoint)
@@ -148,7 +154,7 @@ public final class SRTSink: OutputSink {
     // of what waits for an acknowledgement (a retransmission wait on a lossy path).
     estimate.unsentMilliseconds = queueLimit.unsentMilliseconds(
       unsentBytes: unsentBytes(stats), fallbackBytesPerSecond: streamRate.bytesPerSecond)
-    let clock = Self.clock.now()
+    let clock = self.clock.now()
     watchdog.observe(
       acknowledgements: Int64(stats.pktRecvACKTotal), unacknowledged: Int(stats.pktSndBuf),
       now: clock)
@@ -178,7 +184,7 @@ public final class SRTSink: OutputSink {
     object.add("late_units", dropLedger.lateUnits)
     object.add("played_late", dropLedger.playedLate)
     object.add(
-      "stalled_ms", Int(watchdog.sinceProgress(now: Self.clock.now()) / 1_000_000))
+      "stalled_ms", Int(watchdog.sinceProgress(now: clock.now()) / 1_000_000))
     return object
   }
 
@@ -209,7 +215,7 @@ public final class SRTSink: OutputSink {
         asked = SRTLatencyCheck.automaticLatency(roundTripMilliseconds: probed)
       }
       socket = try SRTSocket(endpoint: endpoint)
-      let started = Self.clock.now()
+      let started = clock.now()
       do throws(SinkError) {
         try configure(socket, latencyMilliseconds: asked)
         if options.mode == .rendezvous {
@@ -227,7 +233,7 @@ public final class SRTSink: OutputSink {
       // A caller's handshake is two round trips (induction, conclusion). But libsrt repeats an
       // unanswered induction every 250 ms: a longer handshake may include waiting for the
       // listener to come up, so the check waits for libsrt's own first measurement (`write`).
-      let handshake = Double(Self.clock.now() - started) / 1e6
+      let handshake = Double(clock.now() - started) / 1e6
       if roundTrip == nil, options.mode == .caller {
         if handshake < 250 { roundTrip = (handshake / 2, "handshake") } else { deferCheck = true }
       }
@@ -240,7 +246,7 @@ public final class SRTSink: OutputSink {
     lastCounted = nil
     dropLedger.reset()
     self.socket = socket
-    watchdog = SRTProgressWatchdog(now: Self.clock.now())
+    watchdog = SRTProgressWatchdog(now: clock.now())
     let askedOrDefault = asked ?? options.effectiveLatencyMilliseconds
     agreedLatencyMilliseconds = Int(socket.getInt32(SRTO_PEERLATENCY) ?? Int32(askedOrDefault))
     if deferCheck {
@@ -375,7 +381,7 @@ public final class SRTSink: OutputSink {
     // Bytes libsrt may take in this call; unlimited without figures, or after a stall.
     var byteAllowance = Int.max
     if let stats = socket.statistics() {
-      let clock = Self.clock.now()
+      let clock = self.clock.now()
       observeDrops(stats, now: clock)
       // libsrt's round trip is a measurement once it has left the 100 ms libsrt starts from.
       let roundTrip = measuredRoundTrip(stats)
@@ -441,7 +447,7 @@ public final class SRTSink: OutputSink {
           - buffered
       }
     }
-    let started = Self.clock.now()
+    let started = clock.now()
     let progress: SRTMessageChunker.Progress
     do throws(SinkError) {
       progress = try chunker.push(unit, bytes: bytes) { message throws(SinkError) in
@@ -459,7 +465,7 @@ public final class SRTSink: OutputSink {
       dropLedger.unitWritten(kind: unit.kind, bytes: bytes.count, now: lastSendNanoseconds)
       return .written
     case .blocked:
-      let blocked = Self.clock.now() - started
+      let blocked = clock.now() - started
       return .wouldBlock(retryAt: now + blocked + retryDelayNanoseconds)
     }
   }
@@ -468,10 +474,10 @@ public final class SRTSink: OutputSink {
     -> Bool
   {
     if readsBeforeSend, let stats = socket.statistics() {
-      observeDrops(stats, now: Self.clock.now())
+      observeDrops(stats, now: clock.now())
     }
     guard try socket.send(message) else { return false }
-    lastSendNanoseconds = Self.clock.now()
+    lastSendNanoseconds = clock.now()
     dropLedger.messageSent(now: lastSendNanoseconds)
     return true
   }
@@ -485,7 +491,7 @@ public final class SRTSink: OutputSink {
   /// `SRTDropLedger`).
   public var unstoredUnits: [Int]? {
     if let socket, let stats = socket.statistics() {
-      observeDrops(stats, now: Self.clock.now())
+      observeDrops(stats, now: clock.now())
     }
     return dropLedger.lostUnits
   }
@@ -500,7 +506,7 @@ public final class SRTSink: OutputSink {
   public func close() {
     if let socket {
       if let last = Self.statistics(of: socket) { finalStatistics = last }
-      if let stats = socket.statistics() { observeDrops(stats, now: Self.clock.now()) }
+      if let stats = socket.statistics() { observeDrops(stats, now: clock.now()) }
       socket.close()
       // libsrt's listener answers no new caller after its accepted connection broke, so the
       // next one is waited for on a fresh listening socket.
@@ -527,14 +533,14 @@ public final class SRTSink: OutputSink {
       throw .write(endpoint: endpoint, reason: "not connected", retryable: true)
     }
     let limit = Int64(max(3_000, 4 * options.effectiveLatencyMilliseconds)) * 1_000_000
-    let deadline = Self.clock.now() + limit
+    let deadline = clock.now() + limit
     do throws(SinkError) {
       while try chunker.flush(send: { message throws(SinkError) in
         try send(message, on: socket)
       })
         == .blocked
       {
-        guard Self.clock.now() < deadline else {
+        guard clock.now() < deadline else {
           throw SinkError.timeout(
             endpoint: endpoint, operation: "finish",
             reason: "the last message could not be sent before the deadline")
@@ -546,8 +552,8 @@ public final class SRTSink: OutputSink {
             endpoint: endpoint, reason: "connection lost before the last data was acknowledged",
             retryable: true)
         }
-        guard Self.clock.now() < deadline else { break }
-        Self.clock.sleep(nanoseconds: 5_000_000)
+        guard clock.now() < deadline else { break }
+        clock.sleep(until: clock.now() + 5_000_000)
       }
       // The receiver releases each packet one latency after it was sent; the round trip and a
       // margin cover clock drift between the two ends and a receiving program that reads late
@@ -558,9 +564,9 @@ public final class SRTSink: OutputSink {
       let playedOut =
         lastSendNanoseconds + Int64(agreedLatencyMilliseconds) * 1_000_000 + roundTrip
         + Self.playOutMarginNanoseconds
-      let now = Self.clock.now()
+      let now = clock.now()
       if playedOut > now && socket.isConnected {
-        Self.clock.sleep(nanoseconds: min(playedOut, deadline) - now)
+        clock.sleep(until: min(playedOut, deadline))
       }
     } catch {
       close()
@@ -569,8 +575,6 @@ public final class SRTSink: OutputSink {
     close()
   }
 
-  /// The time of the progress watchdog, the drop ledger and the drain deadlines.
-  private static let clock = SystemClock()
   /// What `finish` waits beyond the last message's play-out time before it closes.
   private static let playOutMarginNanoseconds: Int64 = 150_000_000
 }

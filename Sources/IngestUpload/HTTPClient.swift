@@ -73,10 +73,15 @@ public final class HTTPClient {
   }
 
   /// PUTs `bytes` bytes of the file at `path`.
-  public func put(file path: String, bytes: Int64, to url: String) throws(UploadError) -> Response {
+  /// - Parameter bodySent: called once, inside the request, when libcurl has handed the whole
+  ///   body to the connection (the server's answer still to come).
+  public func put(
+    file path: String, bytes: Int64, to url: String, bodySent: (() -> Void)? = nil
+  ) throws(UploadError) -> Response {
     let fd = try UploadFiles.openForReading(path)
     defer { fd.close() }
     let context = TransferContext(body: .file(fd, remaining: bytes), stopRequested: stopRequested)
+    context.bodySent = bodySent
     let response = try perform(url: url, context: context) { handle in
       [
         ingest_curl_set_long(handle, CURLOPT_UPLOAD, 1),
@@ -196,6 +201,8 @@ private final class TransferContext {
   let stopRequested: () -> String?
   /// The stop that ended the request, when one did.
   var stoppedBy: String?
+  /// Called once when the whole body was uploaded; nil after.
+  var bodySent: (() -> Void)?
 
   init(body: Body, stopRequested: @escaping () -> String?) {
     self.body = body
@@ -250,10 +257,14 @@ private let headerCallback: ingest_curl_data_callback = { buffer, size, count, u
   return bytes
 }
 
-/// Ends the request (non-zero) once a stop was asked for.
-private let progressCallback: curl_xferinfo_callback = { user, _, _, _, _ in
+/// Reports the whole body sent (once); ends the request (non-zero) once a stop was asked for.
+private let progressCallback: curl_xferinfo_callback = { user, _, _, uploadTotal, uploaded in
   guard let user else { return 0 }
   let context = Unmanaged<TransferContext>.fromOpaque(user).takeUnretainedValue()
+  if uploadTotal > 0, uploaded >= uploadTotal, let bodySent = context.bodySent {
+    context.bodySent = nil
+    bodySent()
+  }
   guard let signal = context.stopRequested() else { return 0 }
   context.stoppedBy = signal
   return 1

@@ -5,6 +5,7 @@
 /// ```
 /// upload 1 http://127.0.0.1:8080/rec/     a session starts: format version, destination
 /// send seg00042.ts 123456                 a PUT of that many bytes is about to start
+/// sent seg00042.ts 123456                 its whole body went out; no answer yet
 /// done seg00042.ts 123456                 the server confirmed it (2xx)
 /// ```
 ///
@@ -22,6 +23,9 @@ public struct UploadJournal: Equatable, Sendable {
   public private(set) var confirmed: [String: Int64] = [:]
   /// Files whose PUT started and was not confirmed: the server may or may not have them.
   public private(set) var started: Set<String> = []
+  /// Of `started`, the files whose whole body went out: a server that is slow to answer may
+  /// still be storing them after the uploader that sent them is gone.
+  public private(set) var bodySent: Set<String> = []
   /// The destination of the last `upload` line.
   public private(set) var destination: String?
   /// Lines that were skipped (torn, malformed, unknown).
@@ -54,12 +58,18 @@ public struct UploadJournal: Equatable, Sendable {
       destination = String(fields[2])
       confirmed = [:]
       started = []
+      bodySent = []
     case ("send", 3) where Int64(fields[2]) != nil && Self.isName(fields[1]):
       if destination == wanted { started.insert(String(fields[1])) }
+    case ("sent", 3) where Int64(fields[2]) != nil && Self.isName(fields[1]):
+      if destination == wanted && started.contains(String(fields[1])) {
+        bodySent.insert(String(fields[1]))
+      }
     case ("done", 3) where Int64(fields[2]) != nil && Self.isName(fields[1]):
       guard destination == wanted else { break }
       confirmed[String(fields[1])] = Int64(fields[2])!
       started.remove(String(fields[1]))
+      bodySent.remove(String(fields[1]))
     default:
       skippedLines += 1
     }
@@ -75,14 +85,22 @@ public struct UploadJournal: Equatable, Sendable {
   mutating func recordConfirmed(_ name: String, bytes: Int64) {
     confirmed[name] = bytes
     started.remove(name)
+    bodySent.remove(name)
   }
 
   /// Records a started PUT in memory (after its line was synced).
-  mutating func recordStarted(_ name: String) { started.insert(name) }
+  mutating func recordStarted(_ name: String) {
+    started.insert(name)
+    bodySent.remove(name)
+  }
+
+  /// Records a PUT whose whole body went out, in memory (after its line was synced).
+  mutating func recordBodySent(_ name: String) { bodySent.insert(name) }
 
   static func uploadLine(destination: String) -> String { "upload \(version) \(destination)\n" }
   static func sendLine(_ name: String, bytes: Int64) -> String { "send \(name) \(bytes)\n" }
   static func doneLine(_ name: String, bytes: Int64) -> String { "done \(name) \(bytes)\n" }
+  static func sentLine(_ name: String, bytes: Int64) -> String { "sent \(name) \(bytes)\n" }
   /// Ends a torn line so that it stays malformed (no valid line ends in "torn").
   static let tornLineEnd = " torn\n"
 }

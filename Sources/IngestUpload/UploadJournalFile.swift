@@ -62,6 +62,12 @@ final class UploadJournalFile {
     journal.recordStarted(name)
   }
 
+  /// Records that the whole body of the PUT of `name` went out (the answer still to come).
+  func bodySent(_ name: String, bytes: Int64) throws(UploadError) {
+    try write(UploadJournal.sentLine(name, bytes: bytes))
+    journal.recordBodySent(name)
+  }
+
   /// Records that the server confirmed `name`.
   func confirmed(_ name: String, bytes: Int64) throws(UploadError) {
     try write(UploadJournal.doneLine(name, bytes: bytes))

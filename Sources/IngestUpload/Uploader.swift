@@ -204,7 +204,10 @@ public final class Uploader {
     let localSize = try UploadFiles.ownStamp(of: path)?.size
     let confirmedBefore = journal.journal.confirmed[name] == bytes
     if confirmedBefore || journal.journal.started.contains(name) {
-      let onServer = try serverHas(name, bytes: bytes, client: client)
+      var onServer = try serverHas(name, bytes: bytes, client: client)
+      if onServer == false && journal.journal.bodySent.contains(name) {
+        onServer = try awaitStoring(name, bytes: bytes, client: client)
+      }
       // A server that cannot answer HEAD is trusted for what it confirmed.
       if onServer == true || (onServer == nil && confirmedBefore) {
         if !confirmedBefore { try journal.confirmed(name, bytes: bytes) }
@@ -230,9 +233,16 @@ public final class Uploader {
     }
     try journal.started(name, bytes: bytes)
     let url = options.destination.url(for: name)
+    // A write error in the callback cannot leave libcurl's call: it is thrown after it.
+    var journalFailure: UploadError?
     let response = try send(name) { () throws(UploadError) in
-      try client.put(file: path, bytes: bytes, to: url)
+      try client.put(file: path, bytes: bytes, to: url) {
+        do throws(UploadError) { try journal.bodySent(name, bytes: bytes) } catch {
+          journalFailure = error
+        }
+      }
     }
+    if let journalFailure { throw journalFailure }
     try journal.confirmed(name, bytes: bytes)
     settled.insert(name)
     summary.segmentsUploaded += 1
@@ -268,6 +278,23 @@ public final class Uploader {
     summary.bytes += Int64(data.count)
     onEvent(.uploaded(name: name, bytes: Int64(data.count), status: response.status, resent: false))
     return true
+  }
+
+  /// A PUT whose whole body went out before its uploader was gone (killed, or a request given up
+  /// on) may still be stored by a server that is slow to answer: HEAD again, every half
+  /// second, for up to the stall timeout (as long as a request waits for an answer), before it
+  /// is sent a second time.
+  /// - Returns: what the last HEAD said.
+  private func awaitStoring(_ name: String, bytes: Int64, client: HTTPClient)
+    throws(UploadError) -> Bool?
+  {
+    let deadline = clock.now() + Int64(options.http.stallTimeout * 1e9)
+    while clock.now() < deadline {
+      try sleep(until: min(deadline, clock.now() + 500_000_000))
+      let onServer = try serverHas(name, bytes: bytes, client: client)
+      if onServer != false { return onServer }
+    }
+    return false
   }
 
   /// HEAD: true when the server has the file with `bytes` bytes, false when it has not (404,

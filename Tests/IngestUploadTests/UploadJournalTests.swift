@@ -20,6 +20,29 @@ private let sample = """
   #expect(!journal.endsWithTornLine)
 }
 
+/// A `sent` line marks a started PUT whose whole body went out; the session's `send` of the
+/// same file again clears it, `done` settles it, and a `sent` without its `send` counts for
+/// nothing.
+@Test func aBodySentIsKnownUntilThePutIsSentAgainOrConfirmed() {
+  let text = """
+    upload 1 http://127.0.0.1:8080/rec/
+    send seg00000.ts 1880
+    sent seg00000.ts 1880
+    send seg00001.ts 3760
+    sent seg00001.ts 3760
+    done seg00001.ts 3760
+    sent seg00002.ts 1880
+
+    """
+  let journal = UploadJournal.parse(text, destination: destination)
+  #expect(journal.started == ["seg00000.ts"])
+  #expect(journal.bodySent == ["seg00000.ts"])
+  #expect(journal.confirmed == ["seg00001.ts": 3760])
+  var resent = journal
+  resent.recordStarted("seg00000.ts")
+  #expect(resent.bodySent.isEmpty)
+}
+
 @Test func journalCutAtEveryByteNeverInventsAConfirmation() {
   let full = UploadJournal.parse(sample, destination: destination)
   for cut in 0...sample.utf8.count {

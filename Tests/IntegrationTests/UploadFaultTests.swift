@@ -99,6 +99,39 @@ import Testing
     #expect(server.count(status: 403) == 1)
   }
 
+  /// An uploader killed once the whole body of a PUT went out, in front of a server that
+  /// answers slowly (the request reaches it seconds later): the run after it finds the
+  /// `sent` line, and HEADs until the late request is stored instead of sending the segment a
+  /// second time (it did, while HEAD still answered 404).
+  @Test func aPUTThatReachesASlowServerAfterAKillIsNotSentAgain() throws {
+    let work = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: work) }
+    let recording = work.appending(path: "rec")
+    try UploadHarness.record(recording)
+    let server = try NginxWebDAV(directory: work.appending(path: "server"))
+    // The first connection reaches nginx 3 s late; the ones after it at once.
+    let relay = try SlowRelay(
+      directory: work, upstream: server.port, delay: 3, slowConnections: 1)
+    defer { relay.child.kill() }
+    let first = try UploadHarness.startUpload(
+      [recording.path, "--to", relay.url, "--json"], logs: work, name: "killed")
+    try LoopbackServers.waitUntil("the first segment's body sent", timeout: 30) {
+      !UploadHarness.lines("sent seg00000.ts ", in: recording).isEmpty
+        || !first.process.isRunning
+    }
+    kill(first.pid, SIGKILL)
+    #expect(first.wait(timeout: 10))
+    #expect(UploadHarness.lines("done seg00000.ts ", in: recording).isEmpty)
+
+    let again = try UploadHarness.upload([recording.path, "--to", relay.url, "--json"])
+    #expect(again.status == 0, "\(again.stderr)")
+    #expect(
+      (UploadHarness.summary(again.stdout)["already_on_server"] as? Int ?? 0) >= 1,
+      "\(again.stdout)")
+    try UploadHarness.expectServerCopy(of: recording, on: server)
+    #expect(server.successfulPuts(of: "/rec/seg00000.ts") == 1, "\(server.accessLog)")
+  }
+
   @Test func uploaderKilledAtTenPointsAndRestarted() throws {
     let work = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: work) }

@@ -127,23 +127,24 @@ public final class LiveEncoder {
   private func startMicThread() -> DispatchSemaphore? {
     guard let micInput, let micTrack else { return nil }
     let done = DispatchSemaphore(value: 0)
-    // The input and the track move to the new thread and are not touched here until `done`.
-    let handover = Handover(value: (self, micInput, micTrack))
-    let thread = Thread {
-      let (encoder, input, track) = handover.value
+    // The input and the track move to the new thread and are not touched here until `done`
+    // (a thread of our own: it takes them as they are, where Foundation's wants Sendable).
+    let thread = SystemThread.start { [self] in
       do throws(EncoderError) {
-        try input.run { (_, frame, time) throws(EncoderError) -> Bool in
-          encoder.audioMix != nil
-            ? try encoder.mixAudio(.micAudio, frame, at: time)
-            : try encoder.encodeAudio(track, frame, at: time)
+        try micInput.run { (_, frame, time) throws(EncoderError) -> Bool in
+          audioMix != nil
+            ? try mixAudio(.micAudio, frame, at: time)
+            : try encodeAudio(micTrack, frame, at: time)
         }
       } catch {
-        encoder.state.fail(error)
+        state.fail(error)
       }
       done.signal()
     }
-    thread.name = "mic"
-    thread.start()
+    guard thread != nil else {
+      state.fail(.codec("the mic", reason: "its thread could not be started"))
+      return nil
+    }
     return done
   }
 
@@ -370,9 +371,4 @@ public final class LiveEncoder {
       $0.add("dropped", droppedFrames)
     }
   }
-}
-
-/// Moves values that are not `Sendable` to the one thread that uses them from then on.
-private struct Handover<Value>: @unchecked Sendable {
-  let value: Value
 }

@@ -150,6 +150,7 @@ import Testing
   @Test(arguments: [(320, 240, "high"), (1920, 1080, "high"), (176, 144, "baseline")])
   func videoSizeComesFromTheSPS(width: Int, height: Int, profile: String) throws {
     let directory = try temporaryDirectory("rtmp-sps")
+    defer { try? FileManager.default.removeItem(at: directory) }
     let path = directory.appendingPathComponent("one.mp4").path
     let encode = try run(
       "ffmpeg",
@@ -233,6 +234,8 @@ private struct RTMPClip {
 
   static func make() throws -> RTMPClip {
     let directory = try temporaryDirectory("rtmp-clip")
+    // The clip is read into memory here: its file is not needed after.
+    defer { try? FileManager.default.removeItem(at: directory) }
     let mp4 = directory.appendingPathComponent("clip.mp4").path
     let encode = try run(
       "ffmpeg",

@@ -7,8 +7,8 @@
 ///
 /// - **An outage** (nothing gets through) that lasts `outageNanoseconds` may end on another
 ///   path: the window starts again when data gets through, once the figure has settled: at
-///   least `settleNanoseconds`, then until it moved by less than `flatMilliseconds` (or
-///   `flatShare`) over a tenth of a second, at most `settleLimitNanoseconds`. The first
+///   least `settleNanoseconds`, then until it moved by less than 5 ms (or 3 %) over a fifth of
+///   a second, at most `settleLimitNanoseconds`. The first
 ///   figures after a blackout are the old path's, still being smoothed toward the new one
 ///   (libsrt's took 0.7 s from 41 to 181 ms, through 59 and 133).
 /// - **A step that persists**: the least round trip of the last second has stood above the
@@ -113,7 +113,7 @@ public struct PathRoundTrip: Sendable {
         if mark == nil { settling = (limit, (now, roundTrip)) }
         return change
       }
-      let tolerance = max(configuration.flatMilliseconds, configuration.flatShare * roundTrip)
+      let tolerance = max(Self.settledMilliseconds, Self.settledShare * roundTrip)
       guard abs(roundTrip - mark.value) <= tolerance else {
         settling = (limit, (now, roundTrip))
         return change
@@ -150,8 +150,11 @@ public struct PathRoundTrip: Sendable {
     return .step
   }
 
-  /// How far apart two figures are compared while settling.
-  private static let settleStepNanoseconds: Int64 = 100_000_000
+  /// How far apart two figures are compared while settling, and how little they may differ.
+  /// (With 10 ms or 10 % in a tenth of a second, 151 ms passed for settled on its way to 181.)
+  private static let settleStepNanoseconds: Int64 = 200_000_000
+  private static let settledMilliseconds = 5.0
+  private static let settledShare = 0.03
 
   /// The path's round trip at `now`: the least of the window (nil before a reading).
   public func baseline(at now: Int64) -> Double? {

@@ -109,9 +109,10 @@ import Testing
     let recording = work.appending(path: "rec")
     try UploadHarness.record(recording)
     let server = try NginxWebDAV(directory: work.appending(path: "server"))
-    // The first connection reaches nginx 3 s late; the ones after it at once.
+    // The first connection's request is taken in at once and reaches nginx 3 s late; the
+    // ones after it at once.
     let relay = try SlowRelay(
-      directory: work, upstream: server.port, delay: 3, slowConnections: 1)
+      directory: work, upstream: server.port, delay: 3, slowConnections: 1, reading: true)
     defer { relay.child.kill() }
     let first = try UploadHarness.startUpload(
       [recording.path, "--to", relay.url, "--json"], logs: work, name: "killed")

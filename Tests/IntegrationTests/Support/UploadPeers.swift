@@ -145,18 +145,25 @@ final class NginxWebDAV {
 }
 
 /// A TCP relay in front of a server that holds each of its first `slowConnections` connections
-/// for `delay` seconds before relaying a byte: a server that answers slowly.
+/// for `delay` seconds before relaying a byte: a server that answers slowly. With `reading`, it
+/// takes in what the client sends meanwhile and passes it on after the delay: a server that
+/// has the whole request and is slow to store it (the client may be gone by then).
 final class SlowRelay {
   let port: Int
   let child: ChildProcess
 
-  init(directory: URL, upstream: Int, delay: Double, slowConnections: Int) throws {
+  init(
+    directory: URL, upstream: Int, delay: Double, slowConnections: Int, reading: Bool = false
+  ) throws {
     port = try LoopbackServers.freePort(SOCK_STREAM)
     let script = directory.appending(path: "slow-relay.py")
     try Self.source.write(to: script, atomically: true, encoding: .utf8)
     child = try ChildProcess(
       "python3",
-      [script.path, String(port), String(upstream), String(delay), String(slowConnections)],
+      [
+        script.path, String(port), String(upstream), String(delay), String(slowConnections),
+        reading ? "read" : "hold",
+      ],
       directory: directory, name: "slow-relay")
     try LoopbackServers.waitUntil("the relay on port \(port)") {
       guard child.process.isRunning else {
@@ -171,8 +178,9 @@ final class SlowRelay {
   var url: String { "http://127.0.0.1:\(port)/rec/" }
 
   private static let source = """
-    import socket, sys, threading, time
+    import select, socket, sys, threading, time
     port, upstream, delay, slow = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+    reading = sys.argv[5] == "read"
     server = socket.socket()
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     server.bind(("127.0.0.1", port))
@@ -195,14 +203,34 @@ final class SlowRelay {
                 pass
 
     def relay(client, hold):
-        if hold:
+        taken, ended = b"", False
+        if hold and reading:
+            # Take what the client sends during the hold, so that it is all here even if the
+            # client is gone before the server gets it.
+            until = time.monotonic() + delay
+            while not ended and time.monotonic() < until:
+                ready, _, _ = select.select([client], [], [], max(0, until - time.monotonic()))
+                if not ready:
+                    continue
+                try:
+                    data = client.recv(65536)
+                except OSError:
+                    data = b""
+                taken += data
+                ended = not data
+            time.sleep(max(0, until - time.monotonic()))
+        elif hold:
             time.sleep(delay)
         try:
             up = socket.create_connection(("127.0.0.1", upstream))
         except OSError:
             client.close()
             return
-        threading.Thread(target=pipe, args=(client, up), daemon=True).start()
+        up.sendall(taken)
+        if ended:
+            up.shutdown(socket.SHUT_WR)
+        else:
+            threading.Thread(target=pipe, args=(client, up), daemon=True).start()
         pipe(up, client)
 
     count = 0

@@ -21,7 +21,9 @@ public func fuzzOutputURL(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
   do {
     _ = try OutputTarget(parsing: text)
   } catch {
-    checkQuoted("\(error)", from: text)
+    // The message is a fixed sentence around the quoted text: only the quoted text can hold
+    // what the user wrote (the sentence's list of outputs holds " whip+https://" itself).
+    checkQuoted(error.quotedText, from: text)
   }
 
   do {
@@ -96,6 +98,18 @@ func checkQuoted(_ message: String, from text: String) {
       let outside = text.replacingFirst(of: key + secret)
       guard !outside.contains(secret) else { continue }
       require(!message.contains(secret), "secret of \(key) quoted in: \(message)")
+    }
+  }
+}
+
+extension OutputURLError {
+  /// The part of the input the message quotes.
+  var quotedText: String {
+    switch self {
+    case .unknownScheme(let text), .missingPath(let text), .badOption(let text),
+      .unknownOption(let text), .unexpected(let text), .badContainer(let text),
+      .badAudio(let text):
+      text
     }
   }
 }

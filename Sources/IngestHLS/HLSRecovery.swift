@@ -153,6 +153,8 @@ public enum HLSRecovery {
     }
     var handledParts = Set<String>()
     var segments: [HLSSegment] = []
+    /// Whether a segment line was appended: after an `end`, the journal must be ended again.
+    var appendedSegmentLines = false
     for segment in journal.segments {
       let path = HLSFileSystem.join(directory, segment.name)
       if HLSFileSystem.size(of: path) == segment.bytes {
@@ -200,6 +202,7 @@ public enum HLSRecovery {
       // Recorded again when the journal had it complete but the disk lost it: the newer line
       // wins when the journal is read (`HLSJournal`), so a second recovery finds it whole.
       try journalFile.append(HLSJournal.segmentLine(segment))
+      appendedSegmentLines = true
       try HLSFileSystem.rename(partPath, to: HLSFileSystem.join(directory, name))
       report.lost.removeAll { $0 == name }
       segments.append(segment)
@@ -220,7 +223,11 @@ public enum HLSRecovery {
     var playlist = HLSPlaylist(kind: .vod, targetDuration: journal.targetDuration ?? 1)
     for segment in segments { playlist.append(segment) }
     try HLSFileSystem.replace(playlistPath, with: playlist.rendered)
-    if !journal.isFinished { try journalFile.append(HLSJournal.endLine) }
+    // A partial kept after the journal's `end` (its line now follows that `end`) ends the
+    // journal again, or the next recovery takes the recording for unfinished and writes again.
+    if !journal.isFinished || appendedSegmentLines {
+      try journalFile.append(HLSJournal.endLine)
+    }
     try HLSFileSystem.syncDirectory(directory)
     return report
   }

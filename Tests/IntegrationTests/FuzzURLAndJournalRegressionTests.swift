@@ -49,7 +49,11 @@ import Testing
         continue
       }
       var messages: [String] = []
-      do { _ = try OutputTarget(parsing: text) } catch { messages.append("\(error)") }
+      do { _ = try OutputTarget(parsing: text) } catch {
+        // A fixed sentence around the input's quoted text, whose list of outputs holds
+        // ", whip+https://" itself: only the quoted text can carry a secret.
+        messages.append(Self.quotedText(of: error))
+      }
       do { _ = try SRTOptions(parsing: text) } catch { messages.append("\(error)") }
       do { _ = try RTMPTarget(url: text) } catch { messages.append("\(error)") }
       #expect(!messages.isEmpty)
@@ -58,6 +62,17 @@ import Testing
           #expect(!message.contains(secret), "\(url.lastPathComponent): \(message)")
         }
       }
+    }
+  }
+
+  /// The part of the input an `OutputURLError` quotes; any other error's whole message.
+  static func quotedText(of error: any Error) -> String {
+    switch error as? OutputURLError {
+    case .unknownScheme(let text)?, .missingPath(let text)?, .badOption(let text)?,
+      .unknownOption(let text)?, .unexpected(let text)?, .badContainer(let text)?,
+      .badAudio(let text)?:
+      text
+    case nil: "\(error)"
     }
   }
 

@@ -35,6 +35,11 @@ typedef struct {
 } ingest_report_slot;
 
 #define INGEST_REPORT_SLOTS 64
+// Second copies of retransmissions (ingest_rtx_request_probe): one costs 20 video packets sent,
+// at most 8 in a burst, and only while the last report's fraction lost is at most 13/256 (5 %).
+#define INGEST_COPY_COST 20
+#define INGEST_COPY_BUDGET_MAX (8 * INGEST_COPY_COST)
+#define INGEST_COPY_MAX_FRACTION 13
 
 typedef struct {
   guint64 number;  // frame number held here (from 1; 0: none)
@@ -67,6 +72,7 @@ typedef struct {
   guint64 nack_unserved;   // asked for and never sent again (no longer in the history, or no RTX)
   guint64 rtx_packets;
   guint64 rtx_bytes;
+  guint64 rtx_copies;      // requests answered with a second copy of the retransmission
   guint64 history_bytes;   // bytes of video packets the retransmission history holds now
   guint64 history_packets;
   gint64 video_lost_reported;  // the receiver's cumulative lost for the video stream
@@ -136,6 +142,10 @@ typedef struct {
   guint64 nack_unserved;
   guint64 rtx_packets;
   guint64 rtx_bytes;
+  // Second copies of a retransmission (see ingest_rtx_request_probe): a budget in 20ths of a
+  // copy, one for each video packet sent, so that copies stay within 5 % of the packets.
+  guint copy_budget;
+  guint64 rtx_copies;
   gint64 unserved_checked;  // requests up to this time were checked for service
   guint64 new_unserved;
 } ingest_delivery;
@@ -232,6 +242,7 @@ static inline void ingest_delivery_video_packet(ingest_delivery *delivery, GstBu
     if (ext > delivery->last_ext) delivery->last_ext = ext;
   }
   delivery->packets++;
+  if (delivery->copy_budget < INGEST_COPY_BUDGET_MAX) delivery->copy_budget++;
   delivery->video_bytes += size;
   if (delivery->frames == 0 || time != delivery->last_rtp_time) {
     delivery->frames++;
@@ -426,11 +437,20 @@ static inline void ingest_delivery_rtcp(ingest_delivery *delivery, GstBuffer *bu
 /// rtprtxsend's source pad, upstream: a retransmission request for a packet sent again within
 /// the window is dropped (the receiver repeats its list of missing packets; aiortc in every
 /// NACK), so that one loss costs one retransmission per round trip, not a burst.
+///
+/// A first request is answered twice while the path loses little (the last report's fraction
+/// lost at most INGEST_COPY_MAX_FRACTION) and the budget allows (a copy for every 20 video
+/// packets sent, at most INGEST_COPY_BUDGET_MAX / 20 in a burst): a retransmission lost on a
+/// path that loses 2 % is otherwise mended only when the receiver asks again, which aiortc does
+/// only when it sees a new gap, so its picture stops for up to a second; two copies are both
+/// lost with the square of the loss. Under heavier loss (congestion, a blackout's backlog) the
+/// copies would add to what the link cannot carry, so each request gets one.
 static inline GstPadProbeReturn ingest_rtx_request_probe(GstPad *pad, GstPadProbeInfo *info,
                                                          gpointer data) {
   GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
   const GstStructure *structure = event ? gst_event_get_structure(event) : NULL;
-  if (structure == NULL || !gst_structure_has_name(structure, "GstRTPRetransmissionRequest")) {
+  if (structure == NULL || !gst_structure_has_name(structure, "GstRTPRetransmissionRequest") ||
+      gst_structure_has_field(structure, "ingest-copy")) {
     return GST_PAD_PROBE_OK;
   }
   ingest_delivery *delivery = (ingest_delivery *)data;
@@ -440,15 +460,29 @@ static inline GstPadProbeReturn ingest_rtx_request_probe(GstPad *pad, GstPadProb
     return GST_PAD_PROBE_OK;
   }
   gint64 now = g_get_monotonic_time();
-  gboolean repeat = FALSE;
+  gboolean repeat = FALSE, copy = FALSE;
   g_mutex_lock(&delivery->lock);
   if (delivery->have_video && ssrc == delivery->video_ssrc) {
     guint64 ext = ingest_extend_seq(delivery->last_ext, (guint16)seqnum);
     ingest_seq_slot *slot = &delivery->seqs[ext % INGEST_SEQ_SLOTS];
     repeat = slot->ext == ext && ingest_delivery_is_repeat(delivery, slot, now);
+    copy = !repeat && slot->ext == ext && delivery->video_fraction <= INGEST_COPY_MAX_FRACTION &&
+           delivery->copy_budget >= INGEST_COPY_COST;
+    if (copy) {
+      delivery->copy_budget -= INGEST_COPY_COST;
+      delivery->rtx_copies++;
+    }
   }
   g_mutex_unlock(&delivery->lock);
-  return repeat ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK;
+  if (repeat) return GST_PAD_PROBE_DROP;
+  if (copy) {
+    // Marked, so that this probe lets it through as it is.
+    GstEvent *second = gst_event_copy(event);
+    gst_structure_set(gst_event_writable_structure(second), "ingest-copy", G_TYPE_BOOLEAN, TRUE,
+                      NULL);
+    gst_pad_send_event(pad, second);
+  }
+  return GST_PAD_PROBE_OK;
 }
 
 /// rtprtxsend's source pad, downstream: each retransmission (its original sequence number is
@@ -642,6 +676,7 @@ static inline void ingest_delivery_collect(ingest_delivery *delivery, guint sett
   out->nack_unserved = delivery->nack_unserved;
   out->rtx_packets = delivery->rtx_packets;
   out->rtx_bytes = delivery->rtx_bytes;
+  out->rtx_copies = delivery->rtx_copies;
   out->video_lost_reported = delivery->video_lost_reported;
   out->audio_lost_reported = delivery->audio_lost_reported;
   out->rtx_lost_reported = delivery->rtx_lost_reported;

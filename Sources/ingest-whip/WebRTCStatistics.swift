@@ -114,6 +114,7 @@ struct WebRTCStatistics {
     object.add("video_packets_not_asked", Int64(delivery.presumed_lost))
     object.add("rtx_packets", Int64(delivery.rtx_packets))
     object.add("rtx_bytes", Int64(delivery.rtx_bytes))
+    object.add("rtx_copies", Int64(delivery.rtx_copies))
     object.add("rtx_history_bytes", Int64(delivery.history_bytes))
     object.add("rtx_history_packets", Int64(delivery.history_packets))
     if final { object.add("final", true) }

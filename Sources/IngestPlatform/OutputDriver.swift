@@ -39,7 +39,10 @@ public final class OutputDriver {
   ///   - tickers: ticked after each pump, in this order (the control loop before the status
   ///     reporter, which reports what it read).
   ///   - longestWait: the longest a step lets the caller wait before the next one.
-  public init(sender: Sender, tickers: [any OutputTicker], longestWait: Int64 = 1_000_000_000) {
+  public init(
+    sender: Sender, tickers: [any OutputTicker],
+    longestWait: Int64 = TimeSpan.seconds(1).nanoseconds
+  ) {
     self.sender = sender
     self.tickers = tickers
     self.longestWait = longestWait

@@ -51,9 +51,10 @@ public struct SystemClock: PacingClock {
     #endif
   }
 
-  /// Sleeps for `nanoseconds` (nothing when not positive).
-  public func sleep(nanoseconds: Int64) {
-    guard nanoseconds > 0 else { return }
-    sleep(until: now() + nanoseconds)
+  /// Sleeps for `span` (nothing when it is not positive; `.max` saturates at the end of time
+  /// rather than overflowing the deadline).
+  public func sleep(for span: TimeSpan) {
+    guard span > .zero else { return }
+    sleep(until: (instant() + span).nanoseconds)
   }
 }

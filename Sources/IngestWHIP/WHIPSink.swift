@@ -321,7 +321,7 @@ public final class WHIPSink: OutputSink {
     // What is pending goes first; then end of input: the child drains and deletes the session.
     while !pending.isEmpty && !child.hasEnded && SystemClock().now() < deadline {
       do { try flush(child) } catch { break }
-      if !pending.isEmpty { SystemClock().sleep(nanoseconds: 2_000_000) }
+      if !pending.isEmpty { SystemClock().sleep(for: .milliseconds(2)) }
     }
     child.closeInput()
     if !child.waitForEnd(until: deadline) {

@@ -266,8 +266,9 @@ struct WHIPPublisher {
     // The receiver asks for what it misses as it notices (before that report, mostly), and
     // asks again a round trip later when a retransmission was lost: three round trips, at
     // least 300 ms, for those to be answered and arrive.
-    let roundTrip = TimeSpan(seconds: session.statistics().roundTripSeconds ?? 0.1).nanoseconds
-    clock.sleep(nanoseconds: min(max(0, deadline - clock.now()), max(300_000_000, 3 * roundTrip)))
+    let roundTrip = TimeSpan(seconds: session.statistics().roundTripSeconds ?? 0.1)
+    clock.sleep(
+      for: min(.nanoseconds(deadline - clock.now()), max(.milliseconds(300), roundTrip * 3)))
   }
 
   /// How long the end of a session waits for the receiver's reports of its last packets.

@@ -1,3 +1,5 @@
+import IngestCore
+
 /// A named benchmark scenario. Each runs in its own process, so the kernel's peak resident
 /// figure (VmHWM) belongs to that scenario alone.
 public enum BenchScenario: String, CaseIterable, Sendable {
@@ -103,7 +105,7 @@ public struct ScenarioPlan {
   }
 
   /// Length of the run on its own clock, nanoseconds.
-  var length: Int64 { Int64(((contentSeconds ?? wallSeconds) ?? 10) * 1e9) }
+  var length: Int64 { TimeSpan(seconds: (contentSeconds ?? wallSeconds) ?? 10).nanoseconds }
 }
 
 extension ScenarioPlan {

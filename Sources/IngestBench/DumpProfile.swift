@@ -26,7 +26,7 @@ public struct DumpProfile: Sendable {
   public var loopPeriod: Int64 { max(1, lastNanoseconds - firstNanoseconds) + frameInterval }
 
   /// Seconds of content in one pass.
-  public var seconds: Double { Double(loopPeriod) / 1e9 }
+  public var seconds: Double { TimeSpan(nanoseconds: loopPeriod).inSeconds }
 
   /// Bits per second of the transport stream (2 % added for PAT/PMT/PCR packets).
   public var transportBitsPerSecond: Int64 {
@@ -91,17 +91,18 @@ public struct DumpProfile: Sendable {
   /// A time in nanoseconds, exact for any timescale (no overflow for large host-clock values).
   static func nanoseconds(_ time: MediaTime) -> Int64 {
     guard time.timescale > 0 else { return 0 }
-    if time.timescale == 1_000_000_000 { return time.value }
-    let product = time.value.multipliedFullWidth(by: 1_000_000_000)
+    if time.timescale == MediaTime.nanosecondTimescale { return time.value }
+    let product = time.value.multipliedFullWidth(by: TimeSpan.nanosecondsPerSecond)
     let (quotient, overflow) = Int64(time.timescale).dividingFullWidthReportingOverflow(product)
     return overflow ? (time.value < 0 ? .min : .max) : quotient
   }
 
   /// `nanoseconds` in units of `timescale` (rounded down), exact for large values.
   static func value(nanoseconds: Int64, timescale: Int32) -> Int64 {
-    if timescale == 1_000_000_000 { return nanoseconds }
+    if timescale == MediaTime.nanosecondTimescale { return nanoseconds }
     let product = nanoseconds.multipliedFullWidth(by: Int64(timescale))
-    let (quotient, overflow) = Int64(1_000_000_000).dividingFullWidthReportingOverflow(product)
+    let (quotient, overflow) = TimeSpan.nanosecondsPerSecond.dividingFullWidthReportingOverflow(
+      product)
     return overflow ? .max : quotient
   }
 }

@@ -146,7 +146,7 @@ public enum MuxBenchmark {
     let counter = AllocationCounter()
     let timer = SystemClock()
     var result = Result()
-    let limit = Int64(seconds * 1e9)
+    let limit = TimeSpan(seconds: seconds).nanoseconds
     var allocations: UInt = 0
     var span: Int64 = 0
     if let first = units.first, let last = units.last { span = last.dts - first.dts + 3_000 }
@@ -171,7 +171,7 @@ public enum MuxBenchmark {
         result.passes += 1
       } while timer.now() - began < limit
     }
-    result.seconds = Double(timer.now() - began) / 1e9
+    result.seconds = TimeSpan(nanoseconds: timer.now() - began).inSeconds
     if counter.isAvailable {
       result.allocationsPerUnit = Double(allocations) / Double(result.units)
     }
@@ -237,7 +237,7 @@ public enum MuxBenchmark {
       } while timer.now() - began < limit
     }
     flush(&fragmenter)
-    result.mp4Seconds = Double(timer.now() - began) / 1e9
+    result.mp4Seconds = TimeSpan(nanoseconds: timer.now() - began).inSeconds
     result.mp4OutputBytes = written
     // The first pass grows the moof array once; steady state is what the passes after it do.
     if counter.isAvailable, result.mp4Units > 0 {

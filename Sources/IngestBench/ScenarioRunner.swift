@@ -24,8 +24,8 @@ public enum ScenarioRunner {
       shaper.bitsPerSecond = Int64(Double(streamRate) * fraction)
     }
     if let stall = plan.stall {
-      shaper.stallStart = Int64(stall.start * 1e9)
-      shaper.stallDuration = Int64(stall.duration * 1e9)
+      shaper.stallStart = TimeSpan(seconds: stall.start).nanoseconds
+      shaper.stallDuration = TimeSpan(seconds: stall.duration).nanoseconds
     }
     let virtualClock = plan.virtualClock ? VirtualClock() : nil
     let clock: any PacingClock = virtualClock ?? SystemClock()
@@ -82,7 +82,7 @@ public enum ScenarioRunner {
       guard trace.isDue(now) else { return }
       trace.add(
         BenchTrace.Point(
-          time: Double(now - start) / 1e9, ledger: snapshot.ledger,
+          time: TimeSpan(nanoseconds: now - start).inSeconds, ledger: snapshot.ledger,
           resident: probe.residentBytes() ?? 0,
           ringFill: Double(snapshot.ringDuration) / Double(configuration.bufferTicks),
           tier: snapshot.tier.rawValue), now: now)
@@ -188,8 +188,8 @@ public enum ScenarioRunner {
     var result = BenchResult(scenario: scenario.rawValue)
     result.setup = scenario.summary
     result.clock = virtualClock == nil ? "system" : "virtual"
-    result.contentSeconds = Double(source.contentTime) / 1e9
-    result.wallSeconds = Double(timer.now() - wallStart) / 1e9
+    result.contentSeconds = TimeSpan(nanoseconds: source.contentTime).inSeconds
+    result.wallSeconds = TimeSpan(nanoseconds: timer.now() - wallStart).inSeconds
     result.samples = snapshot.totalAppended
     result.streamBitsPerSecond = streamRate
     result.linkBitsPerSecond = scenario == .srt ? nil : shaper.bitsPerSecond
@@ -205,7 +205,9 @@ public enum ScenarioRunner {
     }
     result.tierChanges = reporter.tierChanges
     result.maxTier = maxTier
-    result.outageToKeyframeMilliseconds = benchSink?.keyframeAfterOutage.map { Double($0) / 1e6 }
+    result.outageToKeyframeMilliseconds = benchSink?.keyframeAfterOutage.map {
+      TimeSpan(nanoseconds: $0).inMilliseconds
+    }
     result.appendP50 = histogram.percentile(0.5)
     result.appendP99 = histogram.percentile(0.99)
     result.appendP999 = histogram.percentile(0.999)

@@ -21,12 +21,14 @@ public enum CaptureClock: Sendable, Hashable {
     let denominator = Int128(timeBase.denominator)
     switch self {
     case .host:
-      let nanoseconds = Self.divideRounded(Int128(ticks) * numerator * 1_000_000_000, denominator)
+      let nanoseconds = Self.divideRounded(
+        Int128(ticks) * numerator * Int128(TimeSpan.nanosecondsPerSecond), denominator)
       return MediaTime(
         value: Int64(clamping: Int128(Self.hostBaseNanoseconds) + nanoseconds + Int128(shift)),
-        timescale: 1_000_000_000)
+        timescale: MediaTime.nanosecondTimescale)
     case .zero:
-      let shiftTicks = Self.divideRounded(Int128(shift) * denominator, 1_000_000_000)
+      let shiftTicks = Self.divideRounded(
+        Int128(shift) * denominator, Int128(TimeSpan.nanosecondsPerSecond))
       return MediaTime(
         value: Int64(clamping: Int128(ticks) * numerator + shiftTicks),
         timescale: timeBase.denominator)
@@ -40,12 +42,13 @@ public enum CaptureClock: Sendable, Hashable {
     case .host:
       MediaTime(
         value: Int64(clamping: Int128(Self.hostBaseNanoseconds) + Int128(nanoseconds)),
-        timescale: 1_000_000_000)
+        timescale: MediaTime.nanosecondTimescale)
     case .zero:
       MediaTime(
         value: Int64(
           clamping: Self.divideRounded(
-            Int128(nanoseconds) * Int128(timeBase.denominator), 1_000_000_000)),
+            Int128(nanoseconds) * Int128(timeBase.denominator),
+            Int128(TimeSpan.nanosecondsPerSecond))),
         timescale: timeBase.denominator)
     }
   }
@@ -54,7 +57,8 @@ public enum CaptureClock: Sendable, Hashable {
   static func nanoseconds(_ ticks: Int64, timeBase: DemuxedStream.TimeBase) -> Int64 {
     Int64(
       clamping: divideRounded(
-        Int128(ticks) * Int128(timeBase.numerator) * 1_000_000_000, Int128(timeBase.denominator)))
+        Int128(ticks) * Int128(timeBase.numerator) * Int128(TimeSpan.nanosecondsPerSecond),
+        Int128(timeBase.denominator)))
   }
 
   /// `value / divisor` rounded to nearest, halves towards +infinity; `divisor` > 0.

@@ -1,3 +1,5 @@
+import IngestCore
+
 /// A simulated audio interruption (a phone call, Siri): from `at` nanoseconds after the mic track's
 /// first sample, mic timestamps are shifted by `jump` nanoseconds (negative: the clock went back).
 public struct MicClockJump: Hashable, Sendable {
@@ -34,14 +36,15 @@ public struct MicClockJump: Hashable, Sendable {
       pieces.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) })
     else { return nil }
     let whole = pieces[0].isEmpty ? 0 : Int64(pieces[0])
-    guard let whole, whole <= 1_000_000_000 else { return nil }
+    // At most 10^9 s (31 years, past any jump): its nanoseconds, at most 10^18, fit in Int64.
+    guard let whole, whole <= TimeSpan.nanosecondsPerSecond else { return nil }
     var fraction: Int64 = 0
     if pieces.count == 2 {
       let digits = pieces[1]
       guard !digits.isEmpty || !pieces[0].isEmpty, digits.count <= 9 else { return nil }
       fraction = (Int64(digits) ?? 0) * Self.powerOfTen(9 - digits.count)
     }
-    return sign * (whole * 1_000_000_000 + fraction)
+    return sign * (whole * TimeSpan.nanosecondsPerSecond + fraction)
   }
 
   private static func powerOfTen(_ exponent: Int) -> Int64 {

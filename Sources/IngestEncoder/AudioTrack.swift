@@ -22,12 +22,12 @@ final class AudioTrack {
   func nextTime(sourceTime: Int64) -> Int64 {
     let start = self.start ?? sourceTime
     self.start = start
-    return start + encoder.samples * 1_000_000_000 / Int64(AudioEncoder.sampleRate)
+    return start + encoder.samples * TimeSpan.nanosecondsPerSecond / Int64(AudioEncoder.sampleRate)
   }
 
   /// Converts an encoder timestamp (samples) to media nanoseconds.
   func time(ofSamples samples: Int64) -> Int64 {
-    (start ?? 0) + samples * 1_000_000_000 / Int64(AudioEncoder.sampleRate)
+    (start ?? 0) + samples * TimeSpan.nanosecondsPerSecond / Int64(AudioEncoder.sampleRate)
   }
 
   /// Counts an encoded frame.

@@ -53,7 +53,7 @@ final class DumpOutput: Sendable {
   }
 
   private static func time(_ nanoseconds: Int64) -> MediaTime {
-    MediaTime(value: nanoseconds, timescale: 1_000_000_000)
+    MediaTime(value: nanoseconds, timescale: MediaTime.nanosecondTimescale)
   }
 
   @discardableResult

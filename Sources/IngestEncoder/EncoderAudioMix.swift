@@ -47,7 +47,7 @@ final class EncoderAudioMix {
     var failure: EncoderError?
     var more = true
     mixer.push(
-      role == .micAudio ? .mic : .app, position: time * rate / 1_000_000_000,
+      role == .micAudio ? .mic : .app, position: time * rate / TimeSpan.nanosecondsPerSecond,
       count: Int(input.pointee.nb_samples),
       samples: { channel in
         // A mono source goes to both channels at its own level.
@@ -64,7 +64,7 @@ final class EncoderAudioMix {
               .update(from: mixed.channel(channel).baseAddress!, count: mixed.count)
           }
           // The first mixed frame starts the track's clock; the encoder counts samples on.
-          _ = track.nextTime(sourceTime: mixed.position * 1_000_000_000 / rate)
+          _ = track.nextTime(sourceTime: mixed.position * TimeSpan.nanosecondsPerSecond / rate)
           more = try track.encoder.encode(frame, silent: false) {
             (payload, samples) throws(EncoderError) -> Bool in
             try write(payload, track.time(ofSamples: samples))

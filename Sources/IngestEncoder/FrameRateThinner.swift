@@ -1,3 +1,5 @@
+import IngestCore
+
 /// Decides which source frames to encode when a lower frame rate is asked for: frames are
 /// dropped before the encoder, and the ones kept keep their true timestamps.
 struct FrameRateThinner {
@@ -14,7 +16,7 @@ struct FrameRateThinner {
   /// Whether the frame at `nanoseconds` is encoded.
   mutating func keep(at nanoseconds: Int64) -> Bool {
     guard let target else { return true }
-    let interval = Int64(1e9 / target)
+    let interval = Int64(Double(TimeSpan.nanosecondsPerSecond) / target)
     // Source timestamps are rounded to their time base; a frame a little early is on time.
     let tolerance = min(interval / 10, 2_000_000)
     guard let due = nextDue else {

@@ -1,4 +1,5 @@
 import CFFmpegEncoder
+import IngestCore
 
 #if canImport(Glibc)
   import Glibc
@@ -28,6 +29,6 @@ enum LibAV {
 
   /// Converts `value` from `from` to nanoseconds.
   static func nanoseconds(_ value: Int64, _ from: AVRational) -> Int64 {
-    av_rescale_q(value, from, AVRational(num: 1, den: 1_000_000_000))
+    av_rescale_q(value, from, AVRational(num: 1, den: MediaTime.nanosecondTimescale))
   }
 }

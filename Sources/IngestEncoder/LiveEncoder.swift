@@ -150,7 +150,7 @@ public final class LiveEncoder {
 
   private func shouldContinue(at time: Int64) -> Bool {
     if state.isStopping { return false }
-    if let duration = options.duration, time >= Int64(duration * 1e9) {
+    if let duration = options.duration, time >= TimeSpan(seconds: duration).nanoseconds {
       state.stop("duration")
       return false
     }
@@ -182,7 +182,7 @@ public final class LiveEncoder {
     }
     encodedFrames += 1
     second.frames += 1
-    if time - second.start >= 1_000_000_000 { reportSecond(at: time) }
+    if time - second.start >= TimeSpan.nanosecondsPerSecond { reportSecond(at: time) }
     return more
   }
 
@@ -342,7 +342,7 @@ public final class LiveEncoder {
 
   /// `{"event":"stats",…}` once a second of media time: what the encoder produced in it.
   private func reportSecond(at time: Int64) {
-    let elapsed = Double(time - second.start) / 1e9
+    let elapsed = TimeSpan(nanoseconds: time - second.start).inSeconds
     log.emit("stats") {
       $0.add("frame", encodedFrames)
       $0.add("pts_ns", epoch + time)

@@ -1,4 +1,5 @@
 import CFFmpegEncoder
+import IngestCore
 
 #if canImport(Glibc)
   import Glibc
@@ -44,7 +45,7 @@ final class MediaInput {
   ) throws(EncoderError) {
     self.source = source
     loop = options.loop && wantsVideo
-    videoFrameInterval = 1_000_000_000 / Int64(options.fps)
+    videoFrameInterval = TimeSpan.nanosecondsPerSecond / Int64(options.fps)
     avdevice_register_all()
     var url: String
     var format: UnsafePointer<AVInputFormat>?

@@ -1,3 +1,5 @@
+import IngestCore
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -11,7 +13,7 @@ public enum HLSDateTime {
   public static func now() -> Int64 {
     var spec = timespec()
     clock_gettime(CLOCK_REALTIME, &spec)
-    return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
+    return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / TimeSpan.nanosecondsPerMillisecond
   }
 
   /// Formats milliseconds since the epoch.

@@ -88,7 +88,7 @@ public enum HLSFragmentedSegmentScanner {
       }
       offset += size
     }
-    scan.duration = ticks * 90_000 / Int64(max(1, timing.timescale))
+    scan.duration = ticks * MediaTicks.perSecond / Int64(max(1, timing.timescale))
     return scan
   }
 

@@ -202,7 +202,7 @@ public final class HLSRenditionSink: OutputSink {
     let index = rendition.rawValue
     segmentBytes[index] += segment.bytes
     segmentTicks[index] += segment.duration
-    let bits = Int(segment.bytes * 8 * 90_000 / max(segment.duration, 1))
+    let bits = Int(segment.bytes * 8 * MediaTicks.perSecond / max(segment.duration, 1))
     peakBitsPerSecond[index] = max(peakBitsPerSecond[index], bits)
     guard rendition == .video || writtenBandwidth != nil else { return }
     let peak = peakBitsPerSecond[0] + max(peakBitsPerSecond[1], peakBitsPerSecond[2])
@@ -213,7 +213,7 @@ public final class HLSRenditionSink: OutputSink {
 
   private func writeMultivariantPlaylist() throws(SinkError) {
     let average = (0..<3).map {
-      Int(segmentBytes[$0] * 8 * 90_000 / max(segmentTicks[$0], 1))
+      Int(segmentBytes[$0] * 8 * MediaTicks.perSecond / max(segmentTicks[$0], 1))
     }
     let text = HLSRendition.multivariantPlaylist(
       tracks: tracks, playlistName: configuration.playlistName, bandwidth: peakBitsPerSecond,

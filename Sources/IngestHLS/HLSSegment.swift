@@ -74,7 +74,7 @@ public struct HLSSegment: Equatable, Sendable {
     var scale: Int64 = 1
     for _ in 0..<decimals { scale *= 10 }
     let clamped = max(0, ticks)
-    let units = (clamped * scale + 45_000) / 90_000
+    let units = (clamped * scale + MediaTicks.perSecond / 2) / MediaTicks.perSecond
     var text = String(units / scale)
     if decimals > 0 {
       let fraction = String(units % scale)
@@ -99,11 +99,12 @@ public struct HLSSegment: Equatable, Sendable {
       numerator = Int64(fraction) ?? 0
       for _ in 0..<fraction.count { denominator *= 10 }
     }
-    return whole * 90_000 + (numerator * 90_000 * 2 + denominator) / (2 * denominator)
+    return whole * MediaTicks.perSecond
+      + (numerator * MediaTicks.perSecond * 2 + denominator) / (2 * denominator)
   }
 
   /// The smallest whole number of seconds not below `ticks`.
   public static func wholeSecondsRoundedUp(_ ticks: Int64) -> Int {
-    Int((max(0, ticks) + 89_999) / 90_000)
+    Int((max(0, ticks) + MediaTicks.perSecond - 1) / MediaTicks.perSecond)
   }
 }

@@ -173,7 +173,7 @@ public final class HLSSink: OutputSink {
   /// every ~100 ms on either audio track, so cuts are accepted from 120 ms before the target on:
   /// segments then stay at or below it.
   private var cutAfter: Int64 {
-    Int64(configuration.targetDuration) * 90_000 - (timingKind == .video ? 0 : 10_800)
+    Int64(configuration.targetDuration) * MediaTicks.perSecond - (timingKind == .video ? 0 : 10_800)
   }
 
   public func open(tracks: TrackFormats) throws(SinkError) {
@@ -565,7 +565,7 @@ extension HLSSink {
     onSegment = { segment in
       var object = JSONObject()
       object.add("name", segment.name)
-      object.add("duration_s", Double(segment.duration) / 90_000)
+      object.add("duration_s", MediaTicks(segment.duration).inSeconds)
       object.add("bytes", segment.bytes)
       object.add("discontinuity", segment.discontinuity)
       handler("segment", object)

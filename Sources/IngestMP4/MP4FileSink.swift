@@ -173,7 +173,7 @@ public final class MP4FileSink: OutputSink {
       ? unit.isKeyframe
       : videoIndex == nil
         && fragmentStart.map {
-          decodeTime - $0 >= Self.audioFragmentSeconds * 90_000
+          decodeTime - $0 >= MediaTicks.seconds(Self.audioFragmentSeconds).value
         } ?? false
     if cutHere { try writeFragment(endingAt: decodeTime, track: index) }
     if !fragmenter.append(

@@ -1,3 +1,5 @@
+import IngestCore
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -154,13 +156,12 @@ public final class ConditionLock<State> {
 
   private func waitHeld(_ condition: Int, until deadline: Int64) -> Bool {
     #if os(Linux)
-      var spec = timespec(
-        tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+      var spec = timespec(TimeSpan(nanoseconds: deadline))
       let result = pthread_cond_timedwait(conditions + condition, mutex, &spec)
     #else
       let left = deadline - SystemClock().now()
       guard left > 0 else { return false }
-      var spec = timespec(tv_sec: Int(left / 1_000_000_000), tv_nsec: Int(left % 1_000_000_000))
+      var spec = timespec(TimeSpan(nanoseconds: left))
       let result = pthread_cond_timedwait_relative_np(conditions + condition, mutex, &spec)
     #endif
     if result == ETIMEDOUT { return false }

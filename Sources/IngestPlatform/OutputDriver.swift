@@ -31,15 +31,18 @@ public final class OutputDriver {
 
   public let sender: Sender
   private let tickers: [any OutputTicker]
-  /// How long a pass lets the next one wait at most (nanoseconds): a driver that is not woken
-  /// by data still ticks this often.
-  public let longestWait: Int64
+  /// How long a pass lets the next one wait at most: a driver that is not woken by data still
+  /// ticks this often.
+  public let longestWait: TimeSpan
 
   /// - Parameters:
   ///   - tickers: ticked after each pump, in this order (the control loop before the status
   ///     reporter, which reports what it read).
   ///   - longestWait: the longest a step lets the caller wait before the next one.
-  public init(sender: Sender, tickers: [any OutputTicker], longestWait: Int64 = 1_000_000_000) {
+  public init(
+    sender: Sender, tickers: [any OutputTicker],
+    longestWait: TimeSpan = .seconds(1)
+  ) {
     self.sender = sender
     self.tickers = tickers
     self.longestWait = longestWait
@@ -54,7 +57,7 @@ public final class OutputDriver {
     let pump = sender.pump(now: clock.now())
     let now = clock.now()
     var wakeAt = ticking.map { $0 { self.tick(now: now) } } ?? tick(now: now)
-    wakeAt = min(wakeAt, now + longestWait)
+    wakeAt = min(wakeAt, (MonotonicInstant(nanoseconds: now) + longestWait).nanoseconds)
     if case .blocked(let until) = pump { wakeAt = min(wakeAt, until) }
     return Step(pump: pump, wakeAt: wakeAt)
   }

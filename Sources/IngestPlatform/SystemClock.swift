@@ -29,14 +29,13 @@ public struct SystemClock: PacingClock {
   public func now() -> Int64 {
     var spec = timespec()
     clock_gettime(CLOCK_MONOTONIC, &spec)
-    return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
+    return spec.span.nanoseconds
   }
 
   public func sleep(until deadline: Int64) {
     #if os(Linux)
       // An absolute deadline: a sleep resumed after a signal does not drift.
-      var spec = timespec(
-        tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+      var spec = timespec(TimeSpan(nanoseconds: deadline))
       _ = FileDescriptor.retryingOnInterrupt(returningError: {
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &spec, nil)
       })
@@ -46,16 +45,16 @@ public struct SystemClock: PacingClock {
         {
           let left = deadline - now()
           guard left > 0 else { return Int32(0) }
-          var spec = timespec(
-            tv_sec: Int(left / 1_000_000_000), tv_nsec: Int(left % 1_000_000_000))
+          var spec = timespec(TimeSpan(nanoseconds: left))
           return nanosleep(&spec, nil)
         }, failed: { $0 != 0 })
     #endif
   }
 
-  /// Sleeps for `nanoseconds` (nothing when not positive).
-  public func sleep(nanoseconds: Int64) {
-    guard nanoseconds > 0 else { return }
-    sleep(until: now() + nanoseconds)
+  /// Sleeps for `span` (nothing when it is not positive; `.max` saturates at the end of time
+  /// rather than overflowing the deadline).
+  public func sleep(for span: TimeSpan) {
+    guard span > .zero else { return }
+    sleep(until: (instant() + span).nanoseconds)
   }
 }

@@ -14,7 +14,7 @@ struct RTMPLinkMeter {
   static let queueBoundSeconds = 0.5
   /// The least the socket may hold: a keyframe of a small stream goes out at once.
   static let floorBytes = 64 * 1024
-  private static let window: Int64 = 1_000_000_000
+  private static let window = TimeSpan.seconds(1).nanoseconds
 
   /// Bytes handed to the socket since the connection was made.
   private(set) var writtenBytes: Int64 = 0
@@ -76,7 +76,8 @@ struct RTMPLinkMeter {
       time: now, queueMilliseconds: queue, queueBytes: unacknowledged,
       roundTripMilliseconds: roundTripMilliseconds, deliveredBitsPerSecond: delivered,
       latencyMilliseconds: Self.queueBoundSeconds * 1000 * 2)
-    estimate.stalledMilliseconds = unacknowledged > 0 ? Double(sinceProgress(now: now)) / 1e6 : 0
+    estimate.stalledMilliseconds =
+      unacknowledged > 0 ? TimeSpan(nanoseconds: sinceProgress(now: now)).inMilliseconds : 0
     return estimate
   }
 }

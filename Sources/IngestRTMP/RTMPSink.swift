@@ -358,7 +358,8 @@ public final class RTMPSink: OutputSink {
     linkMeter.wrote(Int(connection.bytesWritten - writtenBefore))
     measure(blockedSince: started, dts: dts)
     let early =
-      dts - (baseDTS ?? dts) < 90_000 || started - connectedAt < Self.earlyCloseNanoseconds
+      dts - (baseDTS ?? dts) < MediaTicks.perSecond
+      || started - connectedAt < Self.earlyCloseNanoseconds
     guard result >= 0 else {
       broken = true
       let error = ioError(result, doing: .write)
@@ -486,7 +487,7 @@ public final class RTMPSink: OutputSink {
   private static let refusalConnections = 2
   /// A break this soon after connecting counts as the server closing at once (see
   /// `closedBeforeMedia`), whatever media went.
-  private static let earlyCloseNanoseconds: Int64 = 1_000_000_000
+  private static let earlyCloseNanoseconds = TimeSpan.seconds(1).nanoseconds
   /// When a unit held back for a full socket is offered again.
   private static let fullSocketRetryNanoseconds: Int64 = 10_000_000
 
@@ -525,15 +526,14 @@ public final class RTMPSink: OutputSink {
   private func measure(blockedSince started: Int64, dts: Int64) {
     blockedNanoseconds += SystemClock().now() - started
     guard let windowStart = windowStartDTS else { return }
-    let mediaNanoseconds = (dts - windowStart) * 1_000_000_000 / 90_000
-    guard mediaNanoseconds >= 1_000_000_000 else { return }
+    let mediaNanoseconds = MediaTicks(dts - windowStart).span.nanoseconds
+    guard mediaNanoseconds >= TimeSpan.nanosecondsPerSecond else { return }
     congestion = min(1, Double(blockedNanoseconds) / Double(mediaNanoseconds))
     blockedNanoseconds = 0
     windowStartDTS = dts
   }
 
   private func nanoseconds(_ duration: Duration) -> Int64 {
-    let (seconds, attoseconds) = duration.components
-    return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    TimeSpan(duration).nanoseconds
   }
 }

@@ -1,3 +1,4 @@
+import IngestCore
 import IngestPOSIX
 import Synchronization
 
@@ -8,7 +9,7 @@ public final class DrainDeadline: Sendable {
   /// `SystemClock` nanoseconds; `.max` before the drain.
   private let deadline = Atomic<Int64>(.max)
   /// How long after the deadline a write still waiting is given up.
-  public static let grace: Int64 = 1_000_000_000
+  public static let grace = TimeSpan.seconds(1).nanoseconds
 
   public init() {}
 

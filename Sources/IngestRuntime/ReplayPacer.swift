@@ -7,7 +7,7 @@ import IngestCore
 /// `jumpThreshold` is absorbed into that track's offset.
 package struct ReplayPacer {
   private let speed: Double
-  private let jumpThreshold: Int64 = 5 * 90_000
+  private let jumpThreshold = MediaTicks.seconds(5).value
   private var start: Int64?
   private var origin: Int64 = 0
   private var last: [Int64?] = [nil, nil, nil]

@@ -94,7 +94,7 @@ extension ReplaySummary {
     object.add(
       "stopped",
       stopSignal ?? (readError == nil && sinkError == nil && inputFailure == nil ? "end" : "error"))
-    object.add("elapsed_s", Double(elapsedNanoseconds) / 1e9)
+    object.add("elapsed_s", TimeSpan(nanoseconds: elapsedNanoseconds).inSeconds)
     object.add("appended", appended)
     if outputs.count == 1 {
       outputs[0].fill(&object, readError: readError)

@@ -78,7 +78,7 @@ public final class Replayer<Source: ByteSource> {
 
   /// The default `drainTimeout` for rings of at most `longestRingMilliseconds`, in nanoseconds.
   static func drainTimeout(longestRingMilliseconds: Int) -> Int64 {
-    (2 * Int64(longestRingMilliseconds) + 5_000) * 1_000_000
+    TimeSpan.milliseconds(2 * Int64(longestRingMilliseconds) + 5_000).nanoseconds
   }
 
   /// The reporter of the run's own events (start, stopping, refused formats, summary).
@@ -242,7 +242,8 @@ public final class Replayer<Source: ByteSource> {
     guard lane.isLive else { return }
     lane.fail(error)
     guard let onOutputFailed else { return }
-    let seconds = JSONObject.fixed(Double(clock.now() - startedAt) / 1e9, decimals: 1)
+    let seconds = JSONObject.fixed(
+      TimeSpan(nanoseconds: clock.now() - startedAt).inSeconds, decimals: 1)
     let others = lanes.contains(where: \.isLive) ? "; the other outputs go on" : ""
     onOutputFailed(
       "output \(lane.index) (\(lane.sink.redactedDescription)) failed after \(seconds) s: "

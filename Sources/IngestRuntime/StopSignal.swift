@@ -1,3 +1,4 @@
+import IngestCore
 import IngestPOSIX
 import Synchronization
 
@@ -50,7 +51,7 @@ public enum StopSignal {
     guard received.load(ordering: .acquiring) != 0 else { return false }
     if isImmediate { return true }
     let since = SystemClock().now() - receivedAt.load(ordering: .acquiring)
-    return since > drainNanoseconds + 1_000_000_000
+    return since > drainNanoseconds + TimeSpan.seconds(1).nanoseconds
   }
 
   /// Whether the stop asked for is immediate (SIGQUIT): no drain, and the run does not succeed.
@@ -71,7 +72,7 @@ private func stopSignalHandler(_ signal: Int32) {
   var spec = timespec()
   clock_gettime(CLOCK_MONOTONIC, &spec)
   if received.load(ordering: .relaxed) == 0 {
-    receivedAt.store(Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec), ordering: .releasing)
+    receivedAt.store(spec.span.nanoseconds, ordering: .releasing)
   }
   let (first, _) = received.compareExchange(
     expected: 0, desired: signal, ordering: .acquiringAndReleasing)

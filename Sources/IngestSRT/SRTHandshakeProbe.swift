@@ -1,3 +1,4 @@
+import IngestCore
 import IngestPOSIX
 
 #if canImport(Glibc)
@@ -46,7 +47,7 @@ enum SRTHandshakeProbe {
     guard sentAny, awaitAnswer(descriptor, timeoutMilliseconds: timeoutMilliseconds) else {
       return nil
     }
-    return Double(SystemClock().now() - started) / 1e6
+    return TimeSpan(nanoseconds: SystemClock().now() - started).inMilliseconds
   }
 
   /// The induction request, in network byte order.
@@ -77,10 +78,11 @@ enum SRTHandshakeProbe {
 
   /// Waits for a handshake answer (a control packet of type 0) on `descriptor`.
   private static func awaitAnswer(_ descriptor: Int32, timeoutMilliseconds: Int) -> Bool {
-    let deadline = SystemClock().now() + Int64(timeoutMilliseconds) * 1_000_000
+    let deadline =
+      SystemClock().now() + TimeSpan.milliseconds(Int64(timeoutMilliseconds)).nanoseconds
     var buffer = [UInt8](repeating: 0, count: 1500)
     while true {
-      let left = (deadline - SystemClock().now()) / 1_000_000
+      let left = TimeSpan(nanoseconds: deadline - SystemClock().now()).wholeMilliseconds
       guard left > 0 else { return false }
       var poll = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
       let ready = FileDescriptor.retryingOnInterrupt(

@@ -24,7 +24,7 @@ struct SRTLinkMeter {
   }
 
   /// The window the delivered rate is measured over.
-  private let window: Int64 = 1_000_000_000
+  private let window = TimeSpan.seconds(1).nanoseconds
   private var samples: [Sample] = []
 
   /// libsrt's receiver repeats its loss report every (RTT + 4 RTTVar) / 2, at least 20 ms
@@ -76,7 +76,7 @@ struct SRTLinkMeter {
     let span = now - oldest.time
     if span > 0 {
       let bytes = max(0, sample.acknowledgedBytes - oldest.acknowledgedBytes)
-      delivered = Double(bytes) * 8 * 1e9 / Double(span)
+      delivered = Double(bytes) * 8 * Double(TimeSpan.nanosecondsPerSecond) / Double(span)
       let sent = sample.packetsSent - oldest.packetsSent
       if sent > 0 {
         let retransmitted = sample.retransmitted - oldest.retransmitted

@@ -1,3 +1,5 @@
+import IngestCore
+
 /// Tells whether an SRT connection is still delivering: the time since the receiver last
 /// acknowledged anything while data was waiting for it.
 ///
@@ -12,7 +14,7 @@
 /// resume after more than `idleGap` (a sender with data observes at least every send timeout).
 struct SRTProgressWatchdog {
   /// A pause between observations longer than this means the sender had nothing to send.
-  static let idleGap: Int64 = 1_000_000_000
+  static let idleGap = TimeSpan.seconds(1).nanoseconds
   private var acknowledgements: Int64 = 0
   private var lastProgress: Int64
   private var lastObservation: Int64

@@ -158,7 +158,8 @@ public final class SRTSink: OutputSink {
     watchdog.observe(
       acknowledgements: Int64(stats.pktRecvACKTotal), unacknowledged: Int(stats.pktSndBuf),
       now: clock)
-    estimate.stalledMilliseconds = Double(watchdog.sinceProgress(now: clock)) / 1e6
+    estimate.stalledMilliseconds =
+      TimeSpan(nanoseconds: watchdog.sinceProgress(now: clock)).inMilliseconds
     return estimate
   }
 
@@ -184,7 +185,8 @@ public final class SRTSink: OutputSink {
     object.add("late_units", dropLedger.lateUnits)
     object.add("played_late", dropLedger.playedLate)
     object.add(
-      "stalled_ms", Int(watchdog.sinceProgress(now: clock.now()) / 1_000_000))
+      "stalled_ms",
+      Int(TimeSpan(nanoseconds: watchdog.sinceProgress(now: clock.now())).wholeMilliseconds))
     return object
   }
 
@@ -233,7 +235,7 @@ public final class SRTSink: OutputSink {
       // A caller's handshake is two round trips (induction, conclusion). But libsrt repeats an
       // unanswered induction every 250 ms: a longer handshake may include waiting for the
       // listener to come up, so the check waits for libsrt's own first measurement (`write`).
-      let handshake = Double(clock.now() - started) / 1e6
+      let handshake = TimeSpan(nanoseconds: clock.now() - started).inMilliseconds
       if roundTrip == nil, options.mode == .caller {
         if handshake < 250 { roundTrip = (handshake / 2, "handshake") } else { deferCheck = true }
       }
@@ -396,13 +398,14 @@ public final class SRTSink: OutputSink {
         acknowledgements: Int64(stats.pktRecvACKTotal), unacknowledged: Int(stats.pktSndBuf),
         now: clock)
       let sinceProgress = watchdog.sinceProgress(now: clock)
-      let stallLimit = Int64(options.effectiveStallTimeoutMilliseconds) * 1_000_000
+      let stallLimit = TimeSpan.milliseconds(Int64(options.effectiveStallTimeoutMilliseconds))
+        .nanoseconds
       if sinceProgress >= stallLimit {
         close()
+        let seconds = JSONObject.fixed(TimeSpan(nanoseconds: sinceProgress).inSeconds, decimals: 1)
         throw .timeout(
           endpoint: endpoint, operation: "acknowledgement",
-          reason: "nothing acknowledged for "
-            + "\(JSONObject.fixed(Double(sinceProgress) / 1e9, decimals: 1)) s (stall_timeout)")
+          reason: "nothing acknowledged for \(seconds) s (stall_timeout)")
       }
       // Keep libsrt's own queue shorter than the latency: what waits longer there is dropped by
       // libsrt as too late, packet by packet, leaving holes in the received stream. Holding the
@@ -421,7 +424,7 @@ public final class SRTSink: OutputSink {
       // burst (a keyframe) is fed to libsrt as fast as the link takes it, also half-way
       // through a unit. The round trip counts as flight, not as queue: a long path is not a
       // congested one.
-      let latency = Int64(agreedLatencyMilliseconds) * 1_000_000
+      let latency = TimeSpan.milliseconds(Int64(agreedLatencyMilliseconds)).nanoseconds
       let buffered = Int(max(stats.byteSndBuf, 0))
       queueLimit.observe(
         acknowledgedBytes: SRTLinkMeter.acknowledgedBytes(stats), bufferedBytes: buffered,
@@ -499,8 +502,8 @@ public final class SRTSink: OutputSink {
   private func observeDrops(_ stats: SRT_TRACEBSTATS, now: Int64) {
     dropLedger.observe(
       droppedPackets: Int64(stats.pktSndDropTotal), bufferedPackets: Int(max(stats.pktSndBuf, 0)),
-      now: now, latency: Int64(agreedLatencyMilliseconds) * 1_000_000,
-      roundTrip: Int64(max(stats.msRTT, 0) * 1e6))
+      now: now, latency: TimeSpan.milliseconds(Int64(agreedLatencyMilliseconds)).nanoseconds,
+      roundTrip: TimeSpan(milliseconds: max(stats.msRTT, 0)).nanoseconds)
   }
 
   public func close() {
@@ -532,7 +535,8 @@ public final class SRTSink: OutputSink {
     guard let socket, socket.isOpen else {
       throw .write(endpoint: endpoint, reason: "not connected", retryable: true)
     }
-    let limit = Int64(max(3_000, 4 * options.effectiveLatencyMilliseconds)) * 1_000_000
+    let limit = TimeSpan.milliseconds(Int64(max(3_000, 4 * options.effectiveLatencyMilliseconds)))
+      .nanoseconds
     let deadline = clock.now() + limit
     do throws(SinkError) {
       while try chunker.flush(send: { message throws(SinkError) in
@@ -560,9 +564,12 @@ public final class SRTSink: OutputSink {
       // (libsrt discards what is still buffered once the connection closes). 20 ms lost the
       // last message in one of twenty runs on two cores busy with other work; the margin is
       // paid once a run.
-      let roundTrip = Int64(Self.statistics(of: socket)?.roundTripMilliseconds ?? 0) * 1_000_000
+      let roundTrip = TimeSpan.milliseconds(
+        Int64(Self.statistics(of: socket)?.roundTripMilliseconds ?? 0)
+      ).nanoseconds
       let playedOut =
-        lastSendNanoseconds + Int64(agreedLatencyMilliseconds) * 1_000_000 + roundTrip
+        lastSendNanoseconds + TimeSpan.milliseconds(Int64(agreedLatencyMilliseconds)).nanoseconds
+        + roundTrip
         + Self.playOutMarginNanoseconds
       let now = clock.now()
       if playedOut > now && socket.isConnected {

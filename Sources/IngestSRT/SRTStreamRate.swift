@@ -1,3 +1,5 @@
+import IngestCore
+
 /// The stream's own byte rate: the bytes of the units handed to the sink against the decode
 /// time they span, so a backlog drained at once reads as the media's rate, not as a burst.
 ///
@@ -7,7 +9,7 @@
 struct SRTStreamRate {
   /// The span after which the window restarts (90 kHz ticks, 1 s): the rate follows an
   /// encoder that changes its bitrate.
-  static let windowTicks: Int64 = 90_000
+  static let windowTicks = MediaTicks.seconds(1).value
   /// A decode time further than this from the window's newest one (10 s) is a jump of the
   /// timeline, not media: the window restarts.
   static let jumpTicks: Int64 = 900_000
@@ -33,7 +35,7 @@ struct SRTStreamRate {
     bytes += count
     let span = newest - start
     if span >= Self.windowTicks {
-      measured = Double(bytes) * 90_000 / Double(span)
+      measured = Double(bytes) * Double(MediaTicks.perSecond) / Double(span)
       first = newest
       bytes = 0
     }
@@ -45,6 +47,6 @@ struct SRTStreamRate {
   var bytesPerSecond: Double? {
     if let measured { return measured }
     guard first != nil else { return nil }
-    return Double(bytes) * 90_000 / Double(Self.windowTicks)
+    return Double(bytes) * Double(MediaTicks.perSecond) / Double(Self.windowTicks)
   }
 }

@@ -229,10 +229,10 @@ public enum OutputTarget: Equatable, Sendable {
   /// `10s`, `500ms`, `2.5` (seconds) in nanoseconds.
   static func parseDuration(_ text: Substring) -> Int64? {
     var number = text
-    var scale = 1e9
+    var scale = Double(TimeSpan.nanosecondsPerSecond)
     if text.hasSuffix("ms") {
       number = text.dropLast(2)
-      scale = 1e6
+      scale = Double(TimeSpan.nanosecondsPerMillisecond)
     } else if text.hasSuffix("s") {
       number = text.dropLast()
     }

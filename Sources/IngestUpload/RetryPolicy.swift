@@ -38,8 +38,8 @@ public struct RetryPolicy: Equatable, Sendable {
   /// The delays for one request.
   public func backoff(seed: UInt64) -> Backoff {
     var backoff = Backoff(seed: seed)
-    backoff.initialNanoseconds = Int64(initialDelay * 1e9)
-    backoff.maximumNanoseconds = Int64(maximumDelay * 1e9)
+    backoff.initialNanoseconds = TimeSpan(seconds: initialDelay).nanoseconds
+    backoff.maximumNanoseconds = TimeSpan(seconds: maximumDelay).nanoseconds
     return backoff
   }
 }

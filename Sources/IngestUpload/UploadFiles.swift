@@ -1,3 +1,4 @@
+import IngestCore
 import IngestPOSIX
 
 #if canImport(Glibc)
@@ -26,7 +27,7 @@ enum UploadFiles {
     guard lstat(path, &stats) == 0, stats.st_mode & S_IFMT == S_IFREG else { return nil }
     return Stamp(
       size: Int64(stats.st_size),
-      modified: Int64(stats.st_mtim.tv_sec) * 1_000_000_000 + Int64(stats.st_mtim.tv_nsec))
+      modified: stats.st_mtim.span.nanoseconds)
   }
 
   /// The stamp of a file of the recording, nil when there is none.

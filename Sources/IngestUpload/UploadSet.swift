@@ -97,7 +97,8 @@ public final class UploadSet {
       }
       state.withLock {
         if finished < renditions.count && playlistsOnServer.count == offered {
-          _ = state.wait(until: SystemClock().now() + Int64(options.pollInterval * 1e9))
+          _ = state.wait(
+            until: SystemClock().now() + TimeSpan(seconds: options.pollInterval).nanoseconds)
         }
         offered = playlistsOnServer.count
       }

@@ -58,7 +58,7 @@ public final class Uploader {
     do { try upload() } catch .stopped(let signal) {
       summary.stopSignal = signal
     } catch { summary.failure = error }
-    summary.seconds = Double(clock.now() - start) / 1e9
+    summary.seconds = TimeSpan(nanoseconds: clock.now() - start).inSeconds
     return summary
   }
 
@@ -288,7 +288,7 @@ public final class Uploader {
   private func awaitStoring(_ name: String, bytes: Int64, client: HTTPClient)
     throws(UploadError) -> Bool?
   {
-    let deadline = clock.now() + Int64(options.http.stallTimeout * 1e9)
+    let deadline = clock.now() + TimeSpan(seconds: options.http.stallTimeout).nanoseconds
     while clock.now() < deadline {
       try sleep(until: min(deadline, clock.now() + 500_000_000))
       let onServer = try serverHas(name, bytes: bytes, client: client)
@@ -352,14 +352,17 @@ public final class Uploader {
       if let limit = options.giveUpAfter {
         // No wait past the limit: give up at it rather than after one more backoff (8 s once
         // gave up after 12.6).
-        let deadline = failingSince + Int64(limit * 1e9)
+        let deadline = failingSince + TimeSpan(seconds: limit).nanoseconds
         if now + delay >= deadline {
           if deadline > now { try sleep(until: deadline) }
-          let failingFor = Double(max(now, deadline) - failingSince) / 1e9
+          let failingFor = TimeSpan(nanoseconds: max(now, deadline) - failingSince).inSeconds
           throw .gaveUp(name: name, seconds: failingFor, lastReason: reason)
         }
       }
-      onEvent(.retry(name: name, reason: reason, attempt: failures, delay: Double(delay) / 1e9))
+      onEvent(
+        .retry(
+          name: name, reason: reason, attempt: failures,
+          delay: TimeSpan(nanoseconds: delay).inSeconds))
       try sleep(until: now + delay)
     }
   }
@@ -386,7 +389,7 @@ public final class Uploader {
   private func waitForChange(since stamps: Stamps, playlist: String?, pollOnce: Bool)
     throws(UploadError)
   {
-    let interval = Int64(options.pollInterval * 1e9)
+    let interval = TimeSpan(seconds: options.pollInterval).nanoseconds
     repeat {
       try sleep(until: clock.now() + interval)
     } while !pollOnce && Stamps(journal: journalPath, playlist: playlist) == stamps

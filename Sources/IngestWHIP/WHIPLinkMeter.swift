@@ -28,7 +28,7 @@ struct WHIPLinkMeter {
   /// congestion once the rate is already lowered.
   static let overflowFreshness: Int64 = 450_000_000
   /// The span the delivered rate is measured over.
-  private static let window: Int64 = 1_000_000_000
+  private static let window = TimeSpan.seconds(1).nanoseconds
 
   private var samples: [(time: Int64, bytes: Int64, lost: Int64, packets: Int64)] = []
   private(set) var latest: WHIPStatistics?
@@ -92,7 +92,8 @@ struct WHIPLinkMeter {
     estimate.receiverEstimateBitsPerSecond = latest.receiverEstimateBitsPerSecond
     let silence = latest.rtcpSilenceMilliseconds ?? 0
     estimate.stalledMilliseconds = max(
-      Double(stalled) / 1e6, silence > Self.reportIntervalMilliseconds ? silence : 0)
+      TimeSpan(nanoseconds: stalled).inMilliseconds,
+      silence > Self.reportIntervalMilliseconds ? silence : 0)
     return estimate
   }
 }

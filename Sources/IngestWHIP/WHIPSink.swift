@@ -165,7 +165,7 @@ public final class WHIPSink: OutputSink {
   static let finishTimeout: Int64 = 10_000_000_000
   /// Keyframe requests closer together than this become one (a receiver repeats its PLI
   /// until a keyframe arrives).
-  static let keyframeInterval: Int64 = 1_000_000_000
+  static let keyframeInterval = TimeSpan.seconds(1).nanoseconds
 
   /// - Parameters:
   ///   - executable: `ingest-whip`'s path (default: beside the running program).
@@ -255,8 +255,9 @@ public final class WHIPSink: OutputSink {
     do {
       if let format = unit.format { try writer?.writeFormat(format, for: unit.kind) }
       try writer?.writeSample(
-        kind: unit.kind, pts: MediaTime(value: unit.pts, timescale: 90_000),
-        dts: MediaTime(value: unit.dts, timescale: 90_000), isKeyframe: unit.isKeyframe,
+        kind: unit.kind, pts: MediaTime(value: unit.pts, timescale: MediaTime.ticks90kTimescale),
+        dts: MediaTime(value: unit.dts, timescale: MediaTime.ticks90kTimescale),
+        isKeyframe: unit.isKeyframe,
         payload: bytes)
     } catch {
       return .discarded(.invalid)
@@ -280,7 +281,7 @@ public final class WHIPSink: OutputSink {
     guard let reported else {
       // Nothing said before it went: how it ended is the reason (killed by a signal, say).
       var reason = "ingest-whip ended"
-      if let child, child.waitForEnd(until: SystemClock().now() + 1_000_000_000) {
+      if let child, child.waitForEnd(until: SystemClock().now() + TimeSpan.seconds(1).nanoseconds) {
         let exit = child.wait()
         if let signal = exit.signal {
           reason = "ingest-whip was killed by signal \(signal)"
@@ -320,7 +321,7 @@ public final class WHIPSink: OutputSink {
     // What is pending goes first; then end of input: the child drains and deletes the session.
     while !pending.isEmpty && !child.hasEnded && SystemClock().now() < deadline {
       do { try flush(child) } catch { break }
-      if !pending.isEmpty { SystemClock().sleep(nanoseconds: 2_000_000) }
+      if !pending.isEmpty { SystemClock().sleep(for: .milliseconds(2)) }
     }
     child.closeInput()
     if !child.waitForEnd(until: deadline) {

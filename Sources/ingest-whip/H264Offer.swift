@@ -92,7 +92,7 @@ struct H264Offer {
         // The other profiles' retransmission types follow webrtcbin's own.
         output.append(String(line))
         for (rtx, apt) in addedRTX {
-          output.append("a=rtpmap:\(rtx) rtx/90000")
+          output.append("a=rtpmap:\(rtx) rtx/\(MediaTicks.perSecond)")
           output.append("a=fmtp:\(rtx) apt=\(apt)")
         }
         continue
@@ -112,7 +112,7 @@ struct H264Offer {
         continue
       }
       for (type, profile) in types {
-        lines.append("a=rtpmap:\(type) H264/90000")
+        lines.append("a=rtpmap:\(type) H264/\(MediaTicks.perSecond)")
         for item in feedback { lines.append("a=rtcp-fb:\(type) \(item)") }
         let id = profile.profileLevelID(level: level)
         lines.append(

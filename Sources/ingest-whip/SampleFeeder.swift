@@ -174,6 +174,7 @@ final class SampleFeeder: Sendable {
 
   static func nanoseconds(_ time: MediaTime) -> Int64? {
     guard time.isValid else { return nil }
-    return Int64((Int128(time.value) * 1_000_000_000) / Int128(time.timescale))
+    return Int64(
+      (Int128(time.value) * Int128(TimeSpan.nanosecondsPerSecond)) / Int128(time.timescale))
   }
 }

@@ -51,7 +51,7 @@ struct WHIPPublisher {
     _ = SystemThread.start { [reader] in feeder.run(reader: reader, first: first) }
 
     let clock = SystemClock()
-    let timeout = Int64(options.connectTimeoutSeconds) * 1_000_000_000
+    let timeout = TimeSpan.seconds(Int64(options.connectTimeoutSeconds)).nanoseconds
     // A live encoder switches profiles: every one it can make is offered, and the answer
     // chooses. A dump has one: webrtcbin's offer names it, as the caps give it.
     let h264 = video.h264
@@ -222,7 +222,7 @@ struct WHIPPublisher {
   private func streamUntilEnd(session: WebRTCSession, feeder: SampleFeeder, clock: SystemClock)
     throws(WHIPClientError)
   {
-    let interval = Int64(options.statsIntervalMilliseconds) * 1_000_000
+    let interval = TimeSpan.milliseconds(Int64(options.statsIntervalMilliseconds)).nanoseconds
     let connectedAt = clock.now()
     var nextStats = clock.now() + interval
     while !WHIPStop.requested {
@@ -237,7 +237,9 @@ struct WHIPPublisher {
       if let failure = session.failureReason { throw .connectionFailed(failure) }
       // The receiver sends reports every second or so: its silence past the grace period is a
       // dead session (webrtcbin 1.22's ICE has no consent checks to say so).
-      let silence = session.rtcpSilenceMilliseconds ?? Double(clock.now() - connectedAt) / 1e6
+      let silence =
+        session.rtcpSilenceMilliseconds
+        ?? TimeSpan(nanoseconds: clock.now() - connectedAt).inMilliseconds
       if silence > Double(options.deadAfterSeconds) * 1000 {
         throw .connectionFailed("no RTCP from the receiver for \(Int(silence / 1000)) s")
       }
@@ -264,8 +266,9 @@ struct WHIPPublisher {
     // The receiver asks for what it misses as it notices (before that report, mostly), and
     // asks again a round trip later when a retransmission was lost: three round trips, at
     // least 300 ms, for those to be answered and arrive.
-    let roundTrip = Int64((session.statistics().roundTripSeconds ?? 0.1) * 1e9)
-    clock.sleep(nanoseconds: min(max(0, deadline - clock.now()), max(300_000_000, 3 * roundTrip)))
+    let roundTrip = TimeSpan(seconds: session.statistics().roundTripSeconds ?? 0.1)
+    clock.sleep(
+      for: min(.nanoseconds(deadline - clock.now()), max(.milliseconds(300), roundTrip * 3)))
   }
 
   /// How long the end of a session waits for the receiver's reports of its last packets.

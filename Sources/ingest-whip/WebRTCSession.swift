@@ -413,7 +413,7 @@ final class WebRTCSession: @unchecked Sendable {
       lock.withLock { _ = lock.wait(until: min(deadline, clock.now() + 20_000_000)) }
     }
     // The payloaders and webrtcbin hold at most a frame or two.
-    clock.sleep(nanoseconds: min(max(0, deadline - clock.now()), 100_000_000))
+    clock.sleep(for: min(.nanoseconds(deadline - clock.now()), .milliseconds(100)))
   }
 
   func stop() {

@@ -109,7 +109,7 @@ enum InspectCommand: Command {
   }
 
   static func seconds(_ ticks: Int64) -> String {
-    JSONObject.fixed(Double(ticks) / 90_000, decimals: 3)
+    JSONObject.fixed(MediaTicks(ticks).inSeconds, decimals: 3)
   }
 
   static func text(_ inspection: DumpInspection, path: String) -> String {
@@ -117,7 +117,8 @@ enum InspectCommand: Command {
     let present = inspection.tracks.filter { $0.samples > 0 || $0.format != nil }
     for track in present {
       let rate =
-        track.duration > 0 ? Double(track.bytes) * 8 * 90_000 / Double(track.duration) / 1e3 : 0
+        track.duration > 0
+        ? Double(track.bytes) * 8 * Double(MediaTicks.perSecond) / Double(track.duration) / 1e3 : 0
       out += "\(track.kind.description.padding(to: 9)) \(describe(track.format))\n"
       out +=
         "          \(track.samples) samples, \(track.keyframes) keyframes, "
@@ -227,8 +228,8 @@ enum InspectCommand: Command {
       entry.add("samples", track.samples)
       entry.add("keyframes", track.keyframes)
       entry.add("bytes", track.bytes)
-      entry.add("duration_s", Double(track.duration) / 90_000)
-      entry.add("largest_gap_s", Double(track.largestGap) / 90_000)
+      entry.add("duration_s", MediaTicks(track.duration).inSeconds)
+      entry.add("largest_gap_s", MediaTicks(track.largestGap).inSeconds)
       entry.add("reordered", track.reordered)
       entry.add("non_increasing_dts", track.nonIncreasingDTS)
       entry.add("pts_before_dts", track.ptsBeforeDTS)
@@ -244,7 +245,7 @@ enum InspectCommand: Command {
           var item = JSONObject()
           item.add("sample", jump.sample)
           item.add("offset", jump.offset)
-          item.add("jump_s", Double(jump.jump) / 90_000)
+          item.add("jump_s", MediaTicks(jump.jump).inSeconds)
           return item
         })
       tracks.append(entry)

@@ -109,7 +109,7 @@ enum RecoverCommand: Command {
           item.add("action", "kept")
           item.add("file_bytes", fileBytes)
           item.add("kept_bytes", keptBytes)
-          item.add("duration_s", Double(duration) / 90_000)
+          item.add("duration_s", MediaTicks(duration).inSeconds)
         case .removed(let name, let fileBytes):
           item.add("name", name)
           item.add("action", "removed")

@@ -25,13 +25,13 @@ extension ReplayCommand {
     columns: Int? = Console.terminalColumns
   ) -> String {
     let ticks = max(0, s.newestDTS - s.firstDTS)
-    let seconds = Double(elapsed) / 1e9
+    let seconds = TimeSpan(nanoseconds: elapsed).inSeconds
     let bitrate = seconds > 0 ? Double(s.sentBytes) * 8 / seconds / 1e6 : 0
     var line = ProgressLine(columns: columns)
-    line.append("\(format(Double(ticks) / 90_000, 1))s")
+    line.append("\(format(MediaTicks(ticks).inSeconds, 1))s")
     if let total, total > 0 {
       line.append("\(min(100, ticks * 100 / total))%")
-      let factor = seconds > 0 ? Double(ticks) / 90_000 / seconds : 0
+      let factor = seconds > 0 ? MediaTicks(ticks).inSeconds / seconds : 0
       line.append("\(format(factor, 2))x")
     }
     line.append("\(format(bitrate, 2))Mb/s")
@@ -56,7 +56,7 @@ extension ReplayCommand {
     }
     line.append("ledger \(format(Double(s.ledger) / 1e6, 1))MB")
     line.append(
-      "ring \(format(Double(s.ringDuration) / 90_000, 1))s \(format(Double(s.ringBytes) / 1e6, 1))MB"
+      "ring \(format(MediaTicks(s.ringDuration).inSeconds, 1))s \(format(Double(s.ringBytes) / 1e6, 1))MB"
     )
     return line.text
   }

@@ -237,7 +237,7 @@ private let origin: Int64 = 900_000
     let reset = try timeline.stamp(kind: .video, pts: time(0, 600), dts: nil)
     #expect(reset.isDiscontinuity)
     #expect(reset.dts > resumed.dts)
-    #expect(reset.dts - max(audioDTS, resumed.dts) <= TimeConversion.ticksPerSecond)
+    #expect(reset.dts - max(audioDTS, resumed.dts) <= MediaTicks.perSecond)
   }
 
   @Test func invalidTimescaleThrowsAndLeavesTheTimelineUnchanged() throws {
@@ -355,7 +355,7 @@ private let origin: Int64 = 900_000
       // A timescale of 1: about 43 frames land on each whole second.
       let mic = try timeline.stamp(kind: .audioMic, pts: time(frame * 1024 / 44100, 1), dts: nil)
       #expect(mic.dts > lastMic)
-      #expect(abs(mic.dts - app.dts) <= TimeConversion.ticksPerSecond, "frame \(frame)")
+      #expect(abs(mic.dts - app.dts) <= MediaTicks.perSecond, "frame \(frame)")
       lastMic = mic.dts
     }
     #expect(timeline.discontinuities == 0)

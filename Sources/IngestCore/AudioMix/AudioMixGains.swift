@@ -61,10 +61,12 @@ public struct AudioMixGains: Hashable, Sendable, CustomStringConvertible {
   static func plain(_ gain: Float) -> String {
     let shortest = gain.description
     guard shortest.contains("e") else { return shortest }
-    let nanos = Int64((Double(gain) * 1e9).rounded())
-    var fraction = String(nanos % 1_000_000_000)
+    // Billionths of the gain (nine decimals); no time, though the figure is 10^9 too.
+    let billion: Int64 = 1_000_000_000
+    let nanos = Int64((Double(gain) * Double(billion)).rounded())
+    var fraction = String(nanos % billion)
     fraction = String(repeating: "0", count: 9 - fraction.count) + fraction
     while fraction.count > 1 && fraction.hasSuffix("0") { fraction.removeLast() }
-    return "\(nanos / 1_000_000_000).\(fraction)"
+    return "\(nanos / billion).\(fraction)"
   }
 }

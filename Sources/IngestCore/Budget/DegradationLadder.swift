@@ -21,11 +21,11 @@ public struct DegradationLadder: Sendable {
     /// How long the pressure must stay below `recoverBelow` before each step down.
     public var holdNanoseconds: Int64 = 5_000_000_000
     /// Link pressure raises the tier one step at most this often.
-    public var linkStepNanoseconds: Int64 = 1_000_000_000
+    public var linkStepNanoseconds = TimeSpan.seconds(1).nanoseconds
     /// The highest tier link pressure alone reaches.
     public var linkCeiling: Tier = .reducedFrameRate
     /// How long link pressure must stay below `recoverBelow` before its tiers end.
-    public var linkRecoverNanoseconds: Int64 = 1_000_000_000
+    public var linkRecoverNanoseconds = TimeSpan.seconds(1).nanoseconds
 
     public init() {}
   }

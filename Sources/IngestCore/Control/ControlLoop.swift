@@ -25,7 +25,7 @@ public final class ControlLoop {
     /// How often the link is read.
     public var linkIntervalNanoseconds: Int64 = 200_000_000
     /// How often memory is read (the probe reads `/proc` on Linux: not on every tick).
-    public var memoryIntervalNanoseconds: Int64 = 1_000_000_000
+    public var memoryIntervalNanoseconds = TimeSpan.seconds(1).nanoseconds
     /// The lowest bitrate the ladder asks for on entering `reducedBitrate`. A run under rate
     /// control gives every output the controller's floor, so that no output's ladder asks the
     /// encoder for less than the user allowed.

@@ -182,8 +182,8 @@ public struct DumpInspection: Sendable {
       let delta = dts &- last
       if delta <= 0 { track.nonIncreasingDTS += 1 }
       let jumped =
-        delta < -TimeConversion.ticksPerSecond / 10
-        || (header.kind.isAudio && delta > TimeConversion.ticksPerSecond)
+        delta < -MediaTicks.perSecond / 10
+        || (header.kind.isAudio && delta > MediaTicks.perSecond)
       if jumped {
         track.clockJumps.append(Anomaly(sample: track.samples - 1, offset: offset, jump: delta))
       } else {

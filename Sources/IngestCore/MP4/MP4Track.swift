@@ -17,7 +17,7 @@ public struct MP4Track: Hashable, Sendable {
     self.format = format
     switch format {
     case .aac(let aac): timescale = UInt32(aac.sampleRate)
-    case .h264, .hevc: timescale = 90_000
+    case .h264, .hevc: timescale = UInt32(MediaTicks.perSecond)
     }
   }
 
@@ -43,11 +43,11 @@ public struct MP4Track: Hashable, Sendable {
   /// Converts a 90 kHz time to this track's timescale, rounding to the nearest tick: the
   /// timeline rounded each audio time to 90 kHz, so rounding back restores the sample count.
   public func ticks(from time90k: Int64) -> Int64 {
-    if timescale == 90_000 { return time90k }
+    if timescale == MediaTicks.perSecond { return time90k }
     let scale = Int64(timescale)
     let product = time90k * scale
-    let half: Int64 = product >= 0 ? 45_000 : -45_000
-    return (product + half) / 90_000
+    let half = product >= 0 ? MediaTicks.perSecond / 2 : -MediaTicks.perSecond / 2
+    return (product + half) / MediaTicks.perSecond
   }
 
   /// The picture size for `tkhd` and the visual sample entry, from the first SPS.

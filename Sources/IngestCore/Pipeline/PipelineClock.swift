@@ -3,3 +3,8 @@ public protocol PipelineClock: Sendable {
   /// Nanoseconds since an arbitrary fixed point.
   func now() -> Int64
 }
+
+extension PipelineClock {
+  /// `now()` as an instant.
+  public func instant() -> MonotonicInstant { MonotonicInstant(nanoseconds: now()) }
+}

@@ -4,7 +4,7 @@ import Synchronization
 public final class VirtualClock: PipelineClock {
   private let nanoseconds: Atomic<Int64>
 
-  public init(start: Int64 = 1_000_000_000) { nanoseconds = Atomic(start) }
+  public init(start: Int64 = TimeSpan.seconds(1).nanoseconds) { nanoseconds = Atomic(start) }
 
   public func now() -> Int64 { nanoseconds.load(ordering: .relaxed) }
 

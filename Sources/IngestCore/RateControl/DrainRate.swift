@@ -6,7 +6,7 @@ public struct DrainRate: Sendable {
   /// Intervals shorter than this say little about a rate (nanoseconds).
   public static let minimumInterval: Int64 = 50_000_000
   /// Intervals longer than this (waiting for a delivery) spanned an outage (nanoseconds).
-  public static let maximumInterval: Int64 = 1_000_000_000
+  public static let maximumInterval = TimeSpan.seconds(1).nanoseconds
   /// Weight of a new interval in the smoothed rate.
   public static let smoothing = 0.25
 
@@ -59,7 +59,9 @@ public struct DrainRate: Sendable {
       return
     }
     if last.waiting > 0 && waiting > 0 {
-      let rate = Double(max(0, delivered - last.delivered)) * 1e9 / Double(interval)
+      let rate =
+        Double(max(0, delivered - last.delivered)) * Double(TimeSpan.nanosecondsPerSecond)
+        / Double(interval)
       bytesPerSecond = bytesPerSecond.map { $0 + Self.smoothing * (rate - $0) } ?? rate
     }
     self.last = (now, delivered, waiting)

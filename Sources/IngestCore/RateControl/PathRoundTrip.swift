@@ -23,7 +23,7 @@ public struct PathRoundTrip: Sendable {
   /// Limits of the rules above.
   public struct Configuration: Sendable, Equatable {
     public var windowNanoseconds: Int64 = 10_000_000_000
-    public var outageNanoseconds: Int64 = 1_000_000_000
+    public var outageNanoseconds = TimeSpan.seconds(1).nanoseconds
     public var settleNanoseconds: Int64 = 500_000_000
     public var settleLimitNanoseconds: Int64 = 2_000_000_000
     public var stepHoldNanoseconds: Int64 = 3_000_000_000
@@ -63,7 +63,7 @@ public struct PathRoundTrip: Sendable {
   public init(configuration: Configuration = Configuration()) {
     self.configuration = configuration
     window = WindowedMinimum(windowNanoseconds: configuration.windowNanoseconds)
-    recent = WindowedMinimum(windowNanoseconds: 1_000_000_000, slots: 5)
+    recent = WindowedMinimum(windowNanoseconds: TimeSpan.seconds(1).nanoseconds, slots: 5)
   }
 
   /// Forgets everything (a new connection).

@@ -58,7 +58,7 @@ public struct RateController: Sendable {
     public var clearShare: Double = 0.5
     /// Congestion is a queueing delay over the threshold for this long (a standing queue), or
     /// over twice the threshold in two readings in a row (nanoseconds).
-    public var standingWindowNanoseconds: Int64 = 1_000_000_000
+    public var standingWindowNanoseconds = TimeSpan.seconds(1).nanoseconds
     /// How far back the baselines (least queue time, least round trip, least loss) look.
     public var baselineWindowNanoseconds: Int64 = 10_000_000_000
     /// How the path's round trip follows a path change (`PathRoundTrip`); its window is

@@ -91,5 +91,5 @@ public struct AACFormat: Hashable, Sendable {
   }
 
   /// Duration of one AAC frame (1024 samples) in 90 kHz ticks, rounded down.
-  public var frameTicks90k: Int64 { Int64(1024 * 90_000 / sampleRate) }
+  public var frameTicks90k: Int64 { 1024 * MediaTicks.perSecond / Int64(sampleRate) }
 }

@@ -18,3 +18,10 @@ public struct MediaTime: Hashable, Sendable, CustomStringConvertible {
 
   public var description: String { "\(value)/\(timescale)" }
 }
+
+extension MediaTime {
+  /// The timescale of a time in nanoseconds (a host clock's, as iOS delivers samples on).
+  @inlinable public static var nanosecondTimescale: Int32 { Int32(TimeSpan.nanosecondsPerSecond) }
+  /// The timescale of a time in 90 kHz ticks.
+  @inlinable public static var ticks90kTimescale: Int32 { Int32(MediaTicks.perSecond) }
+}

@@ -60,10 +60,10 @@ public struct Timeline: Sendable {
   /// Tuning of the timeline.
   public struct Configuration: Sendable {
     /// Added to every timestamp so that samples slightly earlier than the base stay positive.
-    public var startOffset: Int64 = 10 * TimeConversion.ticksPerSecond
+    public var startOffset: Int64 = 10 * MediaTicks.perSecond
     /// A clock more than this far from the shared "now" counts as reset (default 1 s). Video may
     /// legitimately pause for longer (a still screen), so only backwards video jumps reset it.
-    public var jumpThreshold: Int64 = TimeConversion.ticksPerSecond
+    public var jumpThreshold: Int64 = MediaTicks.perSecond
     /// The longest step between two audio frames that is a frame duration rather than a gap
     /// (250 ms: an AAC frame lasts at most 2048 samples at 8 kHz); also the longest step back of
     /// an audio clock that is a glitch rather than a reset.
@@ -73,7 +73,7 @@ public struct Timeline: Sendable {
     /// How far frames placed one after another may have run ahead of an audio clock that ticks
     /// on normally and still be caught up with by dropping what comes behind them (10 s);
     /// further ahead, the clock is re-anchored as a reset.
-    public var maximumAudioCatchUp: Int64 = 10 * TimeConversion.ticksPerSecond
+    public var maximumAudioCatchUp: Int64 = 10 * MediaTicks.perSecond
 
     public init() {}
   }
@@ -145,7 +145,7 @@ public struct Timeline: Sendable {
   /// sample rate (no rounding accumulates), else its learned or assumed frame step.
   private func frames(_ count: Int64, of track: Track) -> Int64 {
     if let nominal = track.nominalFrame {
-      return count &* nominal.samples &* TimeConversion.ticksPerSecond / nominal.rate
+      return count &* nominal.samples &* MediaTicks.perSecond / nominal.rate
     }
     let step = track.frameStep > 0 ? track.frameStep : configuration.defaultAudioFrameStep
     return count &* max(step, 1)
@@ -158,7 +158,7 @@ public struct Timeline: Sendable {
     if let nominal = track.nominalFrame {
       return nominal.samples * timescale < nominal.rate
     }
-    return frames(1, of: track) * timescale < TimeConversion.ticksPerSecond
+    return frames(1, of: track) * timescale < MediaTicks.perSecond
   }
 
   /// Places a sample of a coarse audio clock whose value on the shared timeline is `clock`: one
@@ -263,7 +263,7 @@ public struct Timeline: Sendable {
       // that ticks once a second) is spread one frame apart instead of turning into a reset.
       let clockStep = stampDTS &- track.lastClock
       let frame =
-        track.nominalFrame.map { $0.samples * TimeConversion.ticksPerSecond / $0.rate }
+        track.nominalFrame.map { $0.samples * MediaTicks.perSecond / $0.rate }
         ?? (track.frameStep > 0 ? track.frameStep : configuration.defaultAudioFrameStep)
       // Behind by more than half a frame: a glitch (a repeated time, an early one) stays within
       // that once the clock ticks on; a burst does not.
@@ -305,7 +305,7 @@ public struct Timeline: Sendable {
           let placed =
             track.nominalFrame.map {
               track.correctionAnchor
-                &+ track.correctedFrames &* $0.samples &* TimeConversion.ticksPerSecond / $0.rate
+                &+ track.correctedFrames &* $0.samples &* MediaTicks.perSecond / $0.rate
             } ?? track.lastDTS + frame
           track.adjustment = track.adjustment &+ (placed &- stampDTS)
           stampDTS = placed

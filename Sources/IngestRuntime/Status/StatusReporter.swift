@@ -56,7 +56,7 @@ public final class StatusReporter: @unchecked Sendable {
   }
 
   /// Seconds since the reporter started, on the pipeline clock.
-  public func elapsed(_ now: Int64) -> Double { Double(now - start) / 1e9 }
+  public func elapsed(_ now: Int64) -> Double { TimeSpan(nanoseconds: now - start).inSeconds }
 
   /// Emits an event of the run, built by the caller, stamped with the time.
   public func emit(_ name: String, now: Int64? = nil, _ fill: (inout JSONObject) -> Void = { _ in })
@@ -108,7 +108,7 @@ public final class StatusReporter: @unchecked Sendable {
       }
       emitForOutput("retry") {
         $0.add("reason", reason)
-        $0.add("delay_s", Double(delay) / 1e9)
+        $0.add("delay_s", TimeSpan(nanoseconds: delay).inSeconds)
       }
     case .failed(let reason): emitForOutput("failed") { $0.add("reason", reason) }
     }
@@ -127,7 +127,7 @@ public final class StatusReporter: @unchecked Sendable {
       warningsPassedOn = sink.warnings.count
     }
     guard now >= nextSample || force else { return }
-    nextSample = now + 1_000_000_000
+    nextSample = now + TimeSpan.seconds(1).nanoseconds
     if let sink {
       if let statistics = sink.statusFields() {
         emitForOutput("sink", now: now) { $0.add("stats", statistics) }
@@ -144,7 +144,7 @@ public final class StatusReporter: @unchecked Sendable {
     }
     emitForOutput("stats", now: now) { object in
       object.add("tier", snapshot.tier.rawValue)
-      object.add("ring_s", Double(snapshot.ringDuration) / 90_000)
+      object.add("ring_s", MediaTicks(snapshot.ringDuration).inSeconds)
       object.add("ring_bytes", snapshot.ringBytes)
       object.add("ring_units", snapshot.ringUnits)
       object.add("ledger", snapshot.ledger)

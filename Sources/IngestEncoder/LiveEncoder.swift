@@ -192,10 +192,13 @@ public final class LiveEncoder {
     case .format(let format): written = try output.writeFormat(format, for: .video)
     case .packet(let payload, let pts, let dts, let keyframe):
       second.bytes += payload.count
+      // The decode time always, also when it equals the presentation time (no B-frames):
+      // the pipeline reads a stream's first 32 video samples before it starts when they
+      // carry none, to see that they are in display order, which held every live run's
+      // first second in its ring.
       written = try output.writeSample(
-        kind: .video, ptsNanoseconds: epoch + pts * 1000,
-        dtsNanoseconds: options.bFrames > 0 ? epoch + dts * 1000 : nil, isKeyframe: keyframe,
-        payload: payload)
+        kind: .video, ptsNanoseconds: epoch + pts * 1000, dtsNanoseconds: epoch + dts * 1000,
+        isKeyframe: keyframe, payload: payload)
     }
     if !written { state.stop("reader") }
     return written

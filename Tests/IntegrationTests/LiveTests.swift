@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import IngestCore
 import IngestTestSupport
 import Testing
 
@@ -39,6 +40,25 @@ import Testing
     #expect(try CommandRunner.decodeErrors(output) == "")
     #expect(try videoFrames(output) >= 290)
     #expect(try CommandRunner.streams(output).count == 3)
+  }
+
+  /// Every video sample of the encoder carries its decode time, also without B-frames (where it
+  /// is the presentation time): a stream without one is read 32 frames in before a run starts
+  /// (to see that it is in display order), which held every live run's first second back.
+  @Test func theEncoderGivesEveryVideoSampleItsDecodeTime() throws {
+    let directory = try CommandRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let dump = directory.appending(path: "live.dump").path
+    let result = try CommandRunner.run(
+      "sh",
+      [
+        "-c", #"exec "$0" "$@" > "$DUMP""#, CommandRunner.encoder, "testsrc", "--size",
+        "320x180", "--duration", "2", "--no-mic",
+      ].map { $0.replacingOccurrences(of: "$DUMP", with: dump) }, timeout: 120)
+    #expect(result.status == 0, "\(result.stderr)")
+    let video = try DumpItems.read(dump).compactMap(\.sample).filter { $0.kind == .video }
+    #expect(video.count >= 50)
+    #expect(video.allSatisfy { $0.dts == $0.pts }, "\(video.prefix(3).map(\.dts))")
   }
 
   @Test func testPatternToHLSEndsThePlaylist() throws {

@@ -96,7 +96,7 @@ if [[ " $LINKS " == *" rtmp50 "* && ! -f $RTMP_MODULE ]]; then
 fi
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "shaped-link: SHAPED_RUNS must be 1 or more" >&2; exit 2; }
 [[ -x $ENCODER ]] || { echo "shaped-link: $ENCODER is not built" >&2; exit 1; }
-if ip -br addr | grep -q " $SUBNET\."; then
+if ip -br addr | grep " $SUBNET\." >/dev/null; then
   echo "shaped-link: $SUBNET.0/30 is already in use here; set SHAPED_SUBNET" >&2
   exit 1
 fi
@@ -335,7 +335,9 @@ done
 # The first video PTS of each sender's stream written to a file: the source frame index of a
 # received frame is its PTS against this one.
 pts0() { python3 -c "import sys; sys.path.insert(0, '$HERE'); import shaped_link as s; print(s.$1('$2'))"; }
-machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores, Linux $(uname -r); $(ffmpeg -version | head -1 | cut -d' ' -f1-3); libsrt $(srt-live-transmit -version 2>&1 | grep -m1 -o 'version: [0-9.]*' | cut -d' ' -f2)"
+# Readers that take their whole input (sed -n, awk): with pipefail, a reader that stops early
+# (head, grep -m1) can end the writer with SIGPIPE, and the script with status 141.
+machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores, Linux $(uname -r); $(ffmpeg -version | sed -n '1s/^\(\([^ ]* \)\{2\}[^ ]*\).*/\1/p'); libsrt $(srt-live-transmit -version 2>&1 | awk '/version: [0-9.]+/ && !done { sub(/.*version: /, ""); sub(/[^0-9.].*/, ""); print; done = 1 }')"
 cat >config.json <<EOF
 {"date":"$(date -u '+%Y-%m-%d %H:%M UTC')","machine":"$machine","peer":"$PEER","port":$PORT,
  "seconds_fixed":$SECONDS_FIXED,"seconds_step":$SECONDS_STEP,

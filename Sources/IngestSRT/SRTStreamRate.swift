@@ -13,6 +13,9 @@ struct SRTStreamRate {
   /// A decode time further than this from the window's newest one (10 s) is a jump of the
   /// timeline, not media: the window restarts.
   static let jumpTicks: Int64 = 900_000
+  /// The least span a partial window's bytes are spread over (a tenth of a second): a first
+  /// keyframe alone, which spans no time, reads as about the rate it is sent at.
+  static let startTicks = MediaTicks.milliseconds(100).value
 
   private var bytes = 0
   private var first: Int64?
@@ -42,11 +45,16 @@ struct SRTStreamRate {
   }
 
   /// Bytes per second of media: the last full window's rate, or before one the bytes so far
-  /// spread over a whole window (an underestimate that grows to the rate within a second of
-  /// media); nil before the first unit.
+  /// over the media they span (at least `startTicks`); nil before the first unit.
+  ///
+  /// Not a partial window spread over a whole second: the sink hands libsrt only what this
+  /// rate allows, so an underestimate grew only as fast as the units it let through, and on a
+  /// 300 ms round trip the first 2.5 s of a live run waited in the ring (which then read as
+  /// congestion and cut the rate to its floor).
   var bytesPerSecond: Double? {
     if let measured { return measured }
-    guard first != nil else { return nil }
-    return Double(bytes) * Double(MediaTicks.perSecond) / Double(Self.windowTicks)
+    guard let start = first else { return nil }
+    let span = max(newest - start, Self.startTicks)
+    return Double(bytes) * Double(MediaTicks.perSecond) / Double(span)
   }
 }

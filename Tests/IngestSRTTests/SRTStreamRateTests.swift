@@ -8,14 +8,17 @@ import Testing
     #expect(SRTStreamRate().bytesPerSecond == nil)
   }
 
-  /// Before a whole second of media the bytes so far count over a whole second: the keyframe
-  /// that starts a stream does not read as its rate.
-  @Test func aPartialWindowCountsOverAWholeSecond() {
+  /// Before a whole second of media the bytes so far count over the media they span, at least
+  /// a tenth of a second: the keyframe that starts a stream reads as about its rate, and the
+  /// first units of a backlog as the media's rate.
+  @Test func aPartialWindowCountsOverItsOwnSpan() {
     var rate = SRTStreamRate()
-    rate.observe(bytes: 600_000, dts: 0)
+    rate.observe(bytes: 60_000, dts: 0)
     #expect(rate.bytesPerSecond == 600_000)
-    rate.observe(bytes: 100_000, dts: 1_500)
-    #expect(rate.bytesPerSecond == 700_000)
+    // 0.3 s of media (27,000 ticks): 90,000 bytes over it.
+    rate.observe(bytes: 15_000, dts: 13_500)
+    rate.observe(bytes: 15_000, dts: 27_000)
+    #expect(rate.bytesPerSecond == 300_000)
   }
 
   /// 60 frames a second of 100,000 bytes: 6 MB per second of media, however fast they were
@@ -35,7 +38,7 @@ import Testing
     var rate = SRTStreamRate()
     rate.observe(bytes: 50_000, dts: 0)
     rate.observe(bytes: 50_000, dts: 10_000_000)
-    #expect(rate.bytesPerSecond == 50_000)
+    #expect(rate.bytesPerSecond == 500_000)
     rate.reset()
     #expect(rate.bytesPerSecond == nil)
   }

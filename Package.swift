@@ -110,12 +110,16 @@ let package = Package(
         ])
       ]
     ),
+    // Transport-wide congestion control feedback parsed (plain C), for `ingest-whip`'s RTCP
+    // thread and the unit tests.
+    .target(name: "CTransportCC"),
     // The WHIP output's pipeline side: spawns `ingest-whip`, feeds it access units, reads its
     // statistics. No GStreamer here: that stays in the child.
     .target(name: "IngestWHIP", dependencies: ["IngestCore", "IngestPOSIX"]),
     // WebRTC (GLib, GStreamer, libnice, libcurl) in a program of its own, like the uploader.
     .executableTarget(
-      name: "ingest-whip", dependencies: ["IngestCore", "IngestPOSIX", "CGStreamer", "CCurl"]),
+      name: "ingest-whip",
+      dependencies: ["IngestCore", "IngestPOSIX", "CGStreamer", "CCurl", "CTransportCC"]),
     .target(
       name: "IngestBench",
       dependencies: ["IngestCore", "IngestPOSIX", "IngestSinks", "IngestSRT", "IngestRuntime"]),
@@ -149,7 +153,8 @@ let package = Package(
     .testTarget(
       name: "IngestRuntimeTests", dependencies: ["IngestRuntime", "IngestTestSupport"]),
     .testTarget(name: "IngestUploadTests", dependencies: ["IngestUpload", "IngestTestSupport"]),
-    .testTarget(name: "IngestWHIPTests", dependencies: ["IngestWHIP", "IngestTestSupport"]),
+    .testTarget(
+      name: "IngestWHIPTests", dependencies: ["IngestWHIP", "IngestTestSupport", "CTransportCC"]),
     .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI"]),
     .testTarget(
       name: "IngestEncoderTests",

@@ -18,7 +18,7 @@ answers and its statistics); Chromium is started with a remote debugging port, a
     DELETE /whip/<name>/<session>  200; the page's last statistics are written, the peer
                                    connection closed
 
-Per session, DIR/<name>.events.jsonl: the request, the answer, Chromium's connection states,
+Per session, DIR/<name>.events.jsonl: the request (with the offer as it came), the answer, Chromium's connection states,
 its getStats() every half second (and, at the DELETE, once decoding stood still for a
 second: what the jitter buffer still held for retransmissions is decoded first) ("stats": the video inbound-rtp's framesReceived,
 framesDecoded, framesDropped, keyFramesDecoded, packetsReceived, packetsLost, nackCount,
@@ -258,7 +258,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         key = secrets.token_hex(8)
         session = Session(name, server.directory)
         server.sessions[key] = session
-        session.event("post", bytes=len(offer))
+        session.event("post", bytes=len(offer), sdp=offer)
         if server.relay is not None:
             offer = relay_path.offer_for_receiver(offer)
         server.work.put({"type": "offer", "session": key, "sdp": offer})

@@ -12,6 +12,8 @@
 #include <gst/gst.h>
 #include <gst/rtp/gstrtpbuffer.h>
 #include <gst/rtp/gstrtcpbuffer.h>
+#include <gst/rtp/gstrtphdrext.h>
+#include "transport_cc.h"
 
 #define INGEST_SEQ_SLOTS 16384
 #define INGEST_FRAME_SLOTS 8192
@@ -40,6 +42,28 @@ typedef struct {
 #define INGEST_COPY_COST 20
 #define INGEST_COPY_BUDGET_MAX (8 * INGEST_COPY_COST)
 #define INGEST_COPY_MAX_FRACTION 13
+
+// Transport-wide congestion control (transport-cc): every packet that leaves (video, audio,
+// retransmissions) by its transport-wide sequence number, and what the receiver's feedback says
+// of it. 8192 packets: some 40 s at 2 Mb/s, 10 s at 8 Mb/s, more than the figures look back.
+#define INGEST_TWCC_SLOTS 8192
+// The figures' windows (µs): the received rate and the loss over the feedback of the last
+// second (a feedback covers a dozen packets or so: one loss in it reads 8 %), the one-way delay
+// of the arrivals in the last 200 ms against its least over the last 10 s.
+#define INGEST_TWCC_RATE_WINDOW 1000000
+#define INGEST_TWCC_RECENT_WINDOW 200000
+#define INGEST_TWCC_BASE_WINDOW 10000000
+// A feedback reports on at most this many packets here (Chromium's cover some 100 ms).
+#define INGEST_TWCC_MAX_REPORTED 4096
+
+typedef struct {
+  guint64 ext;        // extended transport-wide sequence number held here (0: none)
+  gint64 sent;        // when it left (µs, monotonic)
+  gint64 arrival;     // when it arrived, on the receiver's clock (µs), once reported received
+  gint64 reported;    // when a feedback last reported on it (µs, monotonic; 0: not yet)
+  guint32 size;
+  gboolean received;  // the last feedback about it said received
+} ingest_twcc_slot;
 
 typedef struct {
   guint64 number;  // frame number held here (from 1; 0: none)
@@ -83,6 +107,21 @@ typedef struct {
   guint64 new_unserved;  // unserved requests since the last collect
   guint64 presumed_lost;  // video packets reported lost that the receiver never asked for
   guint64 unconfirmed_packets;  // video packets sent past the receiver's last report
+  // Transport-wide congestion control feedback, when the receiver sends it.
+  guint64 twcc_feedback;   // feedback packets read
+  guint64 twcc_reported;   // packets reported on (each once, at its last report)
+  guint64 twcc_lost;       // of those, reported not received (before any retransmission)
+  /// Over the feedback of the last second: bits per second received (from the receiver's own
+  /// arrival times), and the share of the packets reported on that did not arrive; -1 without
+  /// enough feedback (the rate wants 200 ms of arrivals).
+  double twcc_received_bps;
+  double twcc_loss;
+  /// The one-way delay of the last 200 ms of arrivals above its least over the last 10 s, in
+  /// milliseconds: what waits in the path's queues (the delay gradient, summed); -1 without.
+  double twcc_queue_ms;
+  /// The one-way delay's trend over the last second (ms per second: the arrival deltas less
+  /// the send deltas, over the send time): a queue filling up is positive. 0 without.
+  double twcc_gradient;
 } ingest_delivery_figures;
 
 typedef struct {
@@ -148,6 +187,16 @@ typedef struct {
   guint64 rtx_copies;
   gint64 unserved_checked;  // requests up to this time were checked for service
   guint64 new_unserved;
+  // Transport-wide congestion control: the header extension's id (0: not negotiated), the
+  // packets as they left (rtpbin's output, once rtpsession numbered them) and the feedback.
+  guint twcc_id;
+  gboolean have_twcc;
+  guint64 twcc_last_ext;
+  guint64 twcc_feedback;
+  guint64 twcc_reported;
+  guint64 twcc_lost;
+  ingest_twcc_slot twcc[INGEST_TWCC_SLOTS];
+  ingest_twcc_packet twcc_scratch[INGEST_TWCC_MAX_REPORTED];
 } ingest_delivery;
 
 static inline ingest_delivery *ingest_delivery_new(guint history_packets, guint history_ms) {
@@ -367,8 +416,189 @@ static inline void ingest_delivery_nacked(ingest_delivery *delivery, guint16 seq
   slot->nack_time = now;
 }
 
-/// Reads one RTCP compound packet from the receiver: its report blocks about our streams and
-/// its NACKs for the video stream.
+/// One packet leaving rtpbin: its transport-wide sequence number (written by rtpsession, across
+/// the bundle: video, audio, retransmissions), when and how large.
+static inline void ingest_delivery_twcc_sent(ingest_delivery *delivery, GstBuffer *buffer,
+                                             gint64 now) {
+  guint id = delivery->twcc_id;
+  if (id == 0) return;
+  GstRTPBuffer rtp = GST_RTP_BUFFER_INIT;
+  if (!gst_rtp_buffer_map(buffer, GST_MAP_READ, &rtp)) return;
+  gpointer data = NULL;
+  guint size = 0;
+  gboolean found =
+      gst_rtp_buffer_get_extension_onebyte_header(&rtp, (guint8)id, 0, &data, &size) && size >= 2;
+  guint16 seq = found ? GST_READ_UINT16_BE(data) : 0;
+  gst_rtp_buffer_unmap(&rtp);
+  if (!found) return;
+  g_mutex_lock(&delivery->lock);
+  guint64 ext;
+  if (!delivery->have_twcc) {
+    ext = 65536 + seq;
+    delivery->have_twcc = TRUE;
+    delivery->twcc_last_ext = ext;
+  } else {
+    ext = ingest_extend_seq(delivery->twcc_last_ext, seq);
+    if (ext > delivery->twcc_last_ext) delivery->twcc_last_ext = ext;
+  }
+  ingest_twcc_slot *slot = &delivery->twcc[ext % INGEST_TWCC_SLOTS];
+  memset(slot, 0, sizeof(*slot));
+  slot->ext = ext;
+  slot->sent = now;
+  slot->size = (guint32)gst_buffer_get_size(buffer);
+  g_mutex_unlock(&delivery->lock);
+}
+
+typedef struct {
+  ingest_delivery *delivery;
+  gint64 now;
+} ingest_twcc_probe_each;
+
+static inline gboolean ingest_twcc_sent_each(GstBuffer **buffer, guint index, gpointer data) {
+  ingest_twcc_probe_each *each = (ingest_twcc_probe_each *)data;
+  ingest_delivery_twcc_sent(each->delivery, *buffer, each->now);
+  return TRUE;
+}
+
+static inline GstPadProbeReturn ingest_twcc_sent_probe(GstPad *pad, GstPadProbeInfo *info,
+                                                       gpointer data) {
+  ingest_twcc_probe_each each = {(ingest_delivery *)data, g_get_monotonic_time()};
+  if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
+    gst_buffer_list_foreach(GST_PAD_PROBE_INFO_BUFFER_LIST(info), ingest_twcc_sent_each, &each);
+  } else if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+    GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+    ingest_twcc_sent_each(&buffer, 0, &each);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+/// Reads transport-cc feedback (extension `id`, as the answer accepted it) from now on: what
+/// leaves `rtpbin` (webrtcbin's, session 0: bundled) on its way to DTLS and the network is
+/// numbered there. FALSE when rtpbin has no such pad.
+static inline gboolean ingest_delivery_watch_twcc(ingest_delivery *delivery, GstElement *webrtc,
+                                                  guint id) {
+  GstElement *rtpbin = gst_bin_get_by_name(GST_BIN(webrtc), "rtpbin");
+  if (rtpbin == NULL) return FALSE;
+  GstPad *pad = gst_element_get_static_pad(rtpbin, "send_rtp_src_0");
+  gst_object_unref(rtpbin);
+  if (pad == NULL) return FALSE;
+  g_mutex_lock(&delivery->lock);
+  delivery->twcc_id = id;
+  g_mutex_unlock(&delivery->lock);
+  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST,
+                    ingest_twcc_sent_probe, delivery, NULL);
+  gst_object_unref(pad);
+  return TRUE;
+}
+
+/// One transport-cc feedback's FCI (`length` bytes): each packet it reports on is marked
+/// received (with its arrival on the receiver's clock) or not. A later feedback may report a
+/// packet again (one that arrived late, out of order): the last word counts. Called with the
+/// lock held.
+static inline void ingest_delivery_twcc_feedback(ingest_delivery *delivery, const guint8 *fci,
+                                                 gsize length, gint64 now) {
+  if (fci == NULL || !delivery->have_twcc) return;
+  ingest_twcc_header header;
+  int count = ingest_twcc_parse(fci, length, &header, delivery->twcc_scratch,
+                                INGEST_TWCC_MAX_REPORTED);
+  if (count < 0) return;
+  delivery->twcc_feedback++;
+  for (int i = 0; i < count; i++) {
+    const ingest_twcc_packet *packet = &delivery->twcc_scratch[i];
+    guint64 ext = ingest_extend_seq(delivery->twcc_last_ext, packet->sequence);
+    ingest_twcc_slot *slot = &delivery->twcc[ext % INGEST_TWCC_SLOTS];
+    if (slot->ext != ext) continue;
+    gboolean received = packet->status != INGEST_TWCC_NOT_RECEIVED;
+    if (slot->reported == 0) {
+      delivery->twcc_reported++;
+      if (!received) delivery->twcc_lost++;
+    } else if (slot->received != received) {
+      // Reported again, the other way (Chromium reports a packet that came late as received).
+      if (received) delivery->twcc_lost--; else delivery->twcc_lost++;
+    }
+    slot->reported = now;
+    slot->received = received;
+    if (received) slot->arrival = packet->arrival_us;
+  }
+}
+
+/// The transport-cc figures now (see ingest_delivery_figures). Called with the lock held.
+static inline void ingest_delivery_twcc_figures(ingest_delivery *delivery, gint64 now,
+                                                ingest_delivery_figures *out) {
+  out->twcc_feedback = delivery->twcc_feedback;
+  out->twcc_reported = delivery->twcc_reported;
+  out->twcc_lost = delivery->twcc_lost;
+  out->twcc_received_bps = -1;
+  out->twcc_loss = -1;
+  out->twcc_queue_ms = -1;
+  out->twcc_gradient = 0;
+  if (!delivery->have_twcc || delivery->twcc_feedback == 0) return;
+  // Pass 1, newest first, over what left in the last 10 s: the rate and loss of what the last
+  // second's feedback reported on, the least one-way delay, the newest arrival.
+  guint64 received = 0, lost = 0, bytes = 0;
+  gint64 first_arrival = G_MAXINT64, last_arrival = G_MININT64, first_size = 0;
+  gint64 least = G_MAXINT64;
+  guint64 low = delivery->twcc_last_ext >= INGEST_TWCC_SLOTS ? delivery->twcc_last_ext - INGEST_TWCC_SLOTS + 1 : 0;
+  for (guint64 ext = delivery->twcc_last_ext; ext >= low && ext > 0; ext--) {
+    ingest_twcc_slot *slot = &delivery->twcc[ext % INGEST_TWCC_SLOTS];
+    if (slot->ext != ext) break;
+    if (now - slot->sent > INGEST_TWCC_BASE_WINDOW) break;
+    if (slot->reported == 0) continue;
+    if (slot->received) {
+      gint64 delay = slot->arrival - slot->sent;
+      if (delay < least) least = delay;
+    }
+    if (now - slot->reported > INGEST_TWCC_RATE_WINDOW) continue;
+    if (!slot->received) {
+      lost++;
+      continue;
+    }
+    received++;
+    bytes += slot->size;
+    if (slot->arrival < first_arrival) {
+      first_arrival = slot->arrival;
+      first_size = slot->size;
+    }
+    if (slot->arrival > last_arrival) last_arrival = slot->arrival;
+  }
+  if (received + lost > 0) out->twcc_loss = (double)lost / (double)(received + lost);
+  // The rate over the arrivals' span: what arrived after the first of them.
+  if (received >= 2 && last_arrival - first_arrival >= 200000) {
+    out->twcc_received_bps =
+        (double)(bytes - (guint64)first_size) * 8e6 / (double)(last_arrival - first_arrival);
+  }
+  // No queue figure from feedback older than the window (a receiver gone quiet): it would
+  // describe the path as it was.
+  if (received == 0 || least == G_MAXINT64) return;
+  // Pass 2: the one-way delay of the last 200 ms of arrivals against the least, and its trend
+  // over the last second of sends (least squares of delay on send time).
+  double sum = 0, count = 0;
+  double n = 0, st = 0, sd = 0, stt = 0, std = 0;
+  for (guint64 ext = delivery->twcc_last_ext; ext >= low && ext > 0; ext--) {
+    ingest_twcc_slot *slot = &delivery->twcc[ext % INGEST_TWCC_SLOTS];
+    if (slot->ext != ext || now - slot->sent > INGEST_TWCC_BASE_WINDOW) break;
+    if (slot->reported == 0 || !slot->received) continue;
+    double delay = (double)(slot->arrival - slot->sent - least) / 1000.0;
+    if (last_arrival - slot->arrival <= INGEST_TWCC_RECENT_WINDOW) {
+      sum += delay;
+      count++;
+    }
+    if (now - slot->sent <= INGEST_TWCC_RATE_WINDOW + INGEST_TWCC_RECENT_WINDOW) {
+      double t = (double)(slot->sent - now) / 1e6;
+      n++;
+      st += t;
+      sd += delay;
+      stt += t * t;
+      std += t * delay;
+    }
+  }
+  if (count > 0) out->twcc_queue_ms = sum / count;
+  double spread = n * stt - st * st;
+  if (n >= 10 && spread > 0) out->twcc_gradient = (n * std - st * sd) / spread;
+}
+
+/// Reads one RTCP compound packet from the receiver: its report blocks about our streams, its
+/// NACKs for the video stream and its transport-cc feedback.
 static inline void ingest_delivery_rtcp(ingest_delivery *delivery, GstBuffer *buffer) {
   GstRTCPBuffer rtcp = GST_RTCP_BUFFER_INIT;
   if (!gst_rtcp_buffer_map(buffer, GST_MAP_READ, &rtcp)) return;
@@ -427,6 +657,11 @@ static inline void ingest_delivery_rtcp(ingest_delivery *delivery, GstBuffer *bu
           if (blp & (1u << bit)) ingest_delivery_nacked(delivery, (guint16)(pid + bit + 1), now);
         }
       }
+    }
+    if (type == GST_RTCP_TYPE_RTPFB &&
+        gst_rtcp_packet_fb_get_type(&packet) == GST_RTCP_RTPFB_TYPE_TWCC) {
+      ingest_delivery_twcc_feedback(delivery, gst_rtcp_packet_fb_get_fci(&packet),
+                                    gst_rtcp_packet_fb_get_fci_length(&packet) * 4, now);
     }
     more = gst_rtcp_packet_move_to_next(&packet);
   }
@@ -685,6 +920,7 @@ static inline void ingest_delivery_collect(ingest_delivery *delivery, guint sett
   out->new_unserved = delivery->new_unserved;
   out->presumed_lost = delivery->presumed_lost;
   delivery->new_unserved = 0;
+  ingest_delivery_twcc_figures(delivery, now, out);
   if (delivery->have_video) {
     out->unconfirmed_packets =
         delivery->have_video_report && delivery->video_highest_ext <= delivery->last_ext

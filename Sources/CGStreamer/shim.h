@@ -213,6 +213,25 @@ static inline ingest_remb *ingest_webrtc_watch_remb(GstElement *webrtc, ingest_d
   return remb;
 }
 
+/// Adds the header extension of `uri` with `id` to a payloader (rtpbasepayload's
+/// `add-extension`): every packet it makes carries it, its caps name it (`extmap-ID`), so that
+/// webrtcbin offers it. FALSE when no extension implements `uri`.
+static inline gboolean ingest_gst_add_header_extension(GstElement *payloader, const char *uri,
+                                                       guint id) {
+  GstRTPHeaderExtension *extension = gst_rtp_header_extension_create_from_uri(uri);
+  if (extension == NULL) return FALSE;
+  gst_rtp_header_extension_set_id(extension, id);
+  g_signal_emit_by_name(payloader, "add-extension", extension);
+  gst_object_unref(extension);
+  return TRUE;
+}
+
+/// Removes every header extension from a payloader (`clear-extensions`): its packets carry none
+/// from then on.
+static inline void ingest_gst_clear_header_extensions(GstElement *payloader) {
+  g_signal_emit_by_name(payloader, "clear-extensions");
+}
+
 /// Makes every transceiver send-only: a WHIP client publishes and receives nothing.
 static inline void ingest_webrtc_send_only(GstElement *webrtc) {
   GArray *transceivers = NULL;

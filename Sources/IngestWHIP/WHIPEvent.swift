@@ -112,6 +112,20 @@ public struct WHIPStatistics: Sendable, Equatable {
   public var rtxPackets: Int64 = 0
   public var rtxBytes: Int64 = 0
   public var rtxHistoryBytes: Int64 = 0
+  /// Transport-wide congestion control feedback (transport-cc), where the receiver sends it
+  /// (Chromium; aiortc never): feedback packets read, packets they reported on and of those
+  /// reported not received (before any retransmission).
+  public var transportFeedbackCount: Int64 = 0
+  public var transportPacketsReported: Int64 = 0
+  public var transportPacketsLost: Int64 = 0
+  /// What the feedback of the last second says: bits per second received (on the receiver's
+  /// clock, every packet: video, audio, retransmissions) and the share not received.
+  public var transportReceivedBitsPerSecond: Double?
+  public var transportLoss: Double?
+  /// The one-way delay of the last 200 ms of arrivals above its least over 10 s (what waits
+  /// in the path's queues), and its trend over the last second (milliseconds per second).
+  public var transportQueueMilliseconds: Double?
+  public var transportDelayGradient: Double?
   /// The session's last line: every frame is decided.
   public var final = false
 
@@ -160,6 +174,13 @@ public struct WHIPStatistics: Sendable, Equatable {
     rtxPackets = int64("rtx_packets")
     rtxBytes = int64("rtx_bytes")
     rtxHistoryBytes = int64("rtx_history_bytes")
+    transportFeedbackCount = int64("twcc_feedback")
+    transportPacketsReported = int64("twcc_packets_reported")
+    transportPacketsLost = int64("twcc_packets_lost")
+    transportReceivedBitsPerSecond = value["twcc_received_bps"]?.double
+    transportLoss = value["twcc_loss"]?.double
+    transportQueueMilliseconds = value["twcc_queue_ms"]?.double
+    transportDelayGradient = value["twcc_gradient"]?.double
     final = value["final"]?.bool ?? false
   }
 }

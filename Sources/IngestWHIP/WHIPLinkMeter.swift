@@ -1,13 +1,15 @@
 import IngestCore
 
 /// Turns `ingest-whip`'s statistics into the `LinkEstimate` the rate controller reads, as
-/// SRT's statistics and RTMP's socket figures are: the rate at which RTP got through (bytes
-/// sent over the last second or more, less the share the receiver reports lost, and never above
-/// the receiver's own bandwidth estimate (REMB) where it sends one), the loss and
-/// round trip the receiver's RTCP reports gave, and what waits on our side of the link (the
-/// pipe to the child, its appsrc queues) as queue, or the whole latency when a fresh report
-/// lost heavily (a bottleneck's queue overflowed: nothing waits on our side, webrtcbin does
-/// not pace).
+/// SRT's statistics and RTMP's socket figures are: the rate at which RTP got through (where the
+/// receiver sends transport-cc feedback, what it says arrived over the last second; else bytes
+/// sent over the last second or more, less the share the receiver reports lost; never above
+/// the receiver's own bandwidth estimate (REMB) where it sends one), the loss (the feedback's,
+/// else the receiver reports') and round trip the receiver's RTCP reports gave, and as queue
+/// what waits on our side of the link (the pipe to the child, its appsrc queues) or in the
+/// path (the feedback's one-way delays above their least, over the least round trip), or the
+/// whole latency when a fresh report lost heavily (a bottleneck's queue overflowed: nothing
+/// waits on our side, webrtcbin does not pace).
 struct WHIPLinkMeter {
   /// What the queue is judged against: media older than this at the sender is late for a
   /// sub-second stream.
@@ -30,8 +32,12 @@ struct WHIPLinkMeter {
   /// The span the delivered rate is measured over.
   private static let window = TimeSpan.seconds(1).nanoseconds
 
-  private var samples: [(time: Int64, bytes: Int64, lost: Int64, packets: Int64)] = []
+  private var samples:
+    [(time: Int64, bytes: Int64, lost: Int64, packets: Int64, roundTrip: Double?)] = []
   private(set) var latest: WHIPStatistics?
+  /// The last statistics that had transport-cc figures over a second of feedback: the final
+  /// lines, after the receiver stopped sending it, have none.
+  private(set) var latestWithFeedback: WHIPStatistics?
   private var lastProgress: Int64 = 0
   /// How long nothing left while more than `floorBytes` waited, as of the last statistics.
   private var stalled: Int64 = 0
@@ -43,8 +49,20 @@ struct WHIPLinkMeter {
     }
     stalled = now - lastProgress
     latest = statistics
+    if statistics.transportReceivedBitsPerSecond != nil { latestWithFeedback = statistics }
     if samples.count == 16 { samples.removeFirst() }
-    samples.append((now, statistics.bytesSent, statistics.packetsLost, statistics.packetsSent))
+    samples.append(
+      (
+        now, statistics.bytesSent, statistics.packetsLost, statistics.packetsSent,
+        statistics.roundTripMilliseconds
+      ))
+  }
+
+  /// What the estimate's queue counts beyond what waits: the least round trip of the recent
+  /// statistics where the path's queue comes from transport-cc feedback, else 0.
+  var queueBaseMilliseconds: Double {
+    guard latest?.transportQueueMilliseconds != nil else { return 0 }
+    return samples.compactMap(\.roundTrip).min() ?? 0
   }
 
   /// The estimate at `now`; nil before the first statistics.
@@ -65,6 +83,15 @@ struct WHIPLinkMeter {
     let excess = max(0, queued - Self.floorBytes)
     let rate = (delivered ?? 0) / 8
     var queueMilliseconds = rate > 0 ? Double(excess) / rate * 1000 : 0
+    // Transport-cc feedback, where the receiver sends it, says per packet what arrived and
+    // when, some 100 ms after: fresher than a receiver report (every second or so, its round
+    // trip measured on a sender report that may be half a second old). What arrived is the
+    // delivered rate as it is, and what did not the loss.
+    let feedback = latest.transportReceivedBitsPerSecond != nil
+    if let received = latest.transportReceivedBitsPerSecond {
+      delivered = received
+      loss = latest.transportLoss ?? loss
+    }
     // webrtcbin does not pace and libnice does not block: a bottleneck slower than the stream
     // shows here neither as bytes waiting nor (RTP having left) as a lower sent rate, only in
     // the receiver's reports, whose round trip lags (it needs a sender report through the
@@ -72,10 +99,16 @@ struct WHIPLinkMeter {
     // is the bottleneck's queue overflowing, so it is reported as a queue of the whole
     // latency, which the controller answers at once rather than after the round trip rises.
     if let loss, let sent = delivered {
-      delivered = sent * (1 - min(1, max(0, loss)))
+      if !feedback { delivered = sent * (1 - min(1, max(0, loss))) }
       if loss >= Self.overflowLoss, now - newest.time <= Self.overflowFreshness {
         queueMilliseconds = max(queueMilliseconds, Self.latencyMilliseconds)
       }
+    }
+    // The path's own queue from the feedback's one-way delays, as a queue that includes the
+    // round trip (as SRT's does, and as the controller judges it: above the path's round
+    // trip): the least round trip seen, plus what waits in the path now.
+    if let pathQueue = latest.transportQueueMilliseconds {
+      queueMilliseconds = max(queueMilliseconds, queueBaseMilliseconds + max(0, pathQueue))
     }
     // A receiver that estimates its own bandwidth (REMB) says what it can take: the rate the
     // controller climbs from, and judges keeping up by, is at most that.

@@ -370,7 +370,9 @@ public final class WHIPSink: OutputSink {
 
   public var congestion: Double {
     guard let estimate = linkEstimate(now: clock.now()) else { return 0 }
-    return min(1, estimate.queueMilliseconds / WHIPLinkMeter.latencyMilliseconds)
+    // The round trip a queue from transport-cc feedback includes is distance, not congestion.
+    let base = reports.withReport { report in report.meter.queueBaseMilliseconds }
+    return min(1, max(0, estimate.queueMilliseconds - base) / WHIPLinkMeter.latencyMilliseconds)
   }
 
   public func linkEstimate(now: Int64) -> LinkEstimate? {
@@ -438,10 +440,31 @@ public final class WHIPSink: OutputSink {
         object.add("queue_bytes", latest.queueBytes)
         object.add("dropped_before_connection", latest.droppedBeforeConnection)
         object.add("dropped_for_profile", latest.droppedForProfile)
+        Self.addTransportFeedback(
+          latest, windowed: report.meter.latestWithFeedback, to: &object)
       }
       object.add("keyframe_requests", report.keyframeRequests)
       object.add("keyframes_for_unserved", report.unservedKeyframes)
       return object
+    }
+  }
+
+  /// The transport-cc figures of `latest`, when the receiver sent feedback; the windowed ones
+  /// from `windowed` (the last statistics that had them).
+  static func addTransportFeedback(
+    _ latest: WHIPStatistics, windowed: WHIPStatistics?, to object: inout JSONObject
+  ) {
+    guard latest.transportFeedbackCount > 0 else { return }
+    object.add("twcc_feedback", latest.transportFeedbackCount)
+    object.add("twcc_packets_reported", latest.transportPacketsReported)
+    object.add("twcc_packets_lost", latest.transportPacketsLost)
+    guard let latest = windowed else { return }
+    if let rate = latest.transportReceivedBitsPerSecond {
+      object.add("twcc_received_bps", Int64(rate))
+    }
+    if let loss = latest.transportLoss { object.add("twcc_loss", loss, decimals: 4) }
+    if let queue = latest.transportQueueMilliseconds {
+      object.add("twcc_queue_ms", queue, decimals: 1)
     }
   }
 
@@ -469,6 +492,8 @@ public final class WHIPSink: OutputSink {
         if let rtt = latest.roundTripMilliseconds { object.add("rtt_ms", rtt, decimals: 1) }
         object.add("dropped_before_connection", latest.droppedBeforeConnection)
         object.add("dropped_for_profile", latest.droppedForProfile)
+        Self.addTransportFeedback(
+          latest, windowed: report.meter.latestWithFeedback, to: &object)
       }
       object.add("keyframe_requests", report.keyframeRequests)
       object.add("keyframes_for_unserved", report.unservedKeyframes)

@@ -11,6 +11,14 @@ struct MediaGraph {
   static let videoPayloadType = 96
   static let audioPayloadType = 111
 
+  /// The transport-wide sequence number's header extension (transport-cc): its URI and the id
+  /// the offer gives it. Added to each payloader (`WebRTCSession`), not by caps after it: a
+  /// capsfilter between the video payloader and webrtcbin hid the payloader from the lookup
+  /// that turns NACK and retransmission on for its transceiver.
+  static let transportCCURI =
+    "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
+  static let transportCCExtensionID = 3
+
   /// The codec's name in SDP (`a=rtpmap`) and in messages.
   var videoEncodingName: String {
     switch video {
@@ -83,6 +91,20 @@ struct MediaGraph {
       text.append(digits[Int(byte & 15)])
     }
     return String(decoding: text, as: UTF8.self)
+  }
+
+  /// The id the answer gives the transport-wide sequence number (`a=extmap:ID URI`, in any
+  /// section: they are bundled), nil when it leaves the extension out (aiortc): then no
+  /// feedback is to be read.
+  static func transportCCExtensionID(inAnswer answer: String) -> Int? {
+    for line in SDPVideoSection.lines(answer) where line.hasPrefix("a=extmap:") {
+      let fields = line.dropFirst("a=extmap:".count).split(separator: " ")
+      guard fields.count >= 2, fields[1] == transportCCURI,
+        let id = Int(fields[0].split(separator: "/")[0]), (1...14).contains(id)
+      else { continue }
+      return id
+    }
+    return nil
   }
 
   /// Whether the SDP answer accepts the video codec: the video section is not rejected (port 0)

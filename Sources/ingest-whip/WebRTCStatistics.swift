@@ -117,6 +117,20 @@ struct WebRTCStatistics {
     object.add("rtx_copies", Int64(delivery.rtx_copies))
     object.add("rtx_history_bytes", Int64(delivery.history_bytes))
     object.add("rtx_history_packets", Int64(delivery.history_packets))
+    // Transport-wide congestion control feedback, where the receiver sends it.
+    if delivery.twcc_feedback > 0 {
+      object.add("twcc_feedback", Int64(delivery.twcc_feedback))
+      object.add("twcc_packets_reported", Int64(delivery.twcc_reported))
+      object.add("twcc_packets_lost", Int64(delivery.twcc_lost))
+      if delivery.twcc_received_bps >= 0 {
+        object.add("twcc_received_bps", Int64(delivery.twcc_received_bps))
+      }
+      if delivery.twcc_loss >= 0 { object.add("twcc_loss", delivery.twcc_loss, decimals: 4) }
+      if delivery.twcc_queue_ms >= 0 {
+        object.add("twcc_queue_ms", delivery.twcc_queue_ms, decimals: 1)
+        object.add("twcc_gradient", delivery.twcc_gradient, decimals: 2)
+      }
+    }
     if final { object.add("final", true) }
     return object
   }

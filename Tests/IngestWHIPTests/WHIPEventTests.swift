@@ -9,7 +9,9 @@ import Testing
       #"{"event":"stats","bytes_sent":1334762,"packets_sent":1432,"packets_lost":3,"#
       + #""fraction_lost":0.0117,"jitter_ms":1.25,"rtt_ms":3.05,"nack":2,"pli":1,"fir":0,"#
       + #""queue_bytes":30401,"dropped_before_connection":126,"keyframe_requests":1,"#
-      + #""remb_bps":1500000}"#
+      + #""remb_bps":1500000,"twcc_feedback":90,"twcc_packets_reported":574,"#
+      + #""twcc_packets_lost":12,"twcc_received_bps":403595,"twcc_loss":0.0102,"#
+      + #""twcc_queue_ms":0.5,"twcc_gradient":-0.57}"#
     guard case .stats(let statistics)? = WHIPEvent(line: line) else {
       Issue.record("not a stats event")
       return
@@ -26,6 +28,13 @@ import Testing
     #expect(statistics.droppedBeforeConnection == 126)
     #expect(statistics.keyframeRequests == 1)
     #expect(statistics.receiverEstimateBitsPerSecond == 1_500_000)
+    #expect(statistics.transportFeedbackCount == 90)
+    #expect(statistics.transportPacketsReported == 574)
+    #expect(statistics.transportPacketsLost == 12)
+    #expect(statistics.transportReceivedBitsPerSecond == 403_595)
+    #expect(statistics.transportLoss == 0.0102)
+    #expect(statistics.transportQueueMilliseconds == 0.5)
+    #expect(statistics.transportDelayGradient == -0.57)
   }
 
   @Test func figuresTheReceiverHasNotReportedStayNil() {
@@ -36,6 +45,8 @@ import Testing
     }
     #expect(statistics.fractionLost == nil)
     #expect(statistics.roundTripMilliseconds == nil)
+    #expect(statistics.transportReceivedBitsPerSecond == nil)
+    #expect(statistics.transportQueueMilliseconds == nil)
   }
 
   @Test func statesKeyframesDeletionsAndErrors() {

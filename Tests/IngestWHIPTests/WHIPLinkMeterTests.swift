@@ -42,6 +42,42 @@ import Testing
 
   /// A receiver's REMB below what got through bounds the delivered rate the controller climbs
   /// from; one above it changes nothing (the test above).
+  /// Where the receiver sends transport-cc feedback, what it says arrived over the last second
+  /// is the delivered rate (not what left less the reports' loss) and its loss the loss; the
+  /// path's queue from its one-way delays counts over the least round trip.
+  @Test func transportFeedbackGivesRateLossAndPathQueue() throws {
+    var meter = WHIPLinkMeter()
+    var first = Self.statistics(bytes: 0, packets: 0)
+    first.roundTripMilliseconds = 100
+    meter.observe(first, now: 0)
+    var second = Self.statistics(bytes: 250_000, packets: 200, lost: 4)
+    second.fractionLost = 0.02
+    second.roundTripMilliseconds = 130
+    second.transportFeedbackCount = 40
+    second.transportReceivedBitsPerSecond = 1_500_000
+    second.transportLoss = 0.05
+    second.transportQueueMilliseconds = 60
+    meter.observe(second, now: 1_000_000_000)
+    let estimate = try #require(meter.estimate(now: 1_000_000_000, pendingBytes: 0))
+    #expect(estimate.deliveredBitsPerSecond == 1_500_000)
+    #expect(estimate.lossRatio == 0.05)
+    // 60 ms in the path's queues over the least round trip seen (100 ms).
+    #expect(estimate.queueMilliseconds == 160)
+    #expect(meter.queueBaseMilliseconds == 100)
+    // Without feedback figures, the reports' path as before.
+    var third = second
+    third.transportReceivedBitsPerSecond = nil
+    third.transportLoss = nil
+    third.transportQueueMilliseconds = nil
+    third.bytesSent = 500_000
+    meter.observe(third, now: 2_000_000_000)
+    let reports = try #require(meter.estimate(now: 2_000_000_000, pendingBytes: 0))
+    #expect(reports.deliveredBitsPerSecond == 1_960_000)
+    #expect(reports.lossRatio == 0.02)
+    #expect(reports.queueMilliseconds == 0)
+    #expect(meter.queueBaseMilliseconds == 0)
+  }
+
   @Test func theReceiversEstimateBoundsTheDeliveredRate() throws {
     var meter = WHIPLinkMeter()
     meter.observe(Self.statistics(bytes: 0, packets: 0), now: 0)

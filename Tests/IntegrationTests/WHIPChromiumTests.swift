@@ -13,6 +13,7 @@ import Testing
 @Suite(.serialized) struct WHIPChromiumTests {
   /// What one run gave: Chromium's figures and the summary's.
   struct Outcome {
+    var name: String
     var decoded: Int
     var sendable: Int
     var encoded: Int
@@ -49,7 +50,8 @@ import Testing
         $0["event"] as? String == "applied" && $0["request"] as? String == "keyframe"
       }?["frame"] as? Int, "no keyframe at the connection")
     return Outcome(
-      decoded: closed["framesDecoded"] as? Int ?? 0, sendable: encoded - connectionKeyframe,
+      name: name, decoded: closed["framesDecoded"] as? Int ?? 0,
+      sendable: encoded - connectionKeyframe,
       encoded: encoded, sent: sent, closed: closed,
       link: summary["link"] as? [String: Any] ?? [:], summary: summary,
       statusText: LoopbackServers.text(of: status))
@@ -87,6 +89,7 @@ import Testing
     // `connected` comes once, after ICE and DTLS: the child said so first.
     #expect(outcome.statusText.contains(#""event":"connected""#))
     #expect(outcome.link["delete_status"] as? Int == 200)
+    Self.expectTransportFeedback(peer, name: outcome.name, outcome: outcome, lossy: false)
   }
 
   /// Through the impairment relay, 50 ms and 2 % random loss each way (a 100 ms round trip):
@@ -126,5 +129,43 @@ import Testing
     #expect(
       abs(outcome.sent - outcome.decoded) <= max(5, outcome.decoded * 5 / 100),
       "summary \(outcome.sent), Chromium \(outcome.decoded)")
+    Self.expectTransportFeedback(peer, name: name, outcome: outcome, lossy: true)
+  }
+
+  /// Transport-wide congestion control with Chromium at its defaults: our offer carries the
+  /// transport-wide sequence number's extmap, Chromium's answer takes it, and the child read
+  /// its feedback (the summary's figures: a received rate near what left, the loss before
+  /// retransmission). Checked on the lossy run, where retransmission must still answer
+  /// Chromium's NACKs beside it (its asserts above).
+  static func expectTransportFeedback(
+    _ peer: ChromiumPeer, name: String, outcome: Outcome, lossy: Bool
+  ) {
+    let events = peer.events(name)
+    let extmap = "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
+    let offer = events.first { $0["event"] as? String == "post" }?["sdp"] as? String ?? ""
+    let answer = events.first { $0["event"] as? String == "answered" }?["sdp"] as? String ?? ""
+    #expect(offer.contains("a=extmap:3 \(extmap)"), "offer: \(offer)")
+    #expect(answer.contains("a=extmap:3 \(extmap)"), "answer: \(answer)")
+    // Retransmission is still negotiated beside it.
+    #expect(answer.contains(" rtx/90000"), "answer: \(answer)")
+    let link = outcome.link
+    let feedback = link["twcc_feedback"] as? Int ?? 0
+    let reported = link["twcc_packets_reported"] as? Int ?? 0
+    let lost = link["twcc_packets_lost"] as? Int ?? 0
+    print(
+      "transport-cc: \(feedback) feedback packets on \(reported) packets, \(lost) not received, "
+        + "received \(link["twcc_received_bps"] ?? "?") b/s, loss \(link["twcc_loss"] ?? "?"), "
+        + "path queue \(link["twcc_queue_ms"] ?? "?") ms")
+    // Chromium sends feedback every 50 to 100 ms: some 10 a second over 25 s.
+    #expect(feedback >= 100, "\(link)")
+    // Nearly every packet that left is reported on (video, audio and retransmissions).
+    #expect(reported >= outcome.sent * 3, "\(link)")
+    // 0.4 Mb/s of video and 64 kb/s of Opus, framing included.
+    let received = link["twcc_received_bps"] as? Int ?? 0
+    #expect(received > 250_000 && received < 900_000, "\(link)")
+    if lossy {
+      // 2 % random loss on the way: the feedback sees it before any retransmission.
+      #expect(lost > 0 && Double(lost) < Double(reported) * 0.06, "\(link)")
+    }
   }
 }

@@ -40,8 +40,6 @@ import Testing
     #expect(estimate.latencyMilliseconds == WHIPLinkMeter.latencyMilliseconds)
   }
 
-  /// A receiver's REMB below what got through bounds the delivered rate the controller climbs
-  /// from; one above it changes nothing (the test above).
   /// Where the receiver sends transport-cc feedback, what it says arrived over the last second
   /// is the delivered rate (not what left less the reports' loss) and its loss the loss; the
   /// path's queue from its one-way delays counts over the least round trip.
@@ -78,6 +76,8 @@ import Testing
     #expect(meter.queueBaseMilliseconds == 0)
   }
 
+  /// A receiver's REMB below what got through bounds the delivered rate the controller climbs
+  /// from; one above it changes nothing (the first test).
   @Test func theReceiversEstimateBoundsTheDeliveredRate() throws {
     var meter = WHIPLinkMeter()
     meter.observe(Self.statistics(bytes: 0, packets: 0), now: 0)

@@ -129,11 +129,14 @@ enum LiveCommand: Command {
         // AAC tracks: counting those would leave the controller thinking the link carries a
         // few hundred kb/s less video than it does, and cut to the floor for nothing.
         configuration.fixedBitsPerSecond = 64_000 * 115 / 100
-        // Its link shows congestion only in the receiver's reports, about a second late: the
-        // target climbs at most 15 % above the video that got through, so a bottleneck is
-        // approached in small steps (with 1.5 the climb overshot a half-rate link by 40 %
-        // and lost a tenth of the frames; docs/whip.md).
-        configuration.increaseLimitOfDelivered = 1.15
+        // Its link shows congestion only in the receiver's reports, about a second late, and
+        // webrtcbin does not pace (a keyframe leaves as one burst): the target climbs at most
+        // 5 % above the video that got through, so a bottleneck's queue grows slowly enough
+        // for the reports to show it before it overflows. With 1.5 the climb overshot a
+        // half-rate link by 40 % and lost a tenth of the frames; with 15 %, aiortc lost
+        // frames for seconds in one run of three through half the nominal rate (89 % and
+        // 92 % decoded), in the start-up climb and after a cut (docs/whip.md).
+        configuration.increaseLimitOfDelivered = 1.05
         // RTP's framing is its 12-byte header and a byte or two of fragmentation a packet
         // (some 1.5 % at the 1200-byte MTU), not the TS and SRT headers of the default: with
         // those, each step of the climb above counted about 6 % less video than got through.

@@ -123,8 +123,8 @@ import Testing
 
   /// `ingest live` over SRT through a real 900 kbit/s link for a 2.5 Mb/s encoder, with an HLS
   /// recording beside it at a budget that holds two outputs only just: the SRT output's rate
-  /// controller cuts the encoder, and the recording's ladder moves too (the ledger both share
-  /// is near its first threshold). Every request the encoder gets comes from the run's one
+  /// controller cuts the encoder, and the recording's ladder may move too (the ledger both
+  /// share is near its first threshold). Every request the encoder gets comes from the run's one
   /// control plane (each names whose wish it carries out); none is above what the controller
   /// last decided, none below the floor the user allowed (the recording's ladder once asked
   /// for 200 kb/s, read from a second in which nothing had been sent yet, and held the encoder
@@ -160,10 +160,11 @@ import Testing
     func named(_ name: String) -> [[String: Any]] {
       events.filter { $0["event"] as? String == name }
     }
-    // The recording's ladder moved.
-    #expect(
-      named("tier").contains { $0["output"] as? Int == 2 && ($0["tier"] as? Int ?? 0) > 0 },
-      "\(named("tier"))")
+    // Whether the recording's ladder moves depends on how much waits in the ring at the start:
+    // since the encoder writes its decode times the run no longer starts with a second of
+    // media in it, and at the smallest budget two outputs allow the shared ledger stays under
+    // the first threshold. The requests below are checked whichever ladder made them.
+    let recordingTiers = named("tier").filter { $0["output"] as? Int == 2 }
     // The controller cut the encoder.
     let cuts = named("rate").compactMap { $0["target_bps"] as? Int }.filter { $0 < 2_500_000 }
     #expect(!cuts.isEmpty, "\(named("rate"))")
@@ -195,7 +196,8 @@ import Testing
     #expect(applied.last?["target_bps"] as? Int == asked ?? 2_500_000, "\(applied.suffix(3))")
     print(
       "live over SRT at 900 kbit/s with HLS: \(requests.count) encoder requests, controller's "
-        + "last \(decided ?? 0) b/s, encoder asked \(asked ?? 0) b/s")
+        + "last \(decided ?? 0) b/s, encoder asked \(asked ?? 0) b/s, recording's tier changes "
+        + "\(recordingTiers.count)")
   }
 
   /// An SRT output that never connects (nothing listens) beside a `.ts` recording: the file gets

@@ -34,6 +34,19 @@ import IngestCore
 /// that certainly arrived goes back to sent (`playedLate`): the summary may count a unit the
 /// receiver played late as lost, never one it dropped as sent.
 ///
+/// **Possibly lost.** A unit the receiver dropped is acknowledged when the packet after it is
+/// due, a latency after that one left: just when a retransmission arriving at the last moment
+/// would be, so no time the sender reads tells the two apart. A unit still unacknowledged half
+/// a latency after it was handed over (an on-time packet is acknowledged a round trip after it
+/// left, and the latency spans several) and first seen acknowledged a latency or more after it
+/// is counted as sent but named possibly lost (`possiblyLostUnits`). A unit acknowledged
+/// between two readings that straddle both times (the sender not scheduled, or idle at the
+/// end of the stream) is not named: its acknowledgement may have come early.
+///
+/// Video frames after a lost keyframe, up to the next one, are named possibly lost too: they
+/// refer to it, and a decoder has no picture to start from (a frame lost between keyframes is
+/// concealed by a decoder, and names nothing).
+///
 /// The units of the last `capacity` handed over are kept (preallocated), far more than the
 /// buffer ever holds; counted per connection (`reset`), added up over the run.
 struct SRTDropLedger {
@@ -43,6 +56,10 @@ struct SRTDropLedger {
   private(set) var lateUnits = 0
   /// Units acknowledged after their deadline that the receiver played late (not lost).
   private(set) var playedLate = 0
+  /// Units counted as sent that the receiver may not have played, by `SampleKind.rawValue`:
+  /// acknowledged at their play-out deadline (dropped, or played just in time), and video
+  /// after a lost keyframe up to the next one.
+  private(set) var possiblyLostUnits: [Int]
   private var ends: [Int64]
   /// When the last byte of each unit was handed to libsrt (monotonic nanoseconds).
   private var handedOver: [Int64]
@@ -65,14 +82,21 @@ struct SRTDropLedger {
   private var droppedPackets: Int64 = 0
   /// The head at the previous reading, in packets.
   private var head: Int64 = 0
+  /// When the previous reading was taken (0: none on this connection).
+  private var lastObservation: Int64 = 0
+  private var keyframes: [Bool]
+  /// The last video keyframe judged was lost: the frames after it refer to it.
+  private var videoChainBroken = false
   private let capacity: Int
 
   init(capacity: Int = 8192) {
     self.capacity = capacity
     lostUnits = Array(repeating: 0, count: SampleKind.allCases.count)
+    possiblyLostUnits = lostUnits
     ends = Array(repeating: 0, count: capacity)
     handedOver = Array(repeating: 0, count: capacity)
     kinds = Array(repeating: 0, count: capacity)
+    keyframes = Array(repeating: false, count: capacity)
     states = Array(repeating: .onTime, count: capacity)
   }
 
@@ -87,6 +111,8 @@ struct SRTDropLedger {
     messages = 0
     droppedPackets = 0
     head = 0
+    lastObservation = 0
+    videoChainBroken = false
   }
 
   /// A message of the stream was handed to libsrt at `now`.
@@ -99,8 +125,8 @@ struct SRTDropLedger {
   }
 
   /// A whole unit of `bytes` TS bytes was handed over at `now` (its last bytes may still wait in
-  /// the chunker's carry).
-  mutating func unitWritten(kind: SampleKind, bytes: Int, now: Int64) {
+  /// the chunker's carry); `keyframe` for a video keyframe.
+  mutating func unitWritten(kind: SampleKind, keyframe: Bool = false, bytes: Int, now: Int64) {
     unitBytes += Int64(bytes)
     if recorded - judged == capacity {
       // The oldest was long acknowledged: it leaves the table as it is.
@@ -113,6 +139,7 @@ struct SRTDropLedger {
     ends[slot] = unitBytes
     handedOver[slot] = now
     kinds[slot] = kind.rawValue
+    keyframes[slot] = keyframe
     states[slot] = .onTime
     recorded += 1
     if unitBytes <= handedBytes && pendingTail == recorded - 1 { pendingTail = recorded }
@@ -125,6 +152,8 @@ struct SRTDropLedger {
     droppedPackets total: Int64, bufferedPackets: Int, now: Int64, latency: Int64,
     roundTrip: Int64
   ) {
+    let previous = lastObservation
+    lastObservation = now
     let size = Int64(SRTMessageChunker.messageSize)
     let newHead = max(head, messages - Int64(bufferedPackets))
     if total > droppedPackets {
@@ -155,6 +184,16 @@ struct SRTDropLedger {
           playedLate += 1
         }
       }
+      let isVideo = kinds[slot] == SampleKind.video.rawValue
+      if states[slot] == .onTime {
+        let atDeadline =
+          judged < pendingTail && now - handedOver[slot] >= latency
+          && previous - handedOver[slot] >= latency / 2
+        if atDeadline || (isVideo && videoChainBroken && !keyframes[slot]) {
+          possiblyLostUnits[Int(kinds[slot])] += 1
+        }
+      }
+      if isVideo && keyframes[slot] { videoChainBroken = states[slot] != .onTime }
       judgedEnd = ends[slot]
       judged += 1
     }

@@ -54,6 +54,9 @@ public final class SRTSink: OutputSink {
   private var dropLedger = SRTDropLedger()
   /// Whether each send is preceded by a reading of libsrt's counters (see `write`).
   private var readsBeforeSend = false
+  /// When a unit last went out past the queue bound because nothing was acknowledged for a
+  /// latency (see `write`); `nil` on a new connection.
+  private var lastNudge: Int64?
 
   /// The figures of the last connection as it closed (after `finish` or `close`), for an
   /// end-of-run summary; `nil` before the first connection ends.
@@ -155,6 +158,8 @@ public final class SRTSink: OutputSink {
     estimate.unsentMilliseconds = queueLimit.unsentMilliseconds(
       unsentBytes: unsentBytes(stats), fallbackBytesPerSecond: streamRate.bytesPerSecond)
     let clock = self.clock.now()
+    // Every reading also dates acknowledgements for the ledger's possibly lost units.
+    observeDrops(stats, now: clock)
     watchdog.observe(
       acknowledgements: Int64(stats.pktRecvACKTotal), unacknowledged: Int(stats.pktSndBuf),
       now: clock)
@@ -169,6 +174,29 @@ public final class SRTSink: OutputSink {
         roundTripMilliseconds: $0.roundTripMilliseconds,
         sendBufferMilliseconds: $0.sendBufferMilliseconds)
     }
+  }
+
+  /// Units counted as sent that the receiver may not have played, by kind: acknowledged only
+  /// at their play-out deadline, or video after a lost keyframe (`SRTDropLedger`).
+  public var possiblyLostUnits: [Int] { dropLedger.possiblyLostUnits }
+
+  public var summaryFields: JSONObject? {
+    var object = JSONObject()
+    var possiblyLost = JSONObject()
+    for kind in SampleKind.allCases {
+      possiblyLost.add(kind.description, dropLedger.possiblyLostUnits[Int(kind.rawValue)])
+    }
+    object.add("possibly_lost", possiblyLost)
+    object.add("late_units", dropLedger.lateUnits)
+    object.add("played_late", dropLedger.playedLate)
+    return object
+  }
+
+  public var summaryLine: String? {
+    let video = dropLedger.possiblyLostUnits[Int(SampleKind.video.rawValue)]
+    guard video > 0 else { return nil }
+    return "\(video) video frames counted as sent possibly lost (acknowledged only at their "
+      + "play-out deadline, or after a lost keyframe)"
   }
 
   /// The `stats` of the periodic `sink` status event.
@@ -247,6 +275,7 @@ public final class SRTSink: OutputSink {
     streamRate.reset()
     lastCounted = nil
     dropLedger.reset()
+    lastNudge = nil
     self.socket = socket
     watchdog = SRTProgressWatchdog(now: clock.now())
     let askedOrDefault = asked ?? options.effectiveLatencyMilliseconds
@@ -416,8 +445,12 @@ public final class SRTSink: OutputSink {
       // new data is submitted, and a receiver notices a lost packet only when a later one
       // arrives: after a tail loss (a shaper dropping the last packets of a burst) nothing is
       // acknowledged again until we send more. So after one latency without an acknowledgement
-      // the unit goes out anyway; the packet that follows the gap makes the receiver ask for
+      // one unit goes out anyway; the packet that follows the gap makes the receiver ask for
       // the retransmission, or lets libsrt drop what is already too late, and the queue moves.
+      // One unit a latency, not the ring: acknowledgements also pause for a latency when the
+      // receiver or this process is not scheduled for a while, and on a link already full
+      // (the queue of a shaper) the whole ring handed over at once is dropped by the shaper
+      // and then by the receiver as too late, where the ring would have dropped whole frames.
       //
       // The same holds for bytes: the buffer may hold what is in flight plus what the link
       // drains within the queue bound (`SRTQueueLimit`), checked before every message, so a
@@ -431,7 +464,9 @@ public final class SRTSink: OutputSink {
         roundTripMilliseconds: roundTrip, outage: sinceProgress >= Self.outageNanoseconds,
         now: clock)
       checkLatencyDuringRun(now: clock)
-      if sinceProgress < latency {
+      let nudge = sinceProgress >= latency && clock - (lastNudge ?? Int64.min / 2) >= latency
+      if nudge { lastNudge = clock }
+      if !nudge {
         let queued = queuedMilliseconds(stats)
         if !chunker.hasPartialUnit,
           queueLimit.isQueueLong(
@@ -465,7 +500,8 @@ public final class SRTSink: OutputSink {
     }
     switch progress {
     case .complete:
-      dropLedger.unitWritten(kind: unit.kind, bytes: bytes.count, now: lastSendNanoseconds)
+      dropLedger.unitWritten(
+        kind: unit.kind, keyframe: unit.isKeyframe, bytes: bytes.count, now: lastSendNanoseconds)
       return .written
     case .blocked:
       let blocked = clock.now() - started
@@ -557,8 +593,11 @@ public final class SRTSink: OutputSink {
             retryable: true)
         }
         guard clock.now() < deadline else { break }
+        if let stats = socket.statistics() { observeDrops(stats, now: clock.now()) }
         clock.sleep(until: clock.now() + 5_000_000)
       }
+      // The acknowledgements of the last units are dated now, not after the play-out wait.
+      if let stats = socket.statistics() { observeDrops(stats, now: clock.now()) }
       // The receiver releases each packet one latency after it was sent; the round trip and a
       // margin cover clock drift between the two ends and a receiving program that reads late
       // (libsrt discards what is still buffered once the connection closes). 20 ms lost the

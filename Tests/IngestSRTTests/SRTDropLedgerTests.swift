@@ -153,4 +153,50 @@ import Testing
     ledger.observe(droppedPackets: 0, bufferedPackets: 0, now: 0, latency: never, roundTrip: 0)
     #expect(ledger.lostUnits[video] == 1)
   }
+
+  /// A unit still unacknowledged at half the latency and first seen acknowledged at its
+  /// deadline is sent but possibly lost (dropped there, or played just in time); one
+  /// acknowledged a round trip after it left is not, nor one whose acknowledgement only an idle
+  /// reading long after saw.
+  @Test func aUnitAcknowledgedAtItsDeadlineIsPossiblyLost() {
+    var ledger = ledger(units: 3, spacing: 10)
+    // Unit 0 acknowledged a round trip on; units 1 and 2 still waiting at 100 ms.
+    observe(&ledger, buffered: 2, at: 30)
+    observe(&ledger, buffered: 2, at: 100)
+    // Unit 1 acknowledged at 190 ms (its deadline at 180): possibly lost, not lost.
+    observe(&ledger, buffered: 1, at: 190)
+    #expect(ledger.possiblyLostUnits[video] == 1 && ledger.lostUnits[video] == 0)
+    // Unit 2, unseen since 100 ms (past half the latency), acknowledged by 400 ms: the same.
+    observe(&ledger, buffered: 0, at: 400)
+    #expect(ledger.possiblyLostUnits[video] == 2)
+
+    var idle = self.ledger(units: 1, spacing: 0)
+    // Last read as it left, next read 500 ms on: its acknowledgement may have come at once.
+    observe(&idle, buffered: 1, at: 0)
+    observe(&idle, buffered: 0, at: 500)
+    #expect(idle.possiblyLostUnits[video] == 0)
+  }
+
+  /// Video frames after a lost keyframe cannot be decoded: up to the next keyframe they are
+  /// sent but possibly lost; audio units after it are not. A lost frame between keyframes
+  /// names nothing (a decoder conceals it and goes on).
+  @Test func framesAfterALostKeyframeArePossiblyLostUntilTheNext() {
+    var ledger = SRTDropLedger()
+    let units: [(SampleKind, Bool)] = [
+      (.video, true), (.video, false), (.audioApp, false), (.video, false), (.video, true),
+      (.video, false), (.video, false),
+    ]
+    for (kind, keyframe) in units {
+      ledger.messageSent(now: 0)
+      ledger.unitWritten(kind: kind, keyframe: keyframe, bytes: message, now: 0)
+    }
+    ledger.observe(droppedPackets: 0, bufferedPackets: 7, now: 0, latency: never, roundTrip: 0)
+    // The first keyframe dropped by libsrt; after the second keyframe, unit 5 dropped.
+    ledger.observe(droppedPackets: 1, bufferedPackets: 6, now: 0, latency: never, roundTrip: 0)
+    ledger.observe(droppedPackets: 1, bufferedPackets: 2, now: 0, latency: never, roundTrip: 0)
+    ledger.observe(droppedPackets: 2, bufferedPackets: 0, now: 0, latency: never, roundTrip: 0)
+    #expect(ledger.lostUnits == [2, 0, 0])
+    // Units 1 and 3 (video before the second keyframe); not the audio, nor unit 6.
+    #expect(ledger.possiblyLostUnits == [2, 0, 0])
+  }
 }

@@ -87,6 +87,9 @@ typedef struct {
   /// arrived (or recovered by retransmission) with every frame it depends on, or not.
   guint64 frames_delivered;
   guint64 frames_lost;
+  /// Of the frames lost, those decided at the end with no receiver report covering them: sent
+  /// after its last report, their fate is not known (possibly lost).
+  guint64 frames_unconfirmed;
   guint64 audio_packets;
   /// Audio packets the receiver's reports say it has (up to its highest sequence number, less
   /// those it reports lost).
@@ -151,6 +154,7 @@ typedef struct {
   gboolean broken;     // the last decided frame could not be decoded (a reference was lost)
   guint64 delivered;
   guint64 lost;
+  guint64 unconfirmed;  // of `lost`: decided at the end, past the receiver's last report
   // The receiver's reports of the video stream, from the oldest not yet placed.
   ingest_report_slot reports[INGEST_REPORT_SLOTS];
   guint report_head;
@@ -862,6 +866,7 @@ static inline void ingest_delivery_decide(ingest_delivery *delivery, gint64 now,
     if (!whole) delivery->broken = TRUE;
     if (delivery->broken) {
       delivery->lost++;
+      if (!confirmed) delivery->unconfirmed++;
     } else {
       delivery->delivered++;
     }
@@ -900,6 +905,7 @@ static inline void ingest_delivery_collect(ingest_delivery *delivery, guint sett
   out->video_frames = delivery->frames;
   out->frames_delivered = delivery->delivered;
   out->frames_lost = delivery->lost;
+  out->frames_unconfirmed = delivery->unconfirmed;
   out->audio_packets = delivery->audio_packets;
   if (delivery->have_audio_report && delivery->audio_highest_ext >= delivery->audio_first_ext) {
     gint64 received = (gint64)(delivery->audio_highest_ext - delivery->audio_first_ext + 1) -

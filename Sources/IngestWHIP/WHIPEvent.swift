@@ -91,6 +91,9 @@ public struct WHIPStatistics: Sendable, Equatable {
   public var videoFrames: Int64 = 0
   public var videoFramesDelivered: Int64 = 0
   public var videoFramesLost: Int64 = 0
+  /// Of the frames lost, those sent after the receiver's last report when the session ended:
+  /// possibly lost, as nothing the receiver said covers them.
+  public var videoFramesUnconfirmed: Int64 = 0
   /// The receiver's cumulative lost for the video stream (packets lost on the way, those
   /// retransmission recovered included).
   public var videoPacketsLost: Int64?
@@ -162,6 +165,7 @@ public struct WHIPStatistics: Sendable, Equatable {
     videoFrames = int64("video_frames")
     videoFramesDelivered = int64("video_frames_delivered")
     videoFramesLost = int64("video_frames_lost")
+    videoFramesUnconfirmed = int64("video_frames_unconfirmed")
     videoPacketsLost = value["video_packets_lost"]?.int.map(Int64.init)
     videoPacketsUnconfirmed = int64("video_packets_unconfirmed")
     audioPackets = int64("audio_packets")

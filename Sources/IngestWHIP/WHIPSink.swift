@@ -104,6 +104,8 @@ public final class WHIPSink: OutputSink {
   struct Delivery {
     var videoFrames: Int64 = 0
     var videoFramesSent: Int64 = 0
+    /// Frames counted as not delivered because no receiver report covers them (possibly lost).
+    var videoFramesUnconfirmed: Int64 = 0
     var audioSamples = 0
     var nackRequests: Int64 = 0
     var nackUnserved: Int64 = 0
@@ -117,6 +119,7 @@ public final class WHIPSink: OutputSink {
       guard let statistics else { return }
       videoFrames = statistics.videoFramesDelivered
       videoFramesSent = statistics.videoFrames
+      videoFramesUnconfirmed = statistics.videoFramesUnconfirmed
       audioSamples = statistics.audioSamplesDelivered
       nackRequests = statistics.nackRequests
       nackUnserved = statistics.nackUnserved
@@ -129,6 +132,7 @@ public final class WHIPSink: OutputSink {
       var sum = Delivery()
       sum.videoFrames = a.videoFrames + b.videoFrames
       sum.videoFramesSent = a.videoFramesSent + b.videoFramesSent
+      sum.videoFramesUnconfirmed = a.videoFramesUnconfirmed + b.videoFramesUnconfirmed
       sum.audioSamples = a.audioSamples + b.audioSamples
       sum.nackRequests = a.nackRequests + b.nackRequests
       sum.nackUnserved = a.nackUnserved + b.nackUnserved
@@ -477,6 +481,7 @@ public final class WHIPSink: OutputSink {
       let delivery = report.delivery
       object.add("video_frames_sent", delivery.videoFramesSent)
       object.add("video_frames_delivered", delivery.videoFrames)
+      object.add("video_frames_possibly_lost", delivery.videoFramesUnconfirmed)
       object.add("audio_samples_delivered", delivery.audioSamples)
       object.add("retransmission", delivery.retransmission)
       object.add("nack_requests", delivery.nackRequests)
@@ -515,6 +520,11 @@ public final class WHIPSink: OutputSink {
         parts.append(
           "receiver: \(delivery.videoFrames) of \(delivery.videoFramesSent) video frames sent "
             + "arrived whole")
+        if delivery.videoFramesUnconfirmed > 0 {
+          parts.append(
+            "\(delivery.videoFramesUnconfirmed) possibly lost (sent after the receiver's last "
+              + "report)")
+        }
         if delivery.retransmission {
           parts.append(
             "\(delivery.rtxPackets) retransmitted for \(delivery.nackRequests) NACKed, "

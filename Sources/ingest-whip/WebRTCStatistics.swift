@@ -101,6 +101,7 @@ struct WebRTCStatistics {
     object.add("video_frames", Int64(delivery.video_frames))
     object.add("video_frames_delivered", Int64(delivery.frames_delivered))
     object.add("video_frames_lost", Int64(delivery.frames_lost))
+    object.add("video_frames_unconfirmed", Int64(delivery.frames_unconfirmed))
     if delivery.have_video_report != 0 {
       object.add("video_packets_lost", delivery.video_lost_reported)
     }

@@ -22,6 +22,21 @@ import Testing
     var link: [String: Any]
     var summary: [String: Any]
     var statusText: String
+
+    /// Frames the summary counts as not delivered because the session ended before a receiver
+    /// report covered them: they may have arrived.
+    var possiblyLost: Int { link["video_frames_possibly_lost"] as? Int ?? 0 }
+
+    /// The summary's count is Chromium's within `tolerance` frames: never more, and fewer only
+    /// by the frames it names as possibly lost.
+    func expectSummaryAgrees(
+      tolerance: Int, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+      let what =
+        "summary \(sent) (possibly lost \(possiblyLost)), Chromium \(decoded): \(closed)\n\(link)"
+      #expect(sent <= decoded + tolerance, "\(what)", sourceLocation: sourceLocation)
+      #expect(decoded <= sent + possiblyLost + tolerance, "\(what)", sourceLocation: sourceLocation)
+    }
   }
 
   /// `ingest live testsrc` for `seconds` to a Chromium peer; the figures once the session is
@@ -62,7 +77,7 @@ import Testing
   /// software; at 640x360 and 1 Mb/s a loaded CI run decoded a third): at least 95 % of the
   /// frames the session could carry
   /// are decoded by Chromium, and the summary's count is Chromium's, give or take the frames
-  /// in its jitter buffer when the session ends.
+  /// in its jitter buffer when the session ends and those it names as possibly lost.
   @Test func liveTestPatternDecodesInChromium() throws {
     if let reason = ChromiumPeer.unavailableReason {
       TestEnvironment.unavailable(reason)
@@ -78,13 +93,12 @@ import Testing
     print(
       "WHIP to \(peer.browserVersion): \(outcome.decoded) of \(outcome.sendable) frames "
         + "from the connection on decoded (\(String(format: "%.1f", share * 100)) %; "
-        + "\(outcome.encoded) encoded), summary sent.video \(outcome.sent), "
+        + "\(outcome.encoded) encoded), summary sent.video \(outcome.sent) "
+        + "(possibly lost \(outcome.possiblyLost)), "
         + "freezes \(outcome.closed["freezeCount"] ?? "?"), profile \(outcome.link["profile"] ?? "?")"
     )
     #expect(share >= 0.95, "\(outcome.closed)")
-    #expect(
-      abs(outcome.sent - outcome.decoded) <= max(5, outcome.decoded / 50),
-      "summary \(outcome.sent), Chromium \(outcome.decoded)")
+    outcome.expectSummaryAgrees(tolerance: max(5, outcome.decoded / 50))
     #expect(outcome.summary["ok"] as? Bool == true)
     // `connected` comes once, after ICE and DTLS: the child said so first.
     #expect(outcome.statusText.contains(#""event":"connected""#))
@@ -94,8 +108,9 @@ import Testing
 
   /// Through the impairment relay, 50 ms and 2 % random loss each way (a 100 ms round trip):
   /// Chromium's NACKs are answered by retransmission, so at least 97 % of the frames the
-  /// session could carry are decoded; the summary's count stays within 3 % of Chromium's
-  /// (Chromium leaves a few frames undecoded whose every packet arrived: measured 1 to 2 %).
+  /// session could carry are decoded; the summary's count stays within 5 % of Chromium's
+  /// (Chromium leaves a few frames undecoded whose every packet arrived: measured 1 to 2 %),
+  /// below it only by the frames it names as possibly lost.
   @Test func lossyPathIsRepairedByRetransmission() throws {
     if let reason = ChromiumPeer.unavailableReason {
       TestEnvironment.unavailable(reason)
@@ -113,11 +128,14 @@ import Testing
     print(
       "WHIP to \(peer.browserVersion) through 2 % loss each way, RTT 100 ms: "
         + "\(outcome.decoded) of \(outcome.sendable) frames decoded "
-        + "(\(String(format: "%.1f", share * 100)) %), summary \(outcome.sent), "
+        + "(\(String(format: "%.1f", share * 100)) %), summary \(outcome.sent) "
+        + "(possibly lost \(outcome.possiblyLost)), "
         + "retransmitted \(outcome.link["rtx_packets"] ?? "?"), "
         + "Chromium packetsLost \(outcome.closed["packetsLost"] ?? "?"), "
         + "retransmittedPacketsReceived \(outcome.closed["retransmittedPacketsReceived"] ?? "?"), "
-        + "freezes \(outcome.closed["freezeCount"] ?? "?")")
+        + "freezes \(outcome.closed["freezeCount"] ?? "?"), "
+        + "framesReceived \(outcome.closed["framesReceived"] ?? "?"), "
+        + "framesDropped \(outcome.closed["framesDropped"] ?? "?")")
     // The relay was the path, and it lost packets.
     let up = relay?["up"] as? [String: Any]
     #expect((up?["dropped_loss"] as? Int ?? 0) > 0, "\(String(describing: relay))")
@@ -126,9 +144,7 @@ import Testing
     // 98.6-100 % on a quiet machine; a CI run with the suites beside it lost up to 3 % to
     // Chromium's software decoder falling behind, not to the path.
     #expect(share >= 0.95, "\(outcome.closed)")
-    #expect(
-      abs(outcome.sent - outcome.decoded) <= max(5, outcome.decoded * 5 / 100),
-      "summary \(outcome.sent), Chromium \(outcome.decoded)")
+    outcome.expectSummaryAgrees(tolerance: max(5, outcome.decoded * 5 / 100))
     Self.expectTransportFeedback(peer, name: name, outcome: outcome, lossy: true)
   }
 

@@ -756,6 +756,10 @@ def analyse(run_dir, config):
         row["summary_video_sent"] = summary.get("sent", {}).get("video")
         row["summary_video_appended"] = summary.get("appended", {}).get("video")
         row["summary_undelivered"] = summary.get("undelivered")
+        # Frames the summary counts as sent but names as possibly lost (SRT: acknowledged only
+        # at their play-out deadline, or after a lost keyframe).
+        possibly = (summary.get("link") or {}).get("possibly_lost") or {}
+        row["summary_possibly_lost"] = possibly.get("video")
         if isinstance(summary.get("encoder"), dict) and summary["encoder"].get("peak_resident"):
             row["encoder_peak_resident_mb"] = summary["encoder"]["peak_resident"] / 1e6
     # SHAPED_SSIM=0 leaves SSIM out: it decodes every run against the pattern again, about a
@@ -1140,6 +1144,8 @@ def table_row(row, config, link):
     if row.get("summary_video_sent") is not None:
         summary = f"{row['summary_video_sent']} of {row['summary_video_appended']} / " \
                   f"{row['summary_undelivered']}"
+        if row.get("summary_possibly_lost"):
+            summary += f" ({row['summary_possibly_lost']} possibly lost)"
     audio = "-"
     if row.get("audio_frames_expected"):
         audio = f"{row['audio_frames']} of {row['audio_frames_expected']} " \

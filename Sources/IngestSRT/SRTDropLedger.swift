@@ -35,13 +35,14 @@ import IngestCore
 /// receiver played late as lost, never one it dropped as sent.
 ///
 /// **Possibly lost.** A unit the receiver dropped is acknowledged when the packet after it is
-/// due, a latency after that one left: just when a retransmission arriving at the last moment
-/// would be, so no time the sender reads tells the two apart. A unit still unacknowledged half
-/// a latency after it was handed over (an on-time packet is acknowledged a round trip after it
-/// left, and the latency spans several) and first seen acknowledged a latency or more after it
-/// is counted as sent but named possibly lost (`possiblyLostUnits`). A unit acknowledged
-/// between two readings that straddle both times (the sender not scheduled, or idle at the
-/// end of the stream) is not named: its acknowledgement may have come early.
+/// due, a latency and a one-way trip after that one left, a round trip and the latency after
+/// it was handed over: just when a retransmission (or a packet queued on the way) arriving at
+/// the last moment would be, so no time the sender reads tells the two apart. A unit still
+/// unacknowledged half a latency after it was handed over and first seen acknowledged that
+/// late (the path's least round trip, less 20 ms) is counted as sent but named possibly lost
+/// (`possiblyLostUnits`). A unit acknowledged between two readings that straddle both times
+/// (the sender not scheduled, or idle at the end of the stream) is not named: its
+/// acknowledgement may have come early.
 ///
 /// Video frames after a lost keyframe, up to the next one, are named possibly lost too: they
 /// refer to it, and a decoder has no picture to start from (a frame lost between keyframes is
@@ -84,6 +85,8 @@ struct SRTDropLedger {
   private var head: Int64 = 0
   /// When the previous reading was taken (0: none on this connection).
   private var lastObservation: Int64 = 0
+  /// The least round trip read on this connection (`Int64.max`: none yet).
+  private var leastRoundTrip = Int64.max
   private var keyframes: [Bool]
   /// The last video keyframe judged was lost: the frames after it refer to it.
   private var videoChainBroken = false
@@ -113,6 +116,7 @@ struct SRTDropLedger {
     head = 0
     lastObservation = 0
     videoChainBroken = false
+    leastRoundTrip = Int64.max
   }
 
   /// A message of the stream was handed to libsrt at `now`.
@@ -154,6 +158,13 @@ struct SRTDropLedger {
   ) {
     let previous = lastObservation
     lastObservation = now
+    if roundTrip > 0 { leastRoundTrip = min(leastRoundTrip, roundTrip) }
+    // A dropped unit's acknowledgement: the next packet's play time (a latency and the way
+    // there after it left), then the way back and up to one acknowledgement period. The
+    // path's least round trip, not the smoothed one: a queue on the way delays what arrives,
+    // not the receiver's clock. 20 ms for the period and the readings' spacing.
+    let possiblyLostAfter =
+      latency + (leastRoundTrip == Int64.max ? 0 : leastRoundTrip) - 20_000_000
     let size = Int64(SRTMessageChunker.messageSize)
     let newHead = max(head, messages - Int64(bufferedPackets))
     if total > droppedPackets {
@@ -187,7 +198,7 @@ struct SRTDropLedger {
       let isVideo = kinds[slot] == SampleKind.video.rawValue
       if states[slot] == .onTime {
         let atDeadline =
-          judged < pendingTail && now - handedOver[slot] >= latency
+          judged < pendingTail && now - handedOver[slot] >= possiblyLostAfter
           && previous - handedOver[slot] >= latency / 2
         if atDeadline || (isVideo && videoChainBroken && !keyframes[slot]) {
           possiblyLostUnits[Int(kinds[slot])] += 1

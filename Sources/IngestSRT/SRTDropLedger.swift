@@ -39,7 +39,7 @@ import IngestCore
 /// it was handed over: just when a retransmission (or a packet queued on the way) arriving at
 /// the last moment would be, so no time the sender reads tells the two apart. A unit still
 /// unacknowledged half a latency after it was handed over and first seen acknowledged that
-/// late (the path's least round trip, less 20 ms) is counted as sent but named possibly lost
+/// late (libsrt's smoothed round trip, less 20 ms) is counted as sent but named possibly lost
 /// (`possiblyLostUnits`). A unit acknowledged between two readings that straddle both times
 /// (the sender not scheduled, or idle at the end of the stream) is not named: its
 /// acknowledgement may have come early.
@@ -85,8 +85,6 @@ struct SRTDropLedger {
   private var head: Int64 = 0
   /// When the previous reading was taken (0: none on this connection).
   private var lastObservation: Int64 = 0
-  /// The least round trip read on this connection (`Int64.max`: none yet).
-  private var leastRoundTrip = Int64.max
   private var keyframes: [Bool]
   /// The last video keyframe judged was lost: the frames after it refer to it.
   private var videoChainBroken = false
@@ -116,7 +114,6 @@ struct SRTDropLedger {
     head = 0
     lastObservation = 0
     videoChainBroken = false
-    leastRoundTrip = Int64.max
   }
 
   /// A message of the stream was handed to libsrt at `now`.
@@ -158,13 +155,11 @@ struct SRTDropLedger {
   ) {
     let previous = lastObservation
     lastObservation = now
-    if roundTrip > 0 { leastRoundTrip = min(leastRoundTrip, roundTrip) }
     // A dropped unit's acknowledgement: the next packet's play time (a latency and the way
-    // there after it left), then the way back and up to one acknowledgement period. The
-    // path's least round trip, not the smoothed one: a queue on the way delays what arrives,
-    // not the receiver's clock. 20 ms for the period and the readings' spacing.
-    let possiblyLostAfter =
-      latency + (leastRoundTrip == Int64.max ? 0 : leastRoundTrip) - 20_000_000
+    // there after it left), then the way back. The smoothed round trip, queue included: the
+    // receiver's clock follows a standing queue (libsrt's drift tracking), so what a queue
+    // delays it plays later too. Less 20 ms for the readings' spacing.
+    let possiblyLostAfter = latency + roundTrip - 20_000_000
     let size = Int64(SRTMessageChunker.messageSize)
     let newHead = max(head, messages - Int64(bufferedPackets))
     if total > droppedPackets {

@@ -158,6 +158,7 @@ def run(args):
         "summary_sent_video": (summary.get("sent") or {}).get("video"), "ok": summary.get("ok"),
         "rtx_packets": link.get("rtx_packets"), "nack_requests": link.get("nack_requests"),
         "nack_unserved": link.get("nack_unserved"),
+        "possibly_lost": link.get("video_frames_possibly_lost"),
         "keyframe_requests": link.get("keyframe_requests"),
         "keyframes_for_unserved": link.get("keyframes_for_unserved"),
         "sessions": link.get("sessions"), "relay": relay, **receiver,
@@ -194,13 +195,14 @@ def report(args):
         if freezes is None and row.get("freezes") is not None:
             freezes = f"{row['freezes']} freezes, {row.get('freezes_s', 0):.2f} s (Chromium's)"
         rate = row.get("video_bps")
+        possibly = f", {row['possibly_lost']} possibly lost" if row.get("possibly_lost") else ""
         lines.append(
             f"| {row['label']} | {row['receiver']} "
             f"| {decodable} of {row.get('sendable')} ({percent(decodable, row.get('sendable'))}) "
             f"| {percent(decodable, row.get('encoded'))} "
             f"| {row.get('longest_gap_ms')} ms | {freezes} "
             f"| {rate / 1e6 if rate else 0:.2f} Mb/s ({percent(rate, row.get('nominal_video_bps'))}) "
-            f"| {sent} ({difference}) "
+            f"| {sent} ({difference}{possibly}) "
             f"| {row.get('rtx_packets')} / {row.get('nack_requests')} / {row.get('nack_unserved')} "
             f"| {row.get('keyframe_requests')} + {row.get('keyframes_for_unserved')} |")
     table = "\n".join(lines) + "\n"

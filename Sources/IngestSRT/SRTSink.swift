@@ -176,10 +176,6 @@ public final class SRTSink: OutputSink {
     }
   }
 
-  /// Units counted as sent that the receiver may not have played, by kind: acknowledged only
-  /// at their play-out deadline, or video after a lost keyframe (`SRTDropLedger`).
-  public var possiblyLostUnits: [Int] { dropLedger.possiblyLostUnits }
-
   public var summaryFields: JSONObject? {
     var object = JSONObject()
     var possiblyLost = JSONObject()
@@ -464,7 +460,7 @@ public final class SRTSink: OutputSink {
         roundTripMilliseconds: roundTrip, outage: sinceProgress >= Self.outageNanoseconds,
         now: clock)
       checkLatencyDuringRun(now: clock)
-      let nudge = sinceProgress >= latency && clock - (lastNudge ?? Int64.min / 2) >= latency
+      let nudge = sinceProgress >= latency && (lastNudge.map { clock - $0 >= latency } ?? true)
       if nudge { lastNudge = clock }
       if !nudge {
         let queued = queuedMilliseconds(stats)

@@ -57,13 +57,17 @@ ingest_packages=(
   "cmd:cvlc:vlc-bin"
   "file:/usr/lib/x86_64-linux-gnu/vlc/plugins/demux/libadaptive_plugin.so:vlc-plugin-base"
   "cmd:chromium:chromium"
+  # The slow disk of MultiOutputTests (Scripts/bench-support/slow_disk.py, a FUSE file system
+  # whose writes are paced): libfuse2, which fusepy loads, and fusermount, which unmounts it.
+  "file:/usr/lib/x86_64-linux-gnu/libfuse.so.2:libfuse2"
+  "cmd:fusermount:fuse"
 )
 # Python modules of the WHIP test peer (Scripts/whip-peer), from PyPI, and imageio-ffmpeg, whose
 # wheel carries a static FFmpeg 9 (imageio_ffmpeg/binaries/ffmpeg-linux-x86_64-*): the Enhanced
-# RTMP peer of EnhancedRTMPTests (Debian's FFmpeg 5.1 and nginx-rtmp read no E-RTMP). Test
-# tooling only.
+# RTMP peer of EnhancedRTMPTests (Debian's FFmpeg 5.1 and nginx-rtmp read no E-RTMP), and
+# fusepy (the slow disk's FUSE binding). Test tooling only.
 ingest_python_modules=("aiortc:aiortc==1.16.0" "aiohttp:aiohttp==3.14.5"
-  "imageio_ffmpeg:imageio-ffmpeg==0.8.1")
+  "imageio_ffmpeg:imageio-ffmpeg==0.8.1" "fuse:fusepy==3.0.1")
 # gpac (MP4Box), the MP4 tests' fifth reader, is not packaged for Debian 12: the tests run it
 # where it is installed.
 

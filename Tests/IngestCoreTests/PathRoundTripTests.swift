@@ -95,6 +95,24 @@ import Testing
     #expect(path.baseline(at: 40_000_000_000) == 40)
   }
 
+  /// A bottleneck's queue that builds up over seconds while the rate climbs to the link's
+  /// capacity, then stands while the rate stays there (3 to 60 ms over 5 s, then flat): no
+  /// new distance, though flat for longer than the hold. The same level reached at once is.
+  @Test func aQueueThatBuiltUpSlowlyAndStandsIsNotFollowed() {
+    var path = PathRoundTrip()
+    _ = feed(&path, from: 0, to: 10) { _ in 3 }
+    let changes = feed(&path, from: 10, to: 19) { t in
+      t < 15 ? 3 + 57 * (t - 10) / 5 : 60 + wobble(t, 4)
+    }
+    #expect(changes.isEmpty, "\(changes)")
+    #expect(path.baseline(at: 19_000_000_000) == 3)
+
+    var stepped = PathRoundTrip()
+    _ = feed(&stepped, from: 0, to: 10) { _ in 3 }
+    let step = feed(&stepped, from: 10, to: 19) { t in t < 10.4 ? 3 : 60 + wobble(t, 4) }
+    #expect(step.map(\.1) == [.step])
+  }
+
   /// Without readings (libsrt's initial figure left out by the caller) there is no baseline;
   /// a short outage changes nothing.
   @Test func noReadingNoBaselineAndAShortOutageKeepsIt() {

@@ -15,7 +15,12 @@
 ///   baseline by `stepMinimumMilliseconds` (and `stepShare` of it) for `stepHoldNanoseconds`
 ///   without moving by more than `flatMilliseconds` (or `flatShare`): a queue of ours grows
 ///   while we send more than the link takes and drains once we send less, a new distance does
-///   neither. The window starts again from that level.
+///   neither. And it got there at once: by that margin within `stepRiseNanoseconds` (a new
+///   route is there from one packet to the next; libsrt's smoothed figure follows in under a
+///   second). A bottleneck's queue that built up over seconds while the rate climbed to the
+///   link's capacity, and then stood there while the rate stayed at it, is not followed (the
+///   step benchmark: 3 to 60 ms over 5 s, flat for 3 s, read as a new path, and the cut that
+///   answered it undone). The window starts again from that level.
 ///
 /// The caller leaves out figures that are no measurement (libsrt reports 100 ms until its first
 /// round trip). Deterministic: it reads only the times it is given.
@@ -31,6 +36,7 @@ public struct PathRoundTrip: Sendable {
     public var stepShare = 0.25
     public var flatMilliseconds = 10.0
     public var flatShare = 0.1
+    public var stepRiseNanoseconds: Int64 = 1_500_000_000
 
     public init() {}
   }
@@ -50,6 +56,12 @@ public struct PathRoundTrip: Sendable {
   private var recent: WindowedMinimum
   /// Since when the last second's minimum stands above the baseline, and its range since.
   private var elevation: (since: Int64, low: Double, high: Double)?
+  /// The last second's minimum some `stepRiseNanoseconds` ago (renewed once that old): what an
+  /// elevation rose from.
+  private var riseMark: (time: Int64, level: Double)?
+  /// The elevation now standing rose slowly (a queue that built up): no step until the round
+  /// trip is back near the baseline.
+  private var gradual = false
   private var outageSince: Int64?
   private var settlesAt: Int64 = .min
   /// While settling after an outage: until when at most, and the last figure compared.
@@ -71,6 +83,8 @@ public struct PathRoundTrip: Sendable {
     window.reset()
     recent.reset()
     elevation = nil
+    riseMark = nil
+    gradual = false
     outageSince = nil
     settlesAt = .min
     settling = nil
@@ -99,6 +113,8 @@ public struct PathRoundTrip: Sendable {
         window.reset()
         recent.reset()
         elevation = nil
+        riseMark = nil
+        gradual = false
         settlesAt = now + configuration.settleNanoseconds
         settling = (now + configuration.settleLimitNanoseconds, nil)
         changes += 1
@@ -128,10 +144,20 @@ public struct PathRoundTrip: Sendable {
       return change
     }
     let margin = max(configuration.stepMinimumMilliseconds, configuration.stepShare * base)
+    let risenFrom = riseMark?.level ?? base
+    if riseMark.map({ now - $0.time >= configuration.stepRiseNanoseconds }) ?? true {
+      riseMark = (now, level)
+    }
     guard level > base + margin else {
       elevation = nil
+      gradual = false
       return change
     }
+    if elevation == nil, !gradual {
+      // A new elevation: a step only if it came at once, not over seconds.
+      gradual = level - risenFrom < margin
+    }
+    guard !gradual else { return change }
     var current = elevation ?? (now, level, level)
     current.low = min(current.low, level)
     current.high = max(current.high, level)
@@ -145,6 +171,7 @@ public struct PathRoundTrip: Sendable {
     window.reset()
     window.add(current.low, at: now)
     elevation = nil
+    riseMark = nil
     changes += 1
     followsChange = true
     return .step

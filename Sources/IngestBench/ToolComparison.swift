@@ -160,11 +160,13 @@ public enum ToolComparison {
         wallSeconds: outcome.wallSeconds, cpuSeconds: outcome.cpuSeconds,
         peakResident: outcome.peakResident)
     }
-    let ingestArguments = ["replay", dump, "--to", ours, "--speed", "max", "--quiet"]
+    // `-y`: each run writes over the last one's output, which `ingest replay` otherwise refuses
+    // (it never overwrites a file it was not told it may).
+    let ingestArguments = ["replay", dump, "--to", ours, "--speed", "max", "--quiet", "-y"]
     let ffmpegArguments = [
       "-nostdin", "-v", "error", "-y", "-i", mp4, "-map", "0", "-c", "copy", "-f", "mpegts", theirs,
     ]
-    _ = try measure(ingest, ["replay", dump, "--to", reference, "--speed", "max", "--quiet"])
+    _ = try measure(ingest, ["replay", dump, "--to", reference, "--speed", "max", "--quiet", "-y"])
     _ = try measure(
       "ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", reference, "-map", "0", "-c", "copy", mp4])
     _ = try measure(ingest, ingestArguments)

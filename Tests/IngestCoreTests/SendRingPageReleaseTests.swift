@@ -90,3 +90,69 @@ private func sendAll(_ ring: SendRing) {
     #expect(release.offsets(in: ring) == [keep..<3 * keep + 1000])
   }
 }
+
+/// Zeroes what it is asked to release, as `MADV_DONTNEED` leaves private memory, and keeps which
+/// pages are resident: written by the ring and not given back since.
+private final class ResidentPages: MemoryPageRelease {
+  static let page = 4096
+  let resident: Mutex<Set<Int>> = Mutex([])
+
+  func release(_ range: UnsafeMutableRawBufferPointer) {
+    guard let base = range.baseAddress else { return }
+    let address = Int(bitPattern: base)
+    let first = (address + Self.page - 1) / Self.page
+    let end = (address + range.count) / Self.page
+    guard end > first else { return }
+    UnsafeMutableRawBufferPointer(
+      start: UnsafeMutableRawPointer(bitPattern: first * Self.page),
+      count: (end - first) * Self.page
+    ).initializeMemory(as: UInt8.self, repeating: 0)
+    resident.withLock { $0.subtract(first..<end) }
+  }
+
+  /// Marks the pages of `slot` written.
+  func wrote(_ slot: UnsafeRawBufferPointer) {
+    let address = Int(bitPattern: slot.baseAddress)
+    resident.withLock {
+      $0.formUnion(address / Self.page...(address + slot.count - 1) / Self.page)
+    }
+  }
+
+  var bytes: Int { resident.withLock { $0.count } * Self.page }
+}
+
+@Suite struct SendRingStandingBacklogTests {
+  /// A link slower than the stream keeps a backlog that never drains: the ring's tail goes round
+  /// the arena again and again. What stays resident is the part kept for a sender that keeps up,
+  /// the backlog and up to two release steps (one behind the head, one left at the arena's top
+  /// when the head went round), not the arena; and no unit loses a byte to a release.
+  @Test func aStandingBacklogKeepsOnlyItsOwnPagesResident() {
+    let pages = ResidentPages()
+    let arenaBytes = 16 * SendRing.residentArenaBytes
+    let ring = SendRing(
+      arenaCapacity: arenaBytes, recordCapacity: 4096, headroom: 0, durationLimit: .max,
+      pageRelease: pages)
+    let unit = 16 << 10
+    let backlog = 16
+    var peak = 0
+    var nextSent = 0
+    // Three times round the arena, the backlog standing at `backlog` units throughout.
+    for serial in 0..<(3 * arenaBytes / unit) {
+      let mark = UInt8(truncatingIfNeeded: serial % 255 + 1)
+      let slot = ring.reserve(audio(serial), byteCount: unit)!
+      slot.initializeMemory(as: UInt8.self, repeating: mark)
+      pages.wrote(UnsafeRawBufferPointer(slot))
+      #expect(ring.commit())
+      guard serial >= backlog else { continue }
+      let sent = ring.beginSend()!
+      let expected = UInt8(truncatingIfNeeded: nextSent % 255 + 1)
+      #expect(sent.slot.allSatisfy { $0 == expected }, "unit \(nextSent) lost bytes")
+      nextSent += 1
+      ring.completeSend()
+      peak = max(peak, pages.bytes)
+    }
+    let bound = SendRing.residentArenaBytes + 2 * SendRing.releaseStep + (backlog + 2) * unit
+    #expect(peak <= bound)
+    #expect(peak < arenaBytes / 2)
+  }
+}

@@ -18,7 +18,10 @@
 /// allocation restarts at offset 0, so a sender that keeps up touches only the first pages; the
 /// pages a backlog touched beyond `residentArenaBytes` are given back to the system once it has
 /// drained (`MemoryPageRelease`), so that one stall does not keep the process's resident memory
-/// up for the rest of the run.
+/// up for the rest of the run. A backlog that stands (a link slower than the stream) never
+/// drains, and its tail sweeps the whole arena: the pages behind its head are given back as the
+/// head moves on (`releaseStep` at a time), so that what is resident stays near the live bytes
+/// the ledger counts, not the arena's size.
 ///
 /// Bounded by buffered duration (the DTS span of waiting units), by live bytes, by the arena and
 /// by the record capacity. The drop policy in `SendRing+DropPolicy.swift` makes room on enqueue.
@@ -101,6 +104,8 @@ public final class SendRing {
   private let pageRelease: (any MemoryPageRelease)?
   /// The end of the arena space handed out since pages were last given back.
   private var touchedEnd = 0
+  /// The end of the last range behind a standing backlog's head that was given back.
+  private var releasedEnd = 0
   var head = 0
   var count = 0
   var nextSequence: Int64 = 0
@@ -322,7 +327,12 @@ public final class SendRing {
     head = (head + 1) % recordCapacity
     count -= 1
     trimHead()
-    if count == 0 { releaseDrainedPages() }
+    if count == 0 {
+      releasedEnd = 0
+      releaseDrainedPages()
+    } else {
+      releaseBehindHead()
+    }
   }
 
   /// Arena bytes that stay resident when the ring empties: what a sender that keeps up uses.
@@ -339,6 +349,31 @@ public final class SendRing {
     guard let pageRelease, reservation == nil, touchedEnd >= 2 * keep else { return }
     pageRelease.release(UnsafeMutableRawBufferPointer(rebasing: arena[keep..<touchedEnd]))
     touchedEnd = keep
+  }
+
+  /// The least arena space behind a standing backlog's head that is given back at once: a
+  /// system call every megabyte the sender gets through, not every unit.
+  public static let releaseStep = 1 << 20
+
+  /// The ring holds a backlog, and the free space directly behind its head (down to the tail's
+  /// end when the ring is wrapped, to the arena's start when not, above a slot being written and
+  /// above the part that stays resident) is a `releaseStep` larger than what was given back last:
+  /// the head left those pages, and the tail comes back to them only after it went round the
+  /// arena, so they are given back now rather than kept resident for the rest of a slow link.
+  private func releaseBehindHead() {
+    guard let pageRelease else { return }
+    let start = records[head].offset
+    let last = records[(head + count - 1) % recordCapacity]
+    let end = last.offset + last.slotLength
+    var low = end > start ? 0 : end
+    if let reservation, reservation.offset < start {
+      low = max(low, reservation.offset + reservation.slotLength)
+    }
+    // A mark past the head is from the last time round the arena.
+    low = max(low, Self.residentArenaBytes, releasedEnd <= start ? releasedEnd : 0)
+    guard start - low >= Self.releaseStep else { return }
+    pageRelease.release(UnsafeMutableRawBufferPointer(rebasing: arena[low..<start]))
+    releasedEnd = start
   }
 
   /// Drops everything older than the newest waiting video keyframe (reason `.reconnect`), the

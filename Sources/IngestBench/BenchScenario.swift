@@ -104,8 +104,8 @@ public struct ScenarioPlan {
     }
   }
 
-  /// Length of the run on its own clock, nanoseconds.
-  var length: Int64 { TimeSpan(seconds: (contentSeconds ?? wallSeconds) ?? 10).nanoseconds }
+  /// Length of the run on its own clock.
+  var length: TimeSpan { TimeSpan(seconds: (contentSeconds ?? wallSeconds) ?? 10) }
 }
 
 extension ScenarioPlan {

@@ -5,13 +5,13 @@ import IngestCore
 final class BenchSink: OutputSink {
   let payloadFormat = PayloadFormat.transportStream
   private var shaper: LinkShaper
-  private var origin: Int64?
+  private var origin: MonotonicInstant?
   /// Bytes taken so far.
   private(set) var bytesAccepted: Int64 = 0
   /// When the outage ended (pipeline clock), once it has.
-  private(set) var outageEnd: Int64?
-  /// Nanoseconds from the end of the outage to the first video keyframe delivered after it.
-  private(set) var keyframeAfterOutage: Int64?
+  private(set) var outageEnd: MonotonicInstant?
+  /// The time from the end of the outage to the first video keyframe delivered after it.
+  private(set) var keyframeAfterOutage: TimeSpan?
 
   init(shaper: LinkShaper) { self.shaper = shaper }
 
@@ -21,14 +21,15 @@ final class BenchSink: OutputSink {
 
   func open(tracks: TrackFormats) throws(SinkError) {}
 
-  func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64) throws(SinkError)
+  func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: MonotonicInstant)
+    throws(SinkError)
     -> SinkWriteResult
   {
     let origin = self.origin ?? now
     self.origin = origin
     if let retry = shaper.admit(bytes: bytes.count, now: now) { return .wouldBlock(retryAt: retry) }
     bytesAccepted += Int64(bytes.count)
-    if let start = shaper.stallStart, shaper.stallDuration > 0 {
+    if let start = shaper.stallStart, shaper.stallDuration > .zero {
       let end = origin + start + shaper.stallDuration
       if now >= end {
         outageEnd = end

@@ -1,3 +1,5 @@
+import IngestCore
+
 /// Memory and ring over time for one scenario, for the chart: at most `capacity` points,
 /// preallocated; when full, every other point is dropped and the interval doubled, so a run of
 /// any length fits without allocating while it is measured.
@@ -26,14 +28,14 @@ public struct BenchTrace: Sendable {
 
   public private(set) var points: [Point] = []
   private let capacity: Int
-  private var interval: Int64
-  private var next: Int64 = .min
+  private var interval: TimeSpan
+  private var next: MonotonicInstant = .distantPast
 
   /// - Parameters:
-  ///   - interval: nanoseconds between readings at first.
-  public init(capacity: Int = 1024, interval: Int64) {
+  ///   - interval: the time between readings at first.
+  public init(capacity: Int = 1024, interval: TimeSpan) {
     self.capacity = max(2, capacity)
-    self.interval = max(1, interval)
+    self.interval = max(.nanoseconds(1), interval)
     points.reserveCapacity(self.capacity)
   }
 
@@ -41,14 +43,14 @@ public struct BenchTrace: Sendable {
   public init(points: [Point]) {
     self.points = points
     capacity = max(2, points.count)
-    interval = 1
+    interval = .nanoseconds(1)
   }
 
   /// Whether a reading is due at `now`.
-  public func isDue(_ now: Int64) -> Bool { now >= next }
+  public func isDue(_ now: MonotonicInstant) -> Bool { now >= next }
 
   /// Adds a reading taken at `now` (`time` is `now` in seconds from the start).
-  public mutating func add(_ point: Point, now: Int64) {
+  public mutating func add(_ point: Point, now: MonotonicInstant) {
     if points.count == capacity {
       var kept = 0
       for index in stride(from: 0, to: points.count, by: 2) {
@@ -56,7 +58,7 @@ public struct BenchTrace: Sendable {
         kept += 1
       }
       points.removeLast(points.count - kept)
-      interval *= 2
+      interval = interval * 2
     }
     points.append(point)
     next = now + interval

@@ -85,7 +85,7 @@ public enum ChildProcess {
       reader.close()
     }
     let ended = child.wait()
-    let wall = TimeSpan(nanoseconds: SystemClock().now() - began).inSeconds
+    let wall = (SystemClock().now() - began).inSeconds
     return Outcome(
       status: ended.status ?? 128 + (ended.signal ?? 0),
       stdout: String(decoding: output, as: UTF8.self), wallSeconds: wall,

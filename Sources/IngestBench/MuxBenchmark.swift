@@ -146,7 +146,7 @@ public enum MuxBenchmark {
     let counter = AllocationCounter()
     let timer = SystemClock()
     var result = Result()
-    let limit = TimeSpan(seconds: seconds).nanoseconds
+    let limit = TimeSpan(seconds: seconds)
     var allocations: UInt = 0
     var span: Int64 = 0
     if let first = units.first, let last = units.last { span = last.dts - first.dts + 3_000 }
@@ -171,7 +171,7 @@ public enum MuxBenchmark {
         result.passes += 1
       } while timer.now() - began < limit
     }
-    result.seconds = TimeSpan(nanoseconds: timer.now() - began).inSeconds
+    result.seconds = (timer.now() - began).inSeconds
     if counter.isAvailable {
       result.allocationsPerUnit = Double(allocations) / Double(result.units)
     }
@@ -180,11 +180,11 @@ public enum MuxBenchmark {
     return result
   }
 
-  /// The fragmented-MP4 writer over the same units for `limit` nanoseconds: each unit appended
+  /// The fragmented-MP4 writer over the same units for `limit`: each unit appended
   /// to its track's fragment, and a fragment written (to nowhere but a byte count) at each video
   /// keyframe, or when a buffer fills, with the `.mp4` recording's buffer sizes.
   private static func fragment(
-    _ units: [Unit], bytes: [UInt8], tracks formats: TrackFormats, span: Int64, limit: Int64,
+    _ units: [Unit], bytes: [UInt8], tracks formats: TrackFormats, span: Int64, limit: TimeSpan,
     into result: inout Result
   ) {
     let tracks = MP4Track.tracks(for: formats)
@@ -237,7 +237,7 @@ public enum MuxBenchmark {
       } while timer.now() - began < limit
     }
     flush(&fragmenter)
-    result.mp4Seconds = TimeSpan(nanoseconds: timer.now() - began).inSeconds
+    result.mp4Seconds = (timer.now() - began).inSeconds
     result.mp4OutputBytes = written
     // The first pass grows the moof array once; steady state is what the passes after it do.
     if counter.isAvailable, result.mp4Units > 0 {

@@ -24,8 +24,8 @@ public enum ScenarioRunner {
       shaper.bitsPerSecond = Int64(Double(streamRate) * fraction)
     }
     if let stall = plan.stall {
-      shaper.stallStart = TimeSpan(seconds: stall.start).nanoseconds
-      shaper.stallDuration = TimeSpan(seconds: stall.duration).nanoseconds
+      shaper.stallStart = TimeSpan(seconds: stall.start)
+      shaper.stallDuration = TimeSpan(seconds: stall.duration)
     }
     let virtualClock = plan.virtualClock ? VirtualClock() : nil
     let clock: any PacingClock = virtualClock ?? SystemClock()
@@ -62,11 +62,11 @@ public enum ScenarioRunner {
 
     let counter = AllocationCounter()
     var histogram = LatencyHistogram()
-    var trace = BenchTrace(interval: max(1_000_000, plan.length / 500))
+    var trace = BenchTrace(interval: max(.milliseconds(1), plan.length / 500))
     var pacer = ReplayPacer(speed: 1)
     var sinkError: SinkError?
     var payloadBytes: Int64 = 0
-    var appendNanoseconds: Int64 = 0
+    var appendTime = TimeSpan.zero
     var steadyAllocations: UInt = 0
     var steadySamples = 0
     var sendAllocations: UInt = 0
@@ -76,13 +76,13 @@ public enum ScenarioRunner {
     let wallStart = timer.now()
     let half = plan.length / 2
 
-    func sample(_ now: Int64) {
+    func sample(_ now: MonotonicInstant) {
       let snapshot = pipeline.snapshot()
       maxTier = max(maxTier, snapshot.tier.rawValue)
       guard trace.isDue(now) else { return }
       trace.add(
         BenchTrace.Point(
-          time: TimeSpan(nanoseconds: now - start).inSeconds, ledger: snapshot.ledger,
+          time: (now - start).inSeconds, ledger: snapshot.ledger,
           resident: probe.residentBytes() ?? 0,
           ringFill: Double(snapshot.ringDuration) / Double(configuration.bufferTicks),
           tier: snapshot.tier.rawValue), now: now)
@@ -91,7 +91,7 @@ public enum ScenarioRunner {
     // The ticks (control loop, status reporter) allocate their events; what is counted is
     // the sending.
     var tickAllocations: UInt = 0
-    let ticking: (() -> Int64) -> Int64 = { tick in
+    let ticking: (() -> MonotonicInstant) -> MonotonicInstant = { tick in
       let before = counter.threadCount()
       let due = tick()
       tickAllocations &+= counter.threadCount() &- before
@@ -110,7 +110,8 @@ public enum ScenarioRunner {
     sample(start)
     running: while try source.next() {
       var now = clock.now()
-      let position = plan.contentSeconds != nil ? source.contentTime : now - start
+      let position =
+        plan.contentSeconds != nil ? TimeSpan(nanoseconds: source.contentTime) : now - start
       if position >= plan.length { break }
       let steady = position >= half
       if steady && sentAtHalf == nil { sentAtHalf = pipeline.snapshot().totalSent }
@@ -118,7 +119,7 @@ public enum ScenarioRunner {
         let header = source.header
         let due = pacer.due(kind: header.kind, time: header.dts ?? header.pts, now: now)
         while now < due {
-          var wake = min(due, now + 100_000_000)
+          var wake = min(due, now + .milliseconds(100))
           if let thread {
             if let error = thread.failure {
               sinkError = error
@@ -147,8 +148,8 @@ public enum ScenarioRunner {
       }
       let took = timer.now() - began
       let allocations = counter.threadCount() &- allocationsBefore
-      histogram.record(took)
-      appendNanoseconds += took
+      histogram.record(took.nanoseconds)
+      appendTime += took
       payloadBytes += Int64(header.payloadSize)
       if steady {
         steadyAllocations &+= allocations
@@ -169,13 +170,13 @@ public enum ScenarioRunner {
     let sentBeforeDrain = pipeline.snapshot().totalSent
     if sinkError == nil {
       if let thread {
-        sinkError = thread.stop(drainingFor: 30_000_000_000)
+        sinkError = thread.stop(drainingFor: .seconds(30))
       } else {
         sinkError = lane.driver.drain(
-          until: clock.now() + 30_000_000_000, clock: clock, afterStep: sample)
+          until: clock.now() + .seconds(30), clock: clock, afterStep: sample)
       }
     } else {
-      _ = thread?.stop(drainingFor: 0)
+      _ = thread?.stop(drainingFor: .zero)
     }
     if sinkError == nil {
       do { try sender.finish() } catch { sinkError = error }
@@ -189,7 +190,7 @@ public enum ScenarioRunner {
     result.setup = scenario.summary
     result.clock = virtualClock == nil ? "system" : "virtual"
     result.contentSeconds = TimeSpan(nanoseconds: source.contentTime).inSeconds
-    result.wallSeconds = TimeSpan(nanoseconds: timer.now() - wallStart).inSeconds
+    result.wallSeconds = (timer.now() - wallStart).inSeconds
     result.samples = snapshot.totalAppended
     result.streamBitsPerSecond = streamRate
     result.linkBitsPerSecond = scenario == .srt ? nil : shaper.bitsPerSecond
@@ -205,9 +206,7 @@ public enum ScenarioRunner {
     }
     result.tierChanges = reporter.tierChanges
     result.maxTier = maxTier
-    result.outageToKeyframeMilliseconds = benchSink?.keyframeAfterOutage.map {
-      TimeSpan(nanoseconds: $0).inMilliseconds
-    }
+    result.outageToKeyframeMilliseconds = benchSink?.keyframeAfterOutage?.inMilliseconds
     result.appendP50 = histogram.percentile(0.5)
     result.appendP99 = histogram.percentile(0.99)
     result.appendP999 = histogram.percentile(0.999)
@@ -222,7 +221,7 @@ public enum ScenarioRunner {
       }
     }
     result.captureMegabytesPerSecond =
-      appendNanoseconds > 0 ? Double(payloadBytes) * 1e3 / Double(appendNanoseconds) : 0
+      appendTime > .zero ? Double(payloadBytes) / 1e6 / appendTime.inSeconds : 0
     result.sentBytes = snapshot.sentBytes
     result.sinkError = sinkError?.description
     result.trace = trace.points

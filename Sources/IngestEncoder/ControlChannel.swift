@@ -21,10 +21,10 @@ final class ControlChannel: Sendable {
     thread.start()
   }
 
-  /// A request and when it arrived (CLOCK_MONOTONIC nanoseconds, the dump's clock).
+  /// A request and when it arrived (on `SystemClock`, the dump's clock).
   struct ReceivedRequest: Sendable {
     var request: EncoderRequest
-    var receivedNanoseconds: Int64
+    var received: MonotonicInstant
   }
 
   /// The requests that arrived since the last call, oldest first.
@@ -53,7 +53,7 @@ final class ControlChannel: Sendable {
     while true {
       do {
         guard let request = try decoder.next() else { return }
-        let received = ReceivedRequest(request: request, receivedNanoseconds: SystemClock().now())
+        let received = ReceivedRequest(request: request, received: SystemClock().now())
         pending.withLock { $0.append(received) }
       } catch {
         log.emit("rejected") {

@@ -13,8 +13,9 @@ import IngestPOSIX
 ///                                               DumpOutput (one record at a time) ◄┘ ─► stdout
 /// ```
 ///
-/// Every timestamp is CLOCK_MONOTONIC nanoseconds: the run's start plus the source's own time,
-/// so a file plays at its pace and tracks stay in step however long encoding takes.
+/// Every timestamp is on CLOCK_MONOTONIC (`SystemClock`), in nanoseconds: the run's start plus
+/// the source's own time, so a file plays at its pace and tracks stay in step however long
+/// encoding takes.
 public final class LiveEncoder {
   private let options: EncoderOptions
   private let log = EncoderLog()
@@ -29,14 +30,14 @@ public final class LiveEncoder {
   private var audioMix: EncoderAudioMix?
   private var output: DumpOutput!
   private var control: ControlChannel!
-  private var epoch: Int64 = 0
+  private var epoch: MonotonicInstant = .origin
   private var thinner = FrameRateThinner()
   private var idrPending = false
   /// A bitrate request libx265 takes only at the next keyframe: echoed when it takes effect.
-  private var deferredBitrate: (request: EncoderRequest, received: Int64)?
+  private var deferredBitrate: (request: EncoderRequest, received: MonotonicInstant)?
   private var deferralNoted = false
   /// A profile request, echoed when the encoder reopens in it at the next keyframe.
-  private var deferredProfile: (request: EncoderRequest, received: Int64)?
+  private var deferredProfile: (request: EncoderRequest, received: MonotonicInstant)?
   private var keyframesOnly = false
   private var encodedFrames = 0
   private var droppedFrames = 0
@@ -97,7 +98,7 @@ public final class LiveEncoder {
       $0.add("codec", options.codec.rawValue)
       if let profile = options.profile { $0.add("profile", profile.rawValue) }
       $0.add("clock", "CLOCK_MONOTONIC")
-      $0.add("epoch_ns", epoch)
+      $0.add("epoch_ns", epoch.nanoseconds)
       $0.add("width", options.width)
       $0.add("height", options.height)
       $0.add("fps", options.fps)
@@ -161,7 +162,7 @@ public final class LiveEncoder {
     throws(EncoderError) -> Bool
   {
     guard shouldContinue(at: time) else { return false }
-    clock.sleep(until: epoch + time)
+    clock.sleep(until: epoch + .nanoseconds(time))
     let applied = applyRequests()
     guard thinner.keep(at: time) else {
       droppedFrames += 1
@@ -197,7 +198,8 @@ public final class LiveEncoder {
       // carry none, to see that they are in display order, which held every live run's
       // first second in its ring.
       written = try output.writeSample(
-        kind: .video, ptsNanoseconds: epoch + pts * 1000, dtsNanoseconds: epoch + dts * 1000,
+        kind: .video, ptsNanoseconds: epoch.nanoseconds + pts * 1000,
+        dtsNanoseconds: epoch.nanoseconds + dts * 1000,
         isKeyframe: keyframe, payload: payload)
     }
     if !written { state.stop("reader") }
@@ -209,7 +211,7 @@ public final class LiveEncoder {
   ) throws(EncoderError) -> Bool {
     let time = track.nextTime(sourceTime: sourceTime)
     guard shouldContinue(at: time) else { return false }
-    clock.sleep(until: epoch + time)
+    clock.sleep(until: epoch + .nanoseconds(time))
     var silent = false
     if track.role == .micAudio {
       let enabled = state.micEnabled
@@ -221,14 +223,14 @@ public final class LiveEncoder {
           $0.add("enabled", enabled)
           $0.add("track", "audioMic")
           $0.add("frame", track.frames)
-          $0.add("pts_ns", epoch + time)
+          $0.add("pts_ns", epoch.nanoseconds + time)
         }
       }
     }
     let more = try track.encoder.encode(frame, silent: silent) {
       (payload, samples) throws(EncoderError) -> Bool in
       let written = try output.writeSample(
-        kind: track.role.kind, ptsNanoseconds: epoch + track.time(ofSamples: samples),
+        kind: track.role.kind, ptsNanoseconds: epoch.nanoseconds + track.time(ofSamples: samples),
         dtsNanoseconds: nil, isKeyframe: true, payload: payload)
       if !written { state.stop("reader") }
       return written
@@ -244,7 +246,7 @@ public final class LiveEncoder {
     _ role: TrackRole, _ frame: UnsafeMutablePointer<AVFrame>, at time: Int64
   ) throws(EncoderError) -> Bool {
     guard let audioMix, shouldContinue(at: time) else { return false }
-    clock.sleep(until: epoch + time)
+    clock.sleep(until: epoch + .nanoseconds(time))
     let enabled = state.micEnabled
     if role == .micAudio, let micTrack, enabled != micTrack.lastEnabled {
       micTrack.lastEnabled = enabled
@@ -252,13 +254,14 @@ public final class LiveEncoder {
         $0.add("request", "mic")
         $0.add("enabled", enabled)
         $0.add("track", "audioApp (mixed)")
-        $0.add("pts_ns", epoch + time)
+        $0.add("pts_ns", epoch.nanoseconds + time)
       }
     }
     return try audioMix.push(role, frame, time: time, micMuted: !enabled) {
       (payload, time) throws(EncoderError) -> Bool in
       let written = try output.writeSample(
-        kind: .audioApp, ptsNanoseconds: epoch + time, dtsNanoseconds: nil, isKeyframe: true,
+        kind: .audioApp, ptsNanoseconds: epoch.nanoseconds + time, dtsNanoseconds: nil,
+        isKeyframe: true,
         payload: payload)
       if !written { state.stop("reader") }
       return written
@@ -267,13 +270,13 @@ public final class LiveEncoder {
 
   /// Takes the queued requests and applies those that act on the encoder; the mic switch is
   /// echoed by the thread that encodes the mic, on the frame it first affects.
-  private func applyRequests() -> [(EncoderRequest, Int64)] {
-    var applied: [(EncoderRequest, Int64)] = []
+  private func applyRequests() -> [(EncoderRequest, MonotonicInstant)] {
+    var applied: [(EncoderRequest, MonotonicInstant)] = []
     for received in control.take() {
       switch received.request {
       case .bitrate(let bps):
         guard video.setBitrate(bps ?? options.bitrate) else {
-          deferBitrate(received.request, received: received.receivedNanoseconds)
+          deferBitrate(received.request, received: received.received)
           continue
         }
         deferredBitrate = nil
@@ -293,7 +296,7 @@ public final class LiveEncoder {
         }
         // In force already: applied now; else at the next keyframe, where libx264 reopens.
         guard video.setProfile(profile) else {
-          deferredProfile = (received.request, received.receivedNanoseconds)
+          deferredProfile = (received.request, received.received)
           continue
         }
         deferredProfile = nil
@@ -301,14 +304,14 @@ public final class LiveEncoder {
         state.micEnabled = on
         guard micTrack == nil else { continue }
       }
-      applied.append((received.request, received.receivedNanoseconds))
+      applied.append((received.request, received.received))
     }
     return applied
   }
 
   /// Keeps a bitrate request for the next keyframe, and says once that this is how the encoder
   /// takes them.
-  private func deferBitrate(_ request: EncoderRequest, received: Int64) {
+  private func deferBitrate(_ request: EncoderRequest, received: MonotonicInstant) {
     deferredBitrate = (request, received)
     guard !deferralNoted else { return }
     deferralNoted = true
@@ -323,7 +326,7 @@ public final class LiveEncoder {
 
   /// `{"event":"applied",…}`: what took effect, on which encoded frame (its index among the
   /// dump's video samples) and at which timestamp, and when the request had arrived.
-  private func echo(_ request: EncoderRequest, received: Int64, at time: Int64) {
+  private func echo(_ request: EncoderRequest, received: MonotonicInstant, at time: Int64) {
     log.emit("applied") {
       $0.add("request", request.name)
       switch request {
@@ -337,9 +340,9 @@ public final class LiveEncoder {
       case .profile(let profile): $0.add("profile", profile.rawValue)
       }
       $0.add("frame", encodedFrames)
-      $0.add("pts_ns", epoch + time / 1000 * 1000)
-      $0.add("received_ns", received)
-      $0.add("applied_ns", clock.now())
+      $0.add("pts_ns", (epoch + .nanoseconds(time / 1000 * 1000)).nanoseconds)
+      $0.add("received_ns", received.nanoseconds)
+      $0.add("applied_ns", clock.now().nanoseconds)
     }
   }
 
@@ -348,7 +351,7 @@ public final class LiveEncoder {
     let elapsed = TimeSpan(nanoseconds: time - second.start).inSeconds
     log.emit("stats") {
       $0.add("frame", encodedFrames)
-      $0.add("pts_ns", epoch + time)
+      $0.add("pts_ns", epoch.nanoseconds + time)
       $0.add("video_bps", Int(Double(second.bytes * 8) / elapsed))
       $0.add("fps", Double(second.frames) / elapsed, decimals: 2)
       $0.add("target_bps", video.bitrate)

@@ -54,7 +54,7 @@ public final class BroadcastEngine: Sendable {
     directory: String, tracks: TrackFormats, probe: any ResidentMemoryProbe,
     configuration: PipelineConfiguration = PipelineConfiguration(), nominalFrameRate: Int = 30,
     deliver: @escaping (EncoderRequest) -> Bool,
-    onEvent: ((ControlEvent, Int64) -> Void)? = nil
+    onEvent: ((ControlEvent, MonotonicInstant) -> Void)? = nil
   ) throws(BudgetError) {
     let clock = SystemClock()
     var recording = HLSSink.Configuration(directory: directory)
@@ -100,10 +100,10 @@ public final class BroadcastEngine: Sendable {
     pipeline.changeFormat(format, for: kind)
   }
 
-  /// Sends what the ring holds (for up to `drainNanoseconds`), stops the sender thread and
+  /// Sends what the ring holds (for up to `drainTimeout`), stops the sender thread and
   /// finishes the recording (the last segment, the playlist's end).
   /// - Throws: what stopped the recording, when something did.
-  public func finish(drainNanoseconds: Int64 = 2_000_000_000) throws(SinkError) {
-    try thread.finish(drainingFor: drainNanoseconds)
+  public func finish(drainTimeout: TimeSpan = .seconds(2)) throws(SinkError) {
+    try thread.finish(drainingFor: drainTimeout)
   }
 }

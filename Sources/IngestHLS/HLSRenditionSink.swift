@@ -133,7 +133,7 @@ public final class HLSRenditionSink: OutputSink {
     }
   }
 
-  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
+  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: MonotonicInstant)
     throws(SinkError) -> SinkWriteResult
   {
     let rendition = HLSRendition(kind: unit.kind)

@@ -271,7 +271,7 @@ public final class HLSSink: OutputSink {
   /// Segments a recovered playlist would list (every run's, not just the live window).
   private var listedSegments: Int { playlist.mediaSequence + playlist.segments.count }
 
-  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
+  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: MonotonicInstant)
     throws(SinkError)
     -> SinkWriteResult
   {

@@ -140,7 +140,7 @@ public final class MP4FileSink: OutputSink {
     fragmentStart = nil
   }
 
-  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
+  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: MonotonicInstant)
     throws(SinkError) -> SinkWriteResult
   {
     guard writer != nil else {

@@ -1,3 +1,5 @@
+import IngestCore
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -85,18 +87,18 @@ public struct Subprocess: Sendable {
     return Self.exit(status: status, usage: usage)
   }
 
-  /// Waits for the child to end, at most `nanoseconds`; then kills it (SIGKILL, which also
+  /// Waits for the child to end, at most `timeout`; then kills it (SIGKILL, which also
   /// ends a stopped child, one that a SIGTERM waits for) and reaps it. `killed` says whether
   /// it had to be.
-  public func wait(killingAfter nanoseconds: Int64) -> (exit: Exit, killed: Bool) {
-    let deadline = SystemClock().now() + nanoseconds
+  public func wait(killingAfter timeout: TimeSpan) -> (exit: Exit, killed: Bool) {
+    let deadline = SystemClock().now() + timeout
     var status: Int32 = 0
     var usage = rusage()
     while SystemClock().now() < deadline {
       let ended = wait4(pid, &status, WNOHANG, &usage)
       if ended == pid { return (Self.exit(status: status, usage: usage), false) }
       if ended < 0 && errno != EINTR { return (wait(), false) }
-      var pause = timespec(tv_sec: 0, tv_nsec: 20_000_000)
+      var pause = timespec(TimeSpan.milliseconds(20))
       nanosleep(&pause, nil)
     }
     kill(SIGKILL)

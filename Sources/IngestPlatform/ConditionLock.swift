@@ -23,7 +23,7 @@ import IngestCore
 /// The mutex, the conditions and the state live in memory of their own: a pthread object must
 /// not move, and the state is reached through its address alone, so a wait (which lets other
 /// threads change it) never falls inside an access the compiler could assume exclusive.
-/// Deadlines are `SystemClock` nanoseconds: on Linux the conditions wait on CLOCK_MONOTONIC;
+/// Deadlines are `SystemClock` instants: on Linux the conditions wait on CLOCK_MONOTONIC;
 /// Darwin has no such attribute, so a wait there is given the time left, measured on the same
 /// clock.
 public final class ConditionLock<State> {
@@ -122,10 +122,10 @@ public final class ConditionLock<State> {
     /// spuriously: the caller re-checks the state), then takes it again.
     public func wait(_ condition: Int = 0) { owner.waitHeld(condition) }
 
-    /// Like `wait(_:)`, but returns by `deadline` (`SystemClock` nanoseconds) at the latest.
+    /// Like `wait(_:)`, but returns by `deadline` (on `SystemClock`) at the latest.
     /// - Returns: false when the deadline passed.
     @discardableResult
-    public func wait(_ condition: Int = 0, until deadline: Int64) -> Bool {
+    public func wait(_ condition: Int = 0, until deadline: MonotonicInstant) -> Bool {
       owner.waitHeld(condition, until: deadline)
     }
 
@@ -154,14 +154,14 @@ public final class ConditionLock<State> {
     Self.check(pthread_cond_wait(conditions + condition, mutex), "pthread_cond_wait")
   }
 
-  private func waitHeld(_ condition: Int, until deadline: Int64) -> Bool {
+  private func waitHeld(_ condition: Int, until deadline: MonotonicInstant) -> Bool {
     #if os(Linux)
-      var spec = timespec(TimeSpan(nanoseconds: deadline))
+      var spec = timespec(deadline.sinceOrigin)
       let result = pthread_cond_timedwait(conditions + condition, mutex, &spec)
     #else
       let left = deadline - SystemClock().now()
-      guard left > 0 else { return false }
-      var spec = timespec(TimeSpan(nanoseconds: left))
+      guard left > .zero else { return false }
+      var spec = timespec(left)
       let result = pthread_cond_timedwait_relative_np(conditions + condition, mutex, &spec)
     #endif
     if result == ETIMEDOUT { return false }
@@ -204,10 +204,10 @@ extension ConditionLock where State == Void {
   /// spuriously: the caller re-checks its state), then takes it again. The mutex must be held.
   public func wait(_ condition: Int = 0) { waitHeld(condition) }
 
-  /// Like `wait(_:)`, but returns by `deadline` (`SystemClock` nanoseconds) at the latest.
+  /// Like `wait(_:)`, but returns by `deadline` (on `SystemClock`) at the latest.
   /// - Returns: false when the deadline passed.
   @discardableResult
-  public func wait(_ condition: Int = 0, until deadline: Int64) -> Bool {
+  public func wait(_ condition: Int = 0, until deadline: MonotonicInstant) -> Bool {
     waitHeld(condition, until: deadline)
   }
 }

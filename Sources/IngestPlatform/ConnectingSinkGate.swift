@@ -41,7 +41,8 @@ final class ConnectingSinkGate: OutputSink {
 
   func open(tracks: TrackFormats) throws(SinkError) { try sink.open(tracks: tracks) }
 
-  func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64) throws(SinkError)
+  func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: MonotonicInstant)
+    throws(SinkError)
     -> SinkWriteResult
   {
     try sink.write(unit, bytes: bytes, now: now)
@@ -57,11 +58,11 @@ final class ConnectingSinkGate: OutputSink {
     sink.setStatusHandler(handler)
   }
 
-  func linkEstimate(now: Int64) -> LinkEstimate? {
+  func linkEstimate(now: MonotonicInstant) -> LinkEstimate? {
     isConnecting ? nil : sink.linkEstimate(now: now)
   }
 
-  func takeKeyframeRequest(now: Int64) -> Bool {
+  func takeKeyframeRequest(now: MonotonicInstant) -> Bool {
     isConnecting ? false : sink.takeKeyframeRequest(now: now)
   }
 

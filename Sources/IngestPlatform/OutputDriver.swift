@@ -5,9 +5,9 @@ import IngestCore
 public protocol OutputTicker: AnyObject {
   /// Does what is due at `now`; `force` does the periodic work even if it is not due (the end
   /// of a run).
-  func tick(now: Int64, force: Bool)
+  func tick(now: MonotonicInstant, force: Bool)
   /// When the ticker next has something to do, on the pipeline clock.
-  var nextTickDue: Int64 { get }
+  var nextTickDue: MonotonicInstant { get }
 }
 
 extension ControlLoop: OutputTicker {}
@@ -26,7 +26,7 @@ public final class OutputDriver {
     public var pump: Sender.PumpResult
     /// When to come back: the sink's retry time when it is blocked, a ticker's next deadline,
     /// at most `longestWait` after the pass.
-    public var wakeAt: Int64
+    public var wakeAt: MonotonicInstant
   }
 
   public let sender: Sender
@@ -52,20 +52,20 @@ public final class OutputDriver {
   /// send may have blocked for seconds). `ticking` wraps the ticks (a thread that shares them
   /// with another passes its lock here).
   public func step(
-    clock: any PipelineClock, ticking: ((() -> Int64) -> Int64)? = nil
+    clock: any PipelineClock, ticking: ((() -> MonotonicInstant) -> MonotonicInstant)? = nil
   ) -> Step {
     let pump = sender.pump(now: clock.now())
     let now = clock.now()
     // Not `ticking.map { … }`: that closure's context was allocated on every step (one a
     // unit sent, in the benchmark's sender figure); a closure passed straight to a
     // non-escaping parameter is not.
-    var wakeAt: Int64
+    var wakeAt: MonotonicInstant
     if let ticking {
       wakeAt = ticking { self.tick(now: now) }
     } else {
       wakeAt = tick(now: now)
     }
-    wakeAt = min(wakeAt, (MonotonicInstant(nanoseconds: now) + longestWait).nanoseconds)
+    wakeAt = min(wakeAt, now + longestWait)
     if case .blocked(let until) = pump { wakeAt = min(wakeAt, until) }
     return Step(pump: pump, wakeAt: wakeAt)
   }
@@ -76,8 +76,8 @@ public final class OutputDriver {
   /// Ticks every ticker at `now`.
   /// - Returns: when the next of them is due.
   @discardableResult
-  public func tick(now: Int64, force: Bool = false) -> Int64 {
-    var due = Int64.max
+  public func tick(now: MonotonicInstant, force: Bool = false) -> MonotonicInstant {
+    var due = MonotonicInstant.distantFuture
     for ticker in tickers {
       ticker.tick(now: now, force: force)
       due = min(due, ticker.nextTickDue)
@@ -88,7 +88,8 @@ public final class OutputDriver {
   /// Whether a run that is ending stops sending after `step`, taken at `now`: the ring is
   /// empty, the drain's `deadline` passed, or the output never answered during the whole run
   /// (it is not waited for at its end).
-  public func drainEnds(after step: Step, now: Int64, deadline: Int64) -> Bool {
+  public func drainEnds(after step: Step, now: MonotonicInstant, deadline: MonotonicInstant) -> Bool
+  {
     switch step.pump {
     case .failed, .idle: true
     case .blocked: now >= deadline || !sender.hasConnected
@@ -101,7 +102,8 @@ public final class OutputDriver {
   ///   trace there).
   /// - Returns: the fatal sink error, if the sender failed.
   public func drain(
-    until deadline: Int64, clock: any PacingClock, afterStep: (Int64) -> Void = { _ in }
+    until deadline: MonotonicInstant, clock: any PacingClock,
+    afterStep: (MonotonicInstant) -> Void = { _ in }
   ) -> SinkError? {
     while true {
       let step = step(clock: clock)

@@ -43,7 +43,7 @@ public final class SenderThread: @unchecked Sendable {
     var ticker: pthread_t?
     var tickerStopped = false
     /// When a drain ends: set by `beginStopping`, before `stopRequested`.
-    var drainDeadline: Int64 = .max
+    var drainDeadline: MonotonicInstant = .distantFuture
   }
 
   private let driver: OutputDriver
@@ -55,7 +55,7 @@ public final class SenderThread: @unchecked Sendable {
   private static let ticking = 1
   private let gate: ConnectingSinkGate
   /// Runs a pass's ticks under the gate's lock; made once (a closure per pass would allocate).
-  private let tickingUnderGate: (() -> Int64) -> Int64
+  private let tickingUnderGate: (() -> MonotonicInstant) -> MonotonicInstant
   /// Set by `wake()`; cleared by the thread before each pass over the ring.
   private let appended = Atomic<Bool>(false)
   /// Set while the thread waits on an empty ring: the one time `wake()` has to signal it.
@@ -113,9 +113,9 @@ public final class SenderThread: @unchecked Sendable {
     lock.signal(Self.sending)
   }
 
-  /// Lets the thread send what the ring holds (up to `timeout` nanoseconds), then stops it.
+  /// Lets the thread send what the ring holds (up to `timeout`), then stops it.
   /// - Returns: the fatal sink error, if the sender failed.
-  public func stop(drainingFor timeout: Int64) -> SinkError? {
+  public func stop(drainingFor timeout: TimeSpan) -> SinkError? {
     beginStopping(drainingFor: timeout)
     return join()
   }
@@ -123,14 +123,14 @@ public final class SenderThread: @unchecked Sendable {
   /// Stops the thread as `stop` does, then finishes the sink (`Sender.finish`: the recording's
   /// last segment, a connection's clean end) on the calling thread.
   /// - Throws: the fatal sink error that stopped the thread, or the one finishing raised.
-  public func finish(drainingFor timeout: Int64) throws(SinkError) {
+  public func finish(drainingFor timeout: TimeSpan) throws(SinkError) {
     if let error = stop(drainingFor: timeout) { throw error }
     try driver.sender.finish()
   }
 
-  /// Tells the thread to send what the ring holds (up to `timeout` nanoseconds) and end; `join`
+  /// Tells the thread to send what the ring holds (up to `timeout`) and end; `join`
   /// waits for it. Several outputs drain at the same time this way.
-  public func beginStopping(drainingFor timeout: Int64) {
+  public func beginStopping(drainingFor timeout: TimeSpan) {
     lock.withLock {
       $0.drainDeadline = clock.now() + timeout
       stopRequested.store(true, ordering: .releasing)
@@ -184,7 +184,7 @@ public final class SenderThread: @unchecked Sendable {
   }
 
   /// Waits on an empty ring until `wake()` or `beginStopping` signals, or `deadline`.
-  private func waitForData(until deadline: Int64) {
+  private func waitForData(until deadline: MonotonicInstant) {
     lock.withConditions { locked in
       waitingForData.store(true, ordering: .sequentiallyConsistent)
       if !appended.load(ordering: .sequentiallyConsistent)
@@ -198,7 +198,7 @@ public final class SenderThread: @unchecked Sendable {
 
   /// Sleeps until `deadline`, or, `wakingOnStop`, until `beginStopping` signals (a thread
   /// already draining sleeps its whole time).
-  private func sleep(until deadline: Int64, wakingOnStop: Bool) {
+  private func sleep(until deadline: MonotonicInstant, wakingOnStop: Bool) {
     guard clock.now() < deadline else { return }
     lock.withConditions { locked in
       // Read under the lock: `beginStopping` signals with it held.
@@ -218,7 +218,7 @@ public final class SenderThread: @unchecked Sendable {
           locked.wait(Self.ticking)
           continue
         }
-        locked.wait(Self.ticking, until: clock.now() + 100_000_000)
+        locked.wait(Self.ticking, until: clock.now() + .milliseconds(100))
         if locked.state.tickerStopped { break }
         locked.whileUnlocked {
           gate.tickLock.withLock {

@@ -1,4 +1,5 @@
 import CFFmpeg
+import IngestCore
 import IngestPOSIX
 
 /// The deadline libavformat's interrupt callback polls while a call blocks in the sender thread.
@@ -8,12 +9,12 @@ import IngestPOSIX
 /// on the thread blocked in the call, the one that armed the deadline, so a plain stored value
 /// is all it needs.
 final class RTMPInterrupt {
-  /// `SystemClock` nanoseconds after which the current call is abandoned.
-  private var deadline = Int64.max
+  /// The `SystemClock` instant after which the current call is abandoned.
+  private var deadline = MonotonicInstant.distantFuture
 
   /// Starts the budget of the next libavformat call.
-  func arm(for nanoseconds: Int64) {
-    deadline = SystemClock().now() &+ nanoseconds
+  func arm(for budget: TimeSpan) {
+    deadline = SystemClock().now() + budget
   }
 
   /// Whether the current call ran out of time.

@@ -14,16 +14,16 @@ struct RTMPLinkMeter {
   static let queueBoundSeconds = 0.5
   /// The least the socket may hold: a keyframe of a small stream goes out at once.
   static let floorBytes = 64 * 1024
-  private static let window = TimeSpan.seconds(1).nanoseconds
+  private static let window: TimeSpan = .seconds(1)
 
   /// Bytes handed to the socket since the connection was made.
   private(set) var writtenBytes: Int64 = 0
   private var drain = DrainRate()
-  private var samples: [(time: Int64, acknowledged: Int64)] = []
-  private var lastProgress: (time: Int64, acknowledged: Int64) = (0, 0)
+  private var samples: [(time: MonotonicInstant, acknowledged: Int64)] = []
+  private var lastProgress: (time: MonotonicInstant, acknowledged: Int64) = (.origin, 0)
 
   /// A new connection.
-  mutating func reset(now: Int64) {
+  mutating func reset(now: MonotonicInstant) {
     writtenBytes = 0
     drain.reset()
     samples.removeAll(keepingCapacity: true)
@@ -32,14 +32,14 @@ struct RTMPLinkMeter {
 
   mutating func wrote(_ bytes: Int) { writtenBytes += Int64(bytes) }
 
-  /// Takes the socket's unacknowledged bytes at `now` (nanoseconds).
-  mutating func observe(unacknowledged: Int, now: Int64) {
+  /// Takes the socket's unacknowledged bytes at `now`.
+  mutating func observe(unacknowledged: Int, now: MonotonicInstant) {
     let acknowledged = max(0, writtenBytes - Int64(unacknowledged))
     if acknowledged > lastProgress.acknowledged || unacknowledged == 0 {
       lastProgress = (now, acknowledged)
     }
     drain.observe(delivered: acknowledged, waiting: unacknowledged, now: now)
-    guard now - (samples.last?.time ?? .min / 2) >= DrainRate.minimumInterval else { return }
+    guard now - (samples.last?.time ?? .distantPast) >= DrainRate.minimumInterval else { return }
     if samples.count == 32 { samples.removeFirst() }
     samples.append((now, acknowledged))
   }
@@ -47,8 +47,8 @@ struct RTMPLinkMeter {
   /// Bytes per second the server acknowledged while data waited, smoothed.
   var drainBytesPerSecond: Double? { drain.bytesPerSecond }
 
-  /// Nanoseconds since the server last acknowledged anything while data waited.
-  func sinceProgress(now: Int64) -> Int64 { max(0, now - lastProgress.time) }
+  /// The time since the server last acknowledged anything while data waited.
+  func sinceProgress(now: MonotonicInstant) -> TimeSpan { max(.zero, now - lastProgress.time) }
 
   /// Whether the socket holds more than the bound allows, `roundTripMilliseconds` in flight.
   func isQueueFull(unacknowledged: Int, roundTripMilliseconds: Double?) -> Bool {
@@ -59,7 +59,7 @@ struct RTMPLinkMeter {
 
   /// The estimate at `now`, with the socket's figures.
   func estimate(
-    now: Int64, unacknowledged: Int, roundTripMilliseconds: Double?
+    now: MonotonicInstant, unacknowledged: Int, roundTripMilliseconds: Double?
   ) -> LinkEstimate {
     var delivered: Double?
     if let latest = samples.last,
@@ -67,7 +67,8 @@ struct RTMPLinkMeter {
       latest.time > oldest.time
     {
       delivered =
-        Double(latest.acknowledged - oldest.acknowledged) * 8e9 / Double(latest.time - oldest.time)
+        Double(latest.acknowledged - oldest.acknowledged) * 8
+        / (latest.time - oldest.time).inSeconds
     }
     // The time the bytes in the socket take to leave at the rate the link delivers.
     let rate = drainBytesPerSecond ?? delivered.map { $0 / 8 } ?? 0
@@ -77,7 +78,7 @@ struct RTMPLinkMeter {
       roundTripMilliseconds: roundTripMilliseconds, deliveredBitsPerSecond: delivered,
       latencyMilliseconds: Self.queueBoundSeconds * 1000 * 2)
     estimate.stalledMilliseconds =
-      unacknowledged > 0 ? TimeSpan(nanoseconds: sinceProgress(now: now)).inMilliseconds : 0
+      unacknowledged > 0 ? sinceProgress(now: now).inMilliseconds : 0
     return estimate
   }
 }

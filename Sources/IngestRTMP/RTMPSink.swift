@@ -111,7 +111,7 @@ public final class RTMPSink: OutputSink {
   private var broken = false
   private var scratch: [UInt8] = []
   private var largestUnit = 0
-  private var blockedNanoseconds: Int64 = 0
+  private var blocked: TimeSpan = .zero
   /// Connections in a row that broke before carrying a second of media, or within a second of
   /// connecting. A publish denied by the server's rules looks like this: nginx-rtmp (`deny
   /// publish`) answers Publish.Start and then closes, so connecting succeeds and one of the
@@ -120,12 +120,13 @@ public final class RTMPSink: OutputSink {
   /// second, in wall-clock time, is for a reconnect that drains a backlog: it writes a second
   /// of media faster than the server's close comes back.
   private var closedBeforeMedia = 0
-  /// `SystemClock` time when this connection's publish was accepted.
-  private var connectedAt: Int64 = 0
+  /// When this connection's publish was accepted.
+  private var connectedAt: MonotonicInstant = .origin
   private var windowStartDTS: Int64?
   /// The connection's TCP socket, found after connecting (see `RTMPSocketProbe`).
   private var socketProbe: RTMPSocketProbe?
   private var linkMeter = RTMPLinkMeter()
+  private let clock: any PipelineClock
 
   /// - Parameters:
   ///   - target: the parsed publish URL.
@@ -142,7 +143,12 @@ public final class RTMPSink: OutputSink {
   ///   - audioTracks: one or two distinct audio kinds: the first in legacy AAC tags, the second
   ///     in E-RTMP v2 multitrack tags (track 1).
   ///   - options: timeouts and buffer sizes.
-  public init(target: RTMPTarget, audioTracks: [SampleKind], options: Options = Options()) {
+  ///   - clock: the run's clock: what the link is measured and a break after connecting is
+  ///     timed on. libavformat's own timeouts keep to `SystemClock` (`RTMPInterrupt`).
+  public init(
+    target: RTMPTarget, audioTracks: [SampleKind], options: Options = Options(),
+    clock: any PipelineClock = SystemClock()
+  ) {
     precondition(
       (1...2).contains(audioTracks.count) && audioTracks.allSatisfy(\.isAudio)
         && Set(audioTracks).count == audioTracks.count,
@@ -150,6 +156,7 @@ public final class RTMPSink: OutputSink {
     self.target = target
     self.audioKinds = audioTracks
     self.options = options
+    self.clock = clock
   }
 
   deinit { close() }
@@ -178,20 +185,22 @@ public final class RTMPSink: OutputSink {
       throw error
     }
     socketProbe = RTMPSocketProbe.find(peerPort: target.port)
-    connectedAt = SystemClock().now()
+    connectedAt = clock.now()
     linkMeter.reset(now: connectedAt)
   }
 
   /// The link from the socket's figures: what the server acknowledged, what waits in the
   /// socket, the round trip. Nil before the socket is found.
-  public func linkEstimate(now: Int64) -> LinkEstimate? {
+  public func linkEstimate(now: MonotonicInstant) -> LinkEstimate? {
     guard tracks != nil, let socketProbe, let waiting = socketProbe.unacknowledgedBytes else {
       return nil
     }
-    let clock = SystemClock().now()
-    linkMeter.observe(unacknowledged: waiting, now: clock)
+    // Read afresh: a pump's writes may have blocked since `now` was taken.
+    let measured = clock.now()
+    linkMeter.observe(unacknowledged: waiting, now: measured)
     var estimate = linkMeter.estimate(
-      now: clock, unacknowledged: waiting, roundTripMilliseconds: socketProbe.roundTripMilliseconds)
+      now: measured, unacknowledged: waiting,
+      roundTripMilliseconds: socketProbe.roundTripMilliseconds)
     estimate.time = now
     return estimate
   }
@@ -199,11 +208,11 @@ public final class RTMPSink: OutputSink {
   /// Holds the unit back while the socket holds more than its bound (see `RTMPLinkMeter`), so
   /// the backlog waits in the ring; throws `.timeout` when the server acknowledged nothing for
   /// the I/O timeout while data waited, as a write blocked that long would.
-  private func socketIsFull(now: Int64) throws(SinkError) -> Bool {
+  private func socketIsFull() throws(SinkError) -> Bool {
     guard let socketProbe, let waiting = socketProbe.unacknowledgedBytes else { return false }
-    let clock = SystemClock().now()
-    linkMeter.observe(unacknowledged: waiting, now: clock)
-    if waiting > 0 && linkMeter.sinceProgress(now: clock) >= nanoseconds(options.ioTimeout) {
+    let measured = clock.now()
+    linkMeter.observe(unacknowledged: waiting, now: measured)
+    if waiting > 0 && linkMeter.sinceProgress(now: measured) >= TimeSpan(options.ioTimeout) {
       broken = true
       throw .timeout(
         endpoint: target.redactedDescription, operation: "write",
@@ -213,7 +222,7 @@ public final class RTMPSink: OutputSink {
       unacknowledged: waiting, roundTripMilliseconds: socketProbe.roundTripMilliseconds)
   }
 
-  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
+  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: MonotonicInstant)
     throws(SinkError)
     -> SinkWriteResult
   {
@@ -234,8 +243,8 @@ public final class RTMPSink: OutputSink {
       }
       stream = 1 + index
     }
-    if baseDTS != nil, try socketIsFull(now: now) {
-      return .wouldBlock(retryAt: now + Self.fullSocketRetryNanoseconds)
+    if baseDTS != nil, try socketIsFull() {
+      return .wouldBlock(retryAt: now + Self.fullSocketRetry)
     }
     if let format = unit.format {
       // Taken before any discard below: the units after this one are in the new format.
@@ -347,9 +356,9 @@ public final class RTMPSink: OutputSink {
   /// Writes the tag `writer` framed around `payload`, and measures it.
   /// - Parameter dts: the unit's 90 kHz dts, for the congestion window and the refusal check.
   private func send(_ payload: UnsafeRawBufferPointer, dts: Int64) throws(SinkError) {
-    let started = SystemClock().now()
+    let started = clock.now()
     let writtenBefore = connection.bytesWritten
-    interrupt.arm(for: nanoseconds(options.ioTimeout))
+    interrupt.arm(for: TimeSpan(options.ioTimeout))
     let result = writer.head.withUnsafeBytes { head in
       writer.tail.withUnsafeBytes { tail in
         RTMPLog.capturing(into: logCapture) { connection.write(head, payload, tail) }
@@ -359,7 +368,7 @@ public final class RTMPSink: OutputSink {
     measure(blockedSince: started, dts: dts)
     let early =
       dts - (baseDTS ?? dts) < MediaTicks.perSecond
-      || started - connectedAt < Self.earlyCloseNanoseconds
+      || started - connectedAt < Self.earlyClose
     guard result >= 0 else {
       broken = true
       let error = ioError(result, doing: .write)
@@ -391,7 +400,7 @@ public final class RTMPSink: OutputSink {
   public func close() {
     if connection.isOpen {
       // rtmp_close sends FCUnpublish and deleteStream; a dead peer must not hold us up for long.
-      interrupt.arm(for: nanoseconds(options.closeTimeout))
+      interrupt.arm(for: TimeSpan(options.closeTimeout))
       RTMPLog.capturing(into: logCapture) { connection.close() } as Void
     }
     tracks = nil
@@ -400,7 +409,7 @@ public final class RTMPSink: OutputSink {
     pendingVideoConfiguration = nil
     pendingAudioConfiguration = [nil, nil]
     broken = false
-    blockedNanoseconds = 0
+    blocked = .zero
     windowStartDTS = nil
     socketProbe = nil
   }
@@ -419,7 +428,7 @@ public final class RTMPSink: OutputSink {
     let header = FLVVideoTagHeader(codec: codec, packet: .sequenceEnd, isKeyframe: true)
     _ = writer.frame(
       video: header, payloadSize: 0, timestamp: UInt32(truncatingIfNeeded: lastTimestamp[0]))
-    interrupt.arm(for: nanoseconds(options.ioTimeout))
+    interrupt.arm(for: TimeSpan(options.ioTimeout))
     let result = writer.head.withUnsafeBytes { head in
       writer.tail.withUnsafeBytes { tail in
         RTMPLog.capturing(into: logCapture) { connection.write(head, tail) }
@@ -435,7 +444,9 @@ public final class RTMPSink: OutputSink {
     defer { cffmpeg_av_dict_free(&settings) }
     // rw_timeout is a URLContext option, copied down to the tcp/tls layers; "timeout" must not be
     // used: on rtmp it means "listen for a connection".
-    cffmpeg_av_dict_set(&settings, "rw_timeout", String(nanoseconds(options.ioTimeout) / 1000), 0)
+    cffmpeg_av_dict_set(
+      &settings, "rw_timeout",
+      String(TimeSpan(options.ioTimeout).nanoseconds / TimeSpan.nanosecondsPerMicrosecond), 0)
     cffmpeg_av_dict_set(&settings, "rtmp_app", target.app, 0)
     cffmpeg_av_dict_set(&settings, "rtmp_playpath", target.streamKey, 0)
     cffmpeg_av_dict_set(&settings, "tcp_nodelay", "1", 0)
@@ -446,7 +457,7 @@ public final class RTMPSink: OutputSink {
       if let caFile = options.caFile { cffmpeg_av_dict_set(&settings, "ca_file", caFile, 0) }
     }
 
-    interrupt.arm(for: nanoseconds(options.openTimeout))
+    interrupt.arm(for: TimeSpan(options.openTimeout))
     let opened = RTMPLog.capturing(into: logCapture) {
       connection.open(url: target.url, settings: &settings, interrupt: interrupt.callback)
     }
@@ -474,7 +485,7 @@ public final class RTMPSink: OutputSink {
       _ = writer.frame(audio: header, payloadSize: record.count, timestamp: 0)
       head += writer.tag(with: record)
     }
-    interrupt.arm(for: nanoseconds(options.ioTimeout))
+    interrupt.arm(for: TimeSpan(options.ioTimeout))
     let written = head.withUnsafeBytes { bytes in
       RTMPLog.capturing(into: logCapture) { connection.write([bytes], flush: false) }
     }
@@ -487,9 +498,9 @@ public final class RTMPSink: OutputSink {
   private static let refusalConnections = 2
   /// A break this soon after connecting counts as the server closing at once (see
   /// `closedBeforeMedia`), whatever media went.
-  private static let earlyCloseNanoseconds = TimeSpan.seconds(1).nanoseconds
+  private static let earlyClose: TimeSpan = .seconds(1)
   /// When a unit held back for a full socket is offered again.
-  private static let fullSocketRetryNanoseconds: Int64 = 10_000_000
+  private static let fullSocketRetry: TimeSpan = .milliseconds(10)
 
   private func openError(_ code: Int32) -> SinkError { mapped(code, during: .connect) }
 
@@ -523,17 +534,13 @@ public final class RTMPSink: OutputSink {
 
   // MARK: Timing
 
-  private func measure(blockedSince started: Int64, dts: Int64) {
-    blockedNanoseconds += SystemClock().now() - started
+  private func measure(blockedSince started: MonotonicInstant, dts: Int64) {
+    blocked += clock.now() - started
     guard let windowStart = windowStartDTS else { return }
-    let mediaNanoseconds = MediaTicks(dts - windowStart).span.nanoseconds
-    guard mediaNanoseconds >= TimeSpan.nanosecondsPerSecond else { return }
-    congestion = min(1, Double(blockedNanoseconds) / Double(mediaNanoseconds))
-    blockedNanoseconds = 0
+    let media = MediaTicks(dts - windowStart).span
+    guard media >= .seconds(1) else { return }
+    congestion = min(1, blocked.inSeconds / media.inSeconds)
+    blocked = .zero
     windowStartDTS = dts
-  }
-
-  private func nanoseconds(_ duration: Duration) -> Int64 {
-    TimeSpan(duration).nanoseconds
   }
 }

@@ -6,25 +6,23 @@ import Synchronization
 /// its input, or after a stop), read by the writes that wait on a reader (`--to -` into a pipe
 /// nobody reads), which give up a second after it (`FileSink`'s `abandoned`). One per run.
 public final class DrainDeadline: Sendable {
-  /// `SystemClock` nanoseconds; `.max` before the drain.
-  private let deadline = Atomic<Int64>(.max)
+  /// The `SystemClock` instant in nanoseconds (atomic storage); `.max` before the drain.
+  private let deadline = Atomic<Int64>(MonotonicInstant.distantFuture.nanoseconds)
   /// How long after the deadline a write still waiting is given up.
-  public static let grace = TimeSpan.seconds(1).nanoseconds
+  public static let grace: TimeSpan = .seconds(1)
 
   public init() {}
 
-  /// The drain starts now and may take `timeout` nanoseconds (the earliest deadline holds).
-  /// On the system's clock, whatever clock paces the run: the waits it bounds are real.
-  public func begin(timeout: Int64) {
-    let now = SystemClock().now()
-    let end = now > .max - timeout ? .max : now + timeout
-    deadline.min(end, ordering: .acquiringAndReleasing)
+  /// The drain starts now and may take `timeout` (the earliest deadline holds). On the
+  /// system's clock, whatever clock paces the run: the waits it bounds are real.
+  public func begin(timeout: TimeSpan) {
+    deadline.min((SystemClock().now() + timeout).nanoseconds, ordering: .acquiringAndReleasing)
   }
 
   /// Whether the drain began and its time (and the grace) is over, or a stop signal's drain is.
   public var isOver: Bool {
-    let end = deadline.load(ordering: .acquiring)
-    if end != .max && SystemClock().now() > end + Self.grace { return true }
+    let end = MonotonicInstant(nanoseconds: deadline.load(ordering: .acquiring))
+    if end != .distantFuture && SystemClock().now() > end + Self.grace { return true }
     return StopSignal.drainIsOver
   }
 }

@@ -54,7 +54,7 @@ public final class OutputLane {
 
   /// Ticks the control loop, then the reporter, for a lane without a thread (a threaded lane's
   /// thread ticks its own: neither is shared between threads).
-  public func tick(now: Int64, force: Bool = false) {
+  public func tick(now: MonotonicInstant, force: Bool = false) {
     driver.tick(now: now, force: force)
   }
 

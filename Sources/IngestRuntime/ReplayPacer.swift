@@ -8,7 +8,7 @@ import IngestCore
 package struct ReplayPacer {
   private let speed: Double
   private let jumpThreshold = MediaTicks.seconds(5).value
-  private var start: Int64?
+  private var start: MonotonicInstant?
   private var origin: Int64 = 0
   private var last: [Int64?] = [nil, nil, nil]
   private var offset: [Int64] = [0, 0, 0]
@@ -16,7 +16,9 @@ package struct ReplayPacer {
   package init(speed: Double) { self.speed = speed }
 
   /// The clock time at which the sample is due.
-  package mutating func due(kind: SampleKind, time: MediaTime, now: Int64) -> Int64 {
+  package mutating func due(kind: SampleKind, time: MediaTime, now: MonotonicInstant)
+    -> MonotonicInstant
+  {
     guard let ticks = TimeConversion.ticks90k(time) else { return now }
     let track = Int(kind.rawValue)
     guard let start else {
@@ -33,6 +35,7 @@ package struct ReplayPacer {
     }
     last[track] = ticks
     let position = ticks &+ offset[track] &- origin
-    return start + Int64(Double(TimeConversion.nanoseconds(ticks: max(0, position))) / speed)
+    let span = MediaTicks(max(0, position)).span
+    return start + .nanoseconds(Int64(Double(span.nanoseconds) / speed))
   }
 }

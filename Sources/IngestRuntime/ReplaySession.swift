@@ -151,7 +151,7 @@ public enum ReplaySession {
   ///   - senders: where the outputs' senders run (`.threaded` for a command-line run).
   public static func run(
     dumpPath: String, options: ReplayOptions, clock: any PacingClock, senders: SenderStrategy,
-    onProgress: ((PipelineSnapshot, Int64) -> Void)? = nil
+    onProgress: ((PipelineSnapshot, TimeSpan) -> Void)? = nil
   ) throws(ReplayError) -> ReplaySummary {
     for target in options.targets { try refuseOverwritingInput(dumpPath, target: target) }
     let source: FileByteSource
@@ -167,7 +167,7 @@ public enum ReplaySession {
   /// in a bounded buffer and replayed.
   public static func run(
     source: FileByteSource, name: String, options: ReplayOptions, clock: any PacingClock,
-    senders: SenderStrategy, onProgress: ((PipelineSnapshot, Int64) -> Void)? = nil
+    senders: SenderStrategy, onProgress: ((PipelineSnapshot, TimeSpan) -> Void)? = nil
   ) throws(ReplayError) -> ReplaySummary {
     if source.isRegularFile {
       let scan = try scanTracks(dumpPath: source.path)
@@ -196,7 +196,7 @@ public enum ReplaySession {
   private static func run<Source: ByteSource>(
     reader: DumpReader<Source>, tracks: TrackFormats, refusals: [TrackRefusal], scanBytes: Int,
     name dumpPath: String, options: ReplayOptions, clock: any PacingClock,
-    senders: SenderStrategy, onProgress: ((PipelineSnapshot, Int64) -> Void)?
+    senders: SenderStrategy, onProgress: ((PipelineSnapshot, TimeSpan) -> Void)?
   ) throws(ReplayError) -> ReplaySummary {
     if let unused = unusedGainsWarning(tracks: tracks, options: options) {
       options.warningLine?(unused)

@@ -14,8 +14,8 @@ public struct ReplaySummary: Sendable {
   public var refusedFormats: [RefusedFormat] = []
   /// The error that stopped reading early, if any.
   public var readError: DumpError?
-  /// Wall time of the run on the pipeline clock, nanoseconds.
-  public var elapsedNanoseconds: Int64
+  /// Wall time of the run on the pipeline clock.
+  public var elapsed: TimeSpan
   /// Peak resident memory of the process from the kernel, when known.
   public var peakResidentBytes: Int?
   /// The signal (`SIGINT`, `SIGTERM`, `SIGHUP`, `SIGUSR1`) that stopped the run before the end
@@ -94,7 +94,7 @@ extension ReplaySummary {
     object.add(
       "stopped",
       stopSignal ?? (readError == nil && sinkError == nil && inputFailure == nil ? "end" : "error"))
-    object.add("elapsed_s", TimeSpan(nanoseconds: elapsedNanoseconds).inSeconds)
+    object.add("elapsed_s", elapsed.inSeconds)
     object.add("appended", appended)
     if outputs.count == 1 {
       outputs[0].fill(&object, readError: readError)

@@ -21,21 +21,21 @@ public final class Replayer<Source: ByteSource> {
   private let speed: ReplaySpeed
   /// Called about every `progressInterval` with the first output's counters (for a terminal
   /// progress line).
-  public var onProgress: ((PipelineSnapshot, Int64) -> Void)?
+  public var onProgress: ((PipelineSnapshot, TimeSpan) -> Void)?
   /// Tracks refused before the run (left out of every program): their samples still reach each
   /// output's pipeline, which refuses and counts every one, so the summary's drops say what of
   /// the input was not sent.
   var refusedKinds: Set<SampleKind> = []
-  public var progressInterval: Int64 = 250_000_000
+  public var progressInterval: TimeSpan = .milliseconds(250)
   /// How long the end of the run may wait for the sinks to take what the rings hold: twice the
   /// longest ring (what a link at half the stream's rate needs to carry it) and 5 s for one
   /// reconnection. An output that is still down then has lost that much of a live stream
   /// anyway: it is counted as undelivered rather than waited for (it once was for 30 s).
-  public var drainTimeout: Int64
+  public var drainTimeout: TimeSpan
   /// Told, as one line, of each output that fails while the run goes on.
   var onOutputFailed: ((String) -> Void)?
   /// When `run` started, on `clock`.
-  private var startedAt: Int64 = 0
+  private var startedAt: MonotonicInstant = .origin
   /// Set when the drain starts: a write waiting on a reader gives up after it.
   let drainDeadline: DrainDeadline
 
@@ -76,9 +76,9 @@ public final class Replayer<Source: ByteSource> {
       longestRingMilliseconds: lanes.map(\.pipeline.configuration.bufferMilliseconds).max() ?? 0)
   }
 
-  /// The default `drainTimeout` for rings of at most `longestRingMilliseconds`, in nanoseconds.
-  static func drainTimeout(longestRingMilliseconds: Int) -> Int64 {
-    TimeSpan.milliseconds(2 * Int64(longestRingMilliseconds) + 5_000).nanoseconds
+  /// The default `drainTimeout` for rings of at most `longestRingMilliseconds`.
+  static func drainTimeout(longestRingMilliseconds: Int) -> TimeSpan {
+    .milliseconds(2 * Int64(longestRingMilliseconds) + 5_000)
   }
 
   /// The reporter of the run's own events (start, stopping, refused formats, summary).
@@ -182,7 +182,7 @@ public final class Replayer<Source: ByteSource> {
         for lane in lanes where lane.isLive && lane.mix != nil { send(lane, now: now) }
       }
     }
-    drain(for: stopSignal == nil ? drainTimeout : immediate ? 0 : StopSignal.drainNanoseconds)
+    drain(for: stopSignal == nil ? drainTimeout : immediate ? .zero : StopSignal.drainTimeout)
     for lane in lanes where lane.isLive {
       do { try lane.sender.finish() } catch { lane.fail(error) }
     }
@@ -200,7 +200,7 @@ public final class Replayer<Source: ByteSource> {
         return summary
       },
       skippedRecords: reader.skippedRecords, invalidRecords: invalidRecords,
-      refusedFormats: refusedFormats, readError: readError, elapsedNanoseconds: end - start,
+      refusedFormats: refusedFormats, readError: readError, elapsed: end - start,
       peakResidentBytes: ProcResidentProbe().peakResidentBytes(), stopSignal: stopSignal)
   }
 
@@ -242,8 +242,7 @@ public final class Replayer<Source: ByteSource> {
     guard lane.isLive else { return }
     lane.fail(error)
     guard let onOutputFailed else { return }
-    let seconds = JSONObject.fixed(
-      TimeSpan(nanoseconds: clock.now() - startedAt).inSeconds, decimals: 1)
+    let seconds = JSONObject.fixed((clock.now() - startedAt).inSeconds, decimals: 1)
     let others = lanes.contains(where: \.isLive) ? "; the other outputs go on" : ""
     onOutputFailed(
       "output \(lane.index) (\(lane.sink.redactedDescription)) failed after \(seconds) s: "
@@ -251,7 +250,7 @@ public final class Replayer<Source: ByteSource> {
   }
 
   /// After an append: wakes the lane's thread, or pumps its sender inline.
-  private func send(_ lane: OutputLane, now: Int64) {
+  private func send(_ lane: OutputLane, now: MonotonicInstant) {
     if let thread = lane.thread {
       thread.wake()
       if let error = thread.failure { failing(lane, error) }
@@ -263,7 +262,7 @@ public final class Replayer<Source: ByteSource> {
 
   /// Pumps the inline senders (threaded ones send by themselves) and sleeps until `deadline`,
   /// or sooner when a sink asks to be called again.
-  private func wait(now: Int64, until deadline: Int64) {
+  private func wait(now: MonotonicInstant, until deadline: MonotonicInstant) {
     var wake = deadline
     for lane in lanes where lane.isLive {
       if let thread = lane.thread {
@@ -274,12 +273,12 @@ public final class Replayer<Source: ByteSource> {
       if case .failed(let error) = step.pump { failing(lane, error) }
       wake = min(wake, step.wakeAt)
     }
-    clock.sleep(until: min(wake, now + 100_000_000))
+    clock.sleep(until: min(wake, now + .milliseconds(100)))
   }
 
-  /// Sends what remains in the rings, waiting for each sink up to `timeout` nanoseconds; the
-  /// threaded outputs drain at the same time.
-  private func drain(for timeout: Int64) {
+  /// Sends what remains in the rings, waiting for each sink up to `timeout`; the threaded
+  /// outputs drain at the same time.
+  private func drain(for timeout: TimeSpan) {
     drainDeadline.begin(timeout: timeout)
     // A failed output's thread has ended already; joining it stops its status ticker.
     let threaded = lanes.filter { $0.thread != nil }

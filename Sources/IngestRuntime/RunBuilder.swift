@@ -76,7 +76,7 @@ public struct RunBuilder {
       outputs.append(
         Output(
           sink: try Self.makeSink(
-            target, options: options, tracks: carried, drainDeadline: drainDeadline),
+            target, options: options, tracks: carried, drainDeadline: drainDeadline, clock: clock),
           isNetwork: target.isNetwork, audio: audio, tracks: carried,
           mix: audio.isMix ? mix : nil))
     }
@@ -192,11 +192,13 @@ public struct RunBuilder {
   }
 
   /// Creates the sink for `target` (a network output when `target.isNetwork`).
-  /// - Parameter drainDeadline: the run's, which a file output's write that waits on a reader
-  ///   gives up after.
+  /// - Parameters:
+  ///   - drainDeadline: the run's, which a file output's write that waits on a reader gives up
+  ///     after.
+  ///   - clock: the run's, which a network output measures its link and times its waits on.
   public static func makeSink(
     _ target: OutputTarget, options: ReplayOptions, tracks: TrackFormats,
-    drainDeadline: DrainDeadline = DrainDeadline()
+    drainDeadline: DrainDeadline = DrainDeadline(), clock: any PacingClock = SystemClock()
   ) throws(ReplayError) -> any OutputSink {
     switch target {
     case .file(let path, let shaper):
@@ -206,7 +208,8 @@ public struct RunBuilder {
     case .srt(let url):
       let srt: SRTOptions
       do { srt = try SRTOptions(parsing: url) } catch { throw .usage("--to: \(error)") }
-      return SRTSink(options: srt, sendBufferBytes: srtSendBufferBytes(options.pipeline))
+      return SRTSink(
+        options: srt, sendBufferBytes: srtSendBufferBytes(options.pipeline), clock: clock)
     case .rtmp(let url):
       let target: RTMPTarget
       do { target = try RTMPTarget(url: url) } catch { throw .usage("--to: \(error)") }
@@ -223,7 +226,7 @@ public struct RunBuilder {
       }
       let tls = RTMPSink.Options(
         verifyTLSPeer: options.rtmpsVerifyPeer, caFile: options.caFile)
-      return RTMPSink(target: target, audioTracks: audio, options: tls)
+      return RTMPSink(target: target, audioTracks: audio, options: tls, clock: clock)
     case .whip(let url):
       let target: WHIPTarget
       do { target = try WHIPTarget(parsing: url) } catch { throw .usage("--to: \(error)") }
@@ -242,7 +245,7 @@ public struct RunBuilder {
         options.isLive && tracks.video?.h264 != nil
         ? target.profiles ?? H264Profile.defaultPreference : nil
       return WHIPSink(
-        target: target, offerProfiles: profiles, caFile: options.caFile,
+        target: target, clock: clock, offerProfiles: profiles, caFile: options.caFile,
         retransmissionHistoryBytes: whipRetransmissionHistoryBytes(options.pipeline))
     case .hls(let directory, let playlist, let container, let audio):
       var configuration = HLSSink.Configuration(directory: directory)

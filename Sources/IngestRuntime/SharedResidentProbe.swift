@@ -10,12 +10,15 @@ import Synchronization
 final class SharedResidentProbe: ResidentMemoryProbe {
   private let probe: any ResidentMemoryProbe
   private let clock: SystemClock
-  private let maximumAge: Int64
-  private let latest = Mutex<(time: Int64, bytes: Int?)?>(nil)
+  private let maximumAge: TimeSpan
+  private let latest = Mutex<(time: MonotonicInstant, bytes: Int?)?>(nil)
 
-  /// - Parameter maximumAge: how long a reading serves, in nanoseconds: half the control
-  ///   loops' second by default, so that each loop's reading is at most that old.
-  init(_ probe: any ResidentMemoryProbe, clock: SystemClock, maximumAge: Int64 = 500_000_000) {
+  /// - Parameter maximumAge: how long a reading serves: half the control loops' second by
+  ///   default, so that each loop's reading is at most that old.
+  init(
+    _ probe: any ResidentMemoryProbe, clock: SystemClock,
+    maximumAge: TimeSpan = .milliseconds(500)
+  ) {
     self.probe = probe
     self.clock = clock
     self.maximumAge = maximumAge

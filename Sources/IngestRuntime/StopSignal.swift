@@ -21,7 +21,7 @@ import Synchronization
 /// insisted, and an HLS directory left like that is what `ingest recover` is for.
 public enum StopSignal {
   /// How long a stopped run waits for its output to take what the ring still holds.
-  public static let drainNanoseconds: Int64 = 5_000_000_000
+  public static let drainTimeout: TimeSpan = .seconds(5)
 
   /// The signals handled, in the order of their names.
   private static let handled: [(signal: Int32, name: String)] = [
@@ -50,8 +50,9 @@ public enum StopSignal {
   public static var drainIsOver: Bool {
     guard received.load(ordering: .acquiring) != 0 else { return false }
     if isImmediate { return true }
-    let since = SystemClock().now() - receivedAt.load(ordering: .acquiring)
-    return since > drainNanoseconds + TimeSpan.seconds(1).nanoseconds
+    let since =
+      SystemClock().now() - MonotonicInstant(nanoseconds: receivedAt.load(ordering: .acquiring))
+    return since > drainTimeout + .seconds(1)
   }
 
   /// Whether the stop asked for is immediate (SIGQUIT): no drain, and the run does not succeed.

@@ -62,8 +62,8 @@ struct SRTDropLedger {
   /// after a lost keyframe up to the next one.
   private(set) var possiblyLostUnits: [Int]
   private var ends: [Int64]
-  /// When the last byte of each unit was handed to libsrt (monotonic nanoseconds).
-  private var handedOver: [Int64]
+  /// When the last byte of each unit was handed to libsrt.
+  private var handedOver: [MonotonicInstant]
   private var kinds: [UInt8]
   private var states: [UnitState]
   /// Units recorded since the connection began; unit `i` is at `i % capacity`.
@@ -83,8 +83,8 @@ struct SRTDropLedger {
   private var droppedPackets: Int64 = 0
   /// The head at the previous reading, in packets.
   private var head: Int64 = 0
-  /// When the previous reading was taken (0: none on this connection).
-  private var lastObservation: Int64 = 0
+  /// When the previous reading was taken (the clock's origin: none on this connection).
+  private var lastObservation: MonotonicInstant = .origin
   private var keyframes: [Bool]
   /// The last video keyframe judged was lost: the frames after it refer to it.
   private var videoChainBroken = false
@@ -95,7 +95,7 @@ struct SRTDropLedger {
     lostUnits = Array(repeating: 0, count: SampleKind.allCases.count)
     possiblyLostUnits = lostUnits
     ends = Array(repeating: 0, count: capacity)
-    handedOver = Array(repeating: 0, count: capacity)
+    handedOver = Array(repeating: .origin, count: capacity)
     kinds = Array(repeating: 0, count: capacity)
     keyframes = Array(repeating: false, count: capacity)
     states = Array(repeating: .onTime, count: capacity)
@@ -112,12 +112,12 @@ struct SRTDropLedger {
     messages = 0
     droppedPackets = 0
     head = 0
-    lastObservation = 0
+    lastObservation = .origin
     videoChainBroken = false
   }
 
   /// A message of the stream was handed to libsrt at `now`.
-  mutating func messageSent(now: Int64) {
+  mutating func messageSent(now: MonotonicInstant) {
     messages += 1
     while pendingTail < recorded && ends[pendingTail % capacity] <= handedBytes {
       handedOver[pendingTail % capacity] = now
@@ -127,7 +127,9 @@ struct SRTDropLedger {
 
   /// A whole unit of `bytes` TS bytes was handed over at `now` (its last bytes may still wait in
   /// the chunker's carry); `keyframe` for a video keyframe.
-  mutating func unitWritten(kind: SampleKind, keyframe: Bool = false, bytes: Int, now: Int64) {
+  mutating func unitWritten(
+    kind: SampleKind, keyframe: Bool = false, bytes: Int, now: MonotonicInstant
+  ) {
     unitBytes += Int64(bytes)
     if recorded - judged == capacity {
       // The oldest was long acknowledged: it leaves the table as it is.
@@ -148,10 +150,10 @@ struct SRTDropLedger {
 
   /// Takes libsrt's counters at `now`: packets dropped as too late since the connection was
   /// made, and packets in the send buffer; `latency` is the receiver's, `roundTrip` libsrt's
-  /// smoothed one (both in nanoseconds).
+  /// smoothed one.
   mutating func observe(
-    droppedPackets total: Int64, bufferedPackets: Int, now: Int64, latency: Int64,
-    roundTrip: Int64
+    droppedPackets total: Int64, bufferedPackets: Int, now: MonotonicInstant, latency: TimeSpan,
+    roundTrip: TimeSpan
   ) {
     let previous = lastObservation
     lastObservation = now
@@ -159,7 +161,7 @@ struct SRTDropLedger {
     // there after it left), then the way back. The smoothed round trip, queue included: the
     // receiver's clock follows a standing queue (libsrt's drift tracking), so what a queue
     // delays it plays later too. Less 20 ms for the readings' spacing.
-    let possiblyLostAfter = latency + roundTrip - 20_000_000
+    let possiblyLostAfter = latency + roundTrip - .milliseconds(20)
     let size = Int64(SRTMessageChunker.messageSize)
     let newHead = max(head, messages - Int64(bufferedPackets))
     if total > droppedPackets {
@@ -204,7 +206,7 @@ struct SRTDropLedger {
       judged += 1
     }
     // Units still in the buffer past their deadline, oldest first (hand-over times only grow).
-    let lateAfter = latency + roundTrip + 30_000_000
+    let lateAfter = latency + roundTrip + .milliseconds(30)
     deadlineChecked = max(deadlineChecked, judged)
     while deadlineChecked < recorded {
       let slot = deadlineChecked % capacity

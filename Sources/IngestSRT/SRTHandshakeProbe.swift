@@ -47,7 +47,7 @@ enum SRTHandshakeProbe {
     guard sentAny, awaitAnswer(descriptor, timeoutMilliseconds: timeoutMilliseconds) else {
       return nil
     }
-    return TimeSpan(nanoseconds: SystemClock().now() - started).inMilliseconds
+    return (SystemClock().now() - started).inMilliseconds
   }
 
   /// The induction request, in network byte order.
@@ -79,10 +79,10 @@ enum SRTHandshakeProbe {
   /// Waits for a handshake answer (a control packet of type 0) on `descriptor`.
   private static func awaitAnswer(_ descriptor: Int32, timeoutMilliseconds: Int) -> Bool {
     let deadline =
-      SystemClock().now() + TimeSpan.milliseconds(Int64(timeoutMilliseconds)).nanoseconds
+      SystemClock().now() + .milliseconds(Int64(timeoutMilliseconds))
     var buffer = [UInt8](repeating: 0, count: 1500)
     while true {
-      let left = TimeSpan(nanoseconds: deadline - SystemClock().now()).wholeMilliseconds
+      let left = (deadline - SystemClock().now()).wholeMilliseconds
       guard left > 0 else { return false }
       var poll = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
       let ready = FileDescriptor.retryingOnInterrupt(

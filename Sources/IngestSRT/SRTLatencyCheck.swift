@@ -85,14 +85,14 @@ struct SRTLatencyCheck {
 /// another only when the round trip grew by a quarter since the last one, or after it came
 /// back under the latency's 3.5th part (re-armed), so a path that stays long warns once.
 struct RunLatencyCheck {
-  /// Least time between two checks (nanoseconds).
-  static let intervalNanoseconds: Int64 = 500_000_000
+  /// Least time between two checks.
+  static let interval: TimeSpan = .milliseconds(500)
   /// A round trip this much longer than the last one warned about warns again.
   static let growthToWarnAgain = 1.25
   /// Round trips in the latency that re-arm the warning.
   static let rearmRoundTrips = 3.5
 
-  private var nextCheck: Int64 = .min
+  private var nextCheck: MonotonicInstant = .distantPast
   /// The round trip of the last warning; nil when none stands.
   private(set) var warnedRoundTripMilliseconds: Double?
 
@@ -102,11 +102,13 @@ struct RunLatencyCheck {
   }
 
   /// Whether a warning is due at `now` for the path's round trip against the latency.
-  mutating func isDue(now: Int64, roundTripMilliseconds rtt: Double, latencyMilliseconds: Int)
+  mutating func isDue(
+    now: MonotonicInstant, roundTripMilliseconds rtt: Double, latencyMilliseconds: Int
+  )
     -> Bool
   {
     guard now >= nextCheck else { return false }
-    nextCheck = now + Self.intervalNanoseconds
+    nextCheck = now + Self.interval
     let latency = Double(latencyMilliseconds)
     if let warned = warnedRoundTripMilliseconds, latency >= Self.rearmRoundTrips * rtt,
       rtt < warned

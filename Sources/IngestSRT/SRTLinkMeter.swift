@@ -16,7 +16,7 @@ import IngestCore
 /// (`retransmit`, reported as they are) as many.
 struct SRTLinkMeter {
   private struct Sample {
-    var time: Int64
+    var time: MonotonicInstant
     var acknowledgedBytes: Int64
     var packetsSent: Int64
     var retransmitted: Int64
@@ -24,7 +24,7 @@ struct SRTLinkMeter {
   }
 
   /// The window the delivered rate is measured over.
-  private let window = TimeSpan.seconds(1).nanoseconds
+  private let window: TimeSpan = .seconds(1)
   private var samples: [Sample] = []
 
   /// libsrt's receiver repeats its loss report every (RTT + 4 RTTVar) / 2, at least 20 ms
@@ -58,7 +58,8 @@ struct SRTLinkMeter {
   ///
   /// `roundTripMilliseconds` is libsrt's round trip once it is a measurement (nil before).
   mutating func estimate(
-    _ stats: SRT_TRACEBSTATS, now: Int64, latencyMilliseconds: Int, queueMilliseconds: Double,
+    _ stats: SRT_TRACEBSTATS, now: MonotonicInstant, latencyMilliseconds: Int,
+    queueMilliseconds: Double,
     roundTripMilliseconds: Double?
   ) -> LinkEstimate {
     let buffered = Int64(max(stats.byteSndBuf, 0))
@@ -74,9 +75,9 @@ struct SRTLinkMeter {
     var retransmit: Double?
     var loss: Double?
     let span = now - oldest.time
-    if span > 0 {
+    if span > .zero {
       let bytes = max(0, sample.acknowledgedBytes - oldest.acknowledgedBytes)
-      delivered = Double(bytes) * 8 * Double(TimeSpan.nanosecondsPerSecond) / Double(span)
+      delivered = Double(bytes) * 8 / span.inSeconds
       let sent = sample.packetsSent - oldest.packetsSent
       if sent > 0 {
         let retransmitted = sample.retransmitted - oldest.retransmitted

@@ -14,15 +14,15 @@ import IngestCore
 /// resume after more than `idleGap` (a sender with data observes at least every send timeout).
 struct SRTProgressWatchdog {
   /// A pause between observations longer than this means the sender had nothing to send.
-  static let idleGap = TimeSpan.seconds(1).nanoseconds
+  static let idleGap: TimeSpan = .seconds(1)
   private var acknowledgements: Int64 = 0
-  private var lastProgress: Int64
-  private var lastObservation: Int64
+  private var lastProgress: MonotonicInstant
+  private var lastObservation: MonotonicInstant
   /// Whether the previous reading found nothing unacknowledged.
   private var lastWasEmpty = false
 
-  /// Starts watching a new connection at `now` (nanoseconds).
-  init(now: Int64) {
+  /// Starts watching a new connection at `now`.
+  init(now: MonotonicInstant) {
     lastProgress = now
     lastObservation = now
   }
@@ -31,7 +31,7 @@ struct SRTProgressWatchdog {
   /// - Parameters:
   ///   - acknowledgements: ACK packets received since the connection was made.
   ///   - unacknowledged: packets in the send buffer that the receiver has not acknowledged.
-  mutating func observe(acknowledgements: Int64, unacknowledged: Int, now: Int64) {
+  mutating func observe(acknowledgements: Int64, unacknowledged: Int, now: MonotonicInstant) {
     let empty = unacknowledged == 0
     if acknowledgements > self.acknowledgements || (empty && lastWasEmpty)
       || now - lastObservation > Self.idleGap
@@ -43,6 +43,6 @@ struct SRTProgressWatchdog {
     self.acknowledgements = max(self.acknowledgements, acknowledgements)
   }
 
-  /// Nanoseconds since the last acknowledgement (or since the buffer was last empty) at `now`.
-  func sinceProgress(now: Int64) -> Int64 { max(0, now - lastProgress) }
+  /// The time since the last acknowledgement (or since the buffer was last empty) at `now`.
+  func sinceProgress(now: MonotonicInstant) -> TimeSpan { max(.zero, now - lastProgress) }
 }

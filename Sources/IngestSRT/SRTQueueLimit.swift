@@ -37,10 +37,10 @@ struct SRTQueueLimit {
   static let acknowledgementIntervalMilliseconds = 10.0
   private var drain = DrainRate()
   private var roundTrips = PathRoundTrip()
-  private var latestTime: Int64 = 0
+  private var latestTime: MonotonicInstant = .origin
   private var latestRoundTrip = 0.0
   /// Since when units are held back for the path's queue alone, and libsrt's figure then.
-  private var heldForPath: (since: Int64, figure: Double)?
+  private var heldForPath: (since: MonotonicInstant, figure: Double)?
   /// A figure of libsrt's taken as stale (see `heldForPathQueue`): not the path's queue until
   /// libsrt reports another.
   private var staleRoundTrip: Double?
@@ -56,13 +56,13 @@ struct SRTQueueLimit {
     slowStart = true
   }
 
-  /// Takes libsrt's figures at `now` (nanoseconds): bytes acknowledged since the connection was
+  /// Takes libsrt's figures at `now`: bytes acknowledged since the connection was
   /// made, bytes in the send buffer, the smoothed round trip (milliseconds, 0 when unknown: not
   /// libsrt's 100 ms before its first measurement) and whether nothing gets through (`outage`:
   /// the round trip is then stale).
   mutating func observe(
     acknowledgedBytes: Int64, bufferedBytes: Int, roundTripMilliseconds: Double = 0,
-    outage: Bool = false, now: Int64
+    outage: Bool = false, now: MonotonicInstant
   ) {
     latestTime = now
     roundTrips.observe(roundTripMilliseconds, at: now, outage: outage)
@@ -71,7 +71,7 @@ struct SRTQueueLimit {
       staleRoundTrip = nil
     }
     let interval = max(
-      DrainRate.minimumInterval, Int64(minimumRoundTripMilliseconds * 1_000_000))
+      DrainRate.minimumInterval, TimeSpan(milliseconds: minimumRoundTripMilliseconds))
     drain.observe(
       delivered: acknowledgedBytes, waiting: bufferedBytes, now: now, minimumInterval: interval)
     // With nothing of ours in libsrt's buffer, nothing of ours is queued on the path either.
@@ -88,11 +88,11 @@ struct SRTQueueLimit {
   /// that queue and a round trip, the path counts as drained until libsrt's figure changes.
   /// After a handover the round trip stood 60 ms over the path's for seconds while a trickle
   /// went out and the ring grew to 3 s.
-  mutating func heldForPathQueue(now: Int64) {
+  mutating func heldForPathQueue(now: MonotonicInstant) {
     let held = heldForPath ?? (now, latestRoundTrip)
     heldForPath = held
-    let drained = (pathQueueMilliseconds + minimumRoundTripMilliseconds) * 1e6
-    if Double(now - held.since) > drained {
+    let drained = TimeSpan(milliseconds: pathQueueMilliseconds + minimumRoundTripMilliseconds)
+    if now - held.since > drained {
       staleRoundTrip = latestRoundTrip
       latestRoundTrip = minimumRoundTripMilliseconds
       heldForPath = nil

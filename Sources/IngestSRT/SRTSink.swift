@@ -33,7 +33,7 @@ public final class SRTSink: OutputSink {
   /// How long one message send may block when the send buffer is full (`SRTO_SNDTIMEO`).
   public let sendTimeoutMilliseconds: Int
   /// Added to the time spent blocked when computing `wouldBlock(retryAt:)`.
-  public let retryDelayNanoseconds: Int64
+  public let retryDelay: TimeSpan
   /// `srt://host:port`, what errors name: no query, so no secret.
   private let endpoint: String
 
@@ -43,9 +43,9 @@ public final class SRTSink: OutputSink {
   private var chunker: SRTMessageChunker
   /// Receiver latency agreed at connect (the larger of both sides' wishes), in milliseconds.
   private var agreedLatencyMilliseconds = SRTOptions.defaultLatencyMilliseconds
-  /// Monotonic time of the last message handed to libsrt.
-  private var lastSendNanoseconds: Int64 = 0
-  private var watchdog = SRTProgressWatchdog(now: 0)
+  /// When the last message was handed to libsrt.
+  private var lastSend: MonotonicInstant = .origin
+  private var watchdog = SRTProgressWatchdog(now: .origin)
   private var linkMeter = SRTLinkMeter()
   private var queueLimit = SRTQueueLimit()
   private var streamRate = SRTStreamRate()
@@ -56,7 +56,7 @@ public final class SRTSink: OutputSink {
   private var readsBeforeSend = false
   /// When a unit last went out past the queue bound because nothing was acknowledged for a
   /// latency (see `write`); `nil` on a new connection.
-  private var lastNudge: Int64?
+  private var lastNudge: MonotonicInstant?
 
   /// The figures of the last connection as it closed (after `finish` or `close`), for an
   /// end-of-run summary; `nil` before the first connection ends.
@@ -72,11 +72,11 @@ public final class SRTSink: OutputSink {
   ///   - connectTimeoutMilliseconds: connection attempt limit; `nil` takes the URL's `conntimeo`
   ///     (3 s when it has none).
   ///   - sendTimeoutMilliseconds: how long one send may block on a full buffer.
-  ///   - retryDelayNanoseconds: pause suggested after a blocked send.
+  ///   - retryDelay: pause suggested after a blocked send.
   ///   - clock: the run's clock.
   public init(
     options: SRTOptions, sendBufferBytes: Int = 2 << 20, connectTimeoutMilliseconds: Int? = nil,
-    sendTimeoutMilliseconds: Int = 500, retryDelayNanoseconds: Int64 = 10_000_000,
+    sendTimeoutMilliseconds: Int = 500, retryDelay: TimeSpan = .milliseconds(10),
     clock: any PacingClock = SystemClock()
   ) {
     self.options = options
@@ -88,7 +88,7 @@ public final class SRTSink: OutputSink {
     self.connectTimeoutMilliseconds = max(
       connectTimeoutMilliseconds ?? options.effectiveConnectTimeoutMilliseconds, 1)
     self.sendTimeoutMilliseconds = max(sendTimeoutMilliseconds, 1)
-    self.retryDelayNanoseconds = max(retryDelayNanoseconds, 0)
+    self.retryDelay = max(retryDelay, .zero)
   }
 
   deinit {
@@ -145,7 +145,7 @@ public final class SRTSink: OutputSink {
   }
 
   /// The link from libsrt's statistics of the open connection.
-  public func linkEstimate(now: Int64) -> LinkEstimate? {
+  public func linkEstimate(now: MonotonicInstant) -> LinkEstimate? {
     guard let socket, socket.isConnected, let stats = socket.statistics() else { return nil }
     let roundTrip = measuredRoundTrip(stats)
     // The queue as the status shows it: the flight, then what waits beyond it.
@@ -164,7 +164,7 @@ public final class SRTSink: OutputSink {
       acknowledgements: Int64(stats.pktRecvACKTotal), unacknowledged: Int(stats.pktSndBuf),
       now: clock)
     estimate.stalledMilliseconds =
-      TimeSpan(nanoseconds: watchdog.sinceProgress(now: clock)).inMilliseconds
+      watchdog.sinceProgress(now: clock).inMilliseconds
     return estimate
   }
 
@@ -210,7 +210,7 @@ public final class SRTSink: OutputSink {
     object.add("played_late", dropLedger.playedLate)
     object.add(
       "stalled_ms",
-      Int(TimeSpan(nanoseconds: watchdog.sinceProgress(now: clock.now())).wholeMilliseconds))
+      Int(watchdog.sinceProgress(now: clock.now()).wholeMilliseconds))
     return object
   }
 
@@ -259,7 +259,7 @@ public final class SRTSink: OutputSink {
       // A caller's handshake is two round trips (induction, conclusion). But libsrt repeats an
       // unanswered induction every 250 ms: a longer handshake may include waiting for the
       // listener to come up, so the check waits for libsrt's own first measurement (`write`).
-      let handshake = TimeSpan(nanoseconds: clock.now() - started).inMilliseconds
+      let handshake = (clock.now() - started).inMilliseconds
       if roundTrip == nil, options.mode == .caller {
         if handshake < 250 { roundTrip = (handshake / 2, "handshake") } else { deferCheck = true }
       }
@@ -303,7 +303,7 @@ public final class SRTSink: OutputSink {
 
   /// No acknowledgement for this long while data waits: nothing gets through (the round trip
   /// libsrt reports is then stale).
-  private static let outageNanoseconds: Int64 = 300_000_000
+  private static let outageLength: TimeSpan = .milliseconds(300)
 
   /// The latency asked for at connect, for the checks during the run.
   private var latencyAsked = SRTOptions.defaultLatencyMilliseconds
@@ -315,7 +315,7 @@ public final class SRTSink: OutputSink {
   /// warning (a `latency` event, standard error, the summary) when it first falls under three
   /// round trips, and again only when the round trip grew by a quarter since, or after it
   /// came back to 3.5 round trips.
-  private func checkLatencyDuringRun(now: Int64) {
+  private func checkLatencyDuringRun(now: MonotonicInstant) {
     let path = queueLimit.minimumRoundTripMilliseconds
     guard roundTripMeasured, path > 0,
       runLatencyCheck.isDue(
@@ -394,7 +394,7 @@ public final class SRTSink: OutputSink {
   /// otherwise see a torn PES), so the ring must not drop the unit at the head of a blocked write.
   ///
   /// Throws `.timeout` when nothing was acknowledged for the stall timeout while data waited.
-  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
+  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: MonotonicInstant)
     throws(SinkError) -> SinkWriteResult
   {
     guard let socket, socket.isOpen else {
@@ -424,10 +424,9 @@ public final class SRTSink: OutputSink {
         now: clock)
       let sinceProgress = watchdog.sinceProgress(now: clock)
       let stallLimit = TimeSpan.milliseconds(Int64(options.effectiveStallTimeoutMilliseconds))
-        .nanoseconds
       if sinceProgress >= stallLimit {
         close()
-        let seconds = JSONObject.fixed(TimeSpan(nanoseconds: sinceProgress).inSeconds, decimals: 1)
+        let seconds = JSONObject.fixed(sinceProgress.inSeconds, decimals: 1)
         throw .timeout(
           endpoint: endpoint, operation: "acknowledgement",
           reason: "nothing acknowledged for \(seconds) s (stall_timeout)")
@@ -453,11 +452,11 @@ public final class SRTSink: OutputSink {
       // burst (a keyframe) is fed to libsrt as fast as the link takes it, also half-way
       // through a unit. The round trip counts as flight, not as queue: a long path is not a
       // congested one.
-      let latency = TimeSpan.milliseconds(Int64(agreedLatencyMilliseconds)).nanoseconds
+      let latency = TimeSpan.milliseconds(Int64(agreedLatencyMilliseconds))
       let buffered = Int(max(stats.byteSndBuf, 0))
       queueLimit.observe(
         acknowledgedBytes: SRTLinkMeter.acknowledgedBytes(stats), bufferedBytes: buffered,
-        roundTripMilliseconds: roundTrip, outage: sinceProgress >= Self.outageNanoseconds,
+        roundTripMilliseconds: roundTrip, outage: sinceProgress >= Self.outageLength,
         now: clock)
       checkLatencyDuringRun(now: clock)
       let nudge = sinceProgress >= latency && (lastNudge.map { clock - $0 >= latency } ?? true)
@@ -469,7 +468,7 @@ public final class SRTSink: OutputSink {
             queuedMilliseconds: queued, latencyMilliseconds: agreedLatencyMilliseconds)
         {
           if unsentBytes(stats) == 0 { queueLimit.heldForPathQueue(now: clock) }
-          return .wouldBlock(retryAt: now + retryDelayNanoseconds)
+          return .wouldBlock(retryAt: now + retryDelay)
         }
         queueLimit.released()
         // What is in flight is flight, however long it waits for its acknowledgement.
@@ -497,11 +496,11 @@ public final class SRTSink: OutputSink {
     switch progress {
     case .complete:
       dropLedger.unitWritten(
-        kind: unit.kind, keyframe: unit.isKeyframe, bytes: bytes.count, now: lastSendNanoseconds)
+        kind: unit.kind, keyframe: unit.isKeyframe, bytes: bytes.count, now: lastSend)
       return .written
     case .blocked:
       let blocked = clock.now() - started
-      return .wouldBlock(retryAt: now + blocked + retryDelayNanoseconds)
+      return .wouldBlock(retryAt: now + blocked + retryDelay)
     }
   }
 
@@ -512,8 +511,8 @@ public final class SRTSink: OutputSink {
       observeDrops(stats, now: clock.now())
     }
     guard try socket.send(message) else { return false }
-    lastSendNanoseconds = clock.now()
-    dropLedger.messageSent(now: lastSendNanoseconds)
+    lastSend = clock.now()
+    dropLedger.messageSent(now: lastSend)
     return true
   }
 
@@ -531,11 +530,11 @@ public final class SRTSink: OutputSink {
     return dropLedger.lostUnits
   }
 
-  private func observeDrops(_ stats: SRT_TRACEBSTATS, now: Int64) {
+  private func observeDrops(_ stats: SRT_TRACEBSTATS, now: MonotonicInstant) {
     dropLedger.observe(
       droppedPackets: Int64(stats.pktSndDropTotal), bufferedPackets: Int(max(stats.pktSndBuf, 0)),
-      now: now, latency: TimeSpan.milliseconds(Int64(agreedLatencyMilliseconds)).nanoseconds,
-      roundTrip: TimeSpan(milliseconds: max(stats.msRTT, 0)).nanoseconds)
+      now: now, latency: .milliseconds(Int64(agreedLatencyMilliseconds)),
+      roundTrip: TimeSpan(milliseconds: max(stats.msRTT, 0)))
   }
 
   public func close() {
@@ -568,7 +567,6 @@ public final class SRTSink: OutputSink {
       throw .write(endpoint: endpoint, reason: "not connected", retryable: true)
     }
     let limit = TimeSpan.milliseconds(Int64(max(3_000, 4 * options.effectiveLatencyMilliseconds)))
-      .nanoseconds
     let deadline = clock.now() + limit
     do throws(SinkError) {
       while try chunker.flush(send: { message throws(SinkError) in
@@ -590,7 +588,7 @@ public final class SRTSink: OutputSink {
         }
         guard clock.now() < deadline else { break }
         if let stats = socket.statistics() { observeDrops(stats, now: clock.now()) }
-        clock.sleep(until: clock.now() + 5_000_000)
+        clock.sleep(until: clock.now() + .milliseconds(5))
       }
       // The acknowledgements of the last units are dated now, not after the play-out wait.
       if let stats = socket.statistics() { observeDrops(stats, now: clock.now()) }
@@ -600,12 +598,10 @@ public final class SRTSink: OutputSink {
       // last message in one of twenty runs on two cores busy with other work; the margin is
       // paid once a run.
       let roundTrip = TimeSpan.milliseconds(
-        Int64(Self.statistics(of: socket)?.roundTripMilliseconds ?? 0)
-      ).nanoseconds
+        Int64(Self.statistics(of: socket)?.roundTripMilliseconds ?? 0))
       let playedOut =
-        lastSendNanoseconds + TimeSpan.milliseconds(Int64(agreedLatencyMilliseconds)).nanoseconds
-        + roundTrip
-        + Self.playOutMarginNanoseconds
+        lastSend + .milliseconds(Int64(agreedLatencyMilliseconds)) + roundTrip
+        + Self.playOutMargin
       let now = clock.now()
       if playedOut > now && socket.isConnected {
         clock.sleep(until: min(playedOut, deadline))
@@ -618,5 +614,5 @@ public final class SRTSink: OutputSink {
   }
 
   /// What `finish` waits beyond the last message's play-out time before it closes.
-  private static let playOutMarginNanoseconds: Int64 = 150_000_000
+  private static let playOutMargin: TimeSpan = .milliseconds(150)
 }

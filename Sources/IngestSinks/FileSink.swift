@@ -74,7 +74,7 @@ public final class FileSink: OutputSink {
     pending.reserveCapacity(pendingCapacity)
   }
 
-  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
+  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: MonotonicInstant)
     throws(SinkError)
     -> SinkWriteResult
   {

@@ -18,7 +18,7 @@ public final class NullSink: OutputSink {
 
   public func open(tracks: TrackFormats) throws(SinkError) {}
 
-  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
+  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: MonotonicInstant)
     throws(SinkError)
     -> SinkWriteResult
   {

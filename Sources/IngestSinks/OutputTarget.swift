@@ -226,18 +226,18 @@ public enum OutputTarget: Equatable, Sendable {
     return Int64(value * scale)
   }
 
-  /// `10s`, `500ms`, `2.5` (seconds) in nanoseconds.
-  static func parseDuration(_ text: Substring) -> Int64? {
+  /// `10s`, `500ms`, `2.5` (seconds) as a span.
+  static func parseDuration(_ text: Substring) -> TimeSpan? {
     var number = text
-    var scale = Double(TimeSpan.nanosecondsPerSecond)
+    var milliseconds = false
     if text.hasSuffix("ms") {
       number = text.dropLast(2)
-      scale = Double(TimeSpan.nanosecondsPerMillisecond)
+      milliseconds = true
     } else if text.hasSuffix("s") {
       number = text.dropLast()
     }
     guard let value = Double(number), value.isFinite, value >= 0, value < 1e6 else { return nil }
-    return Int64(value * scale)
+    return milliseconds ? TimeSpan(milliseconds: value) : TimeSpan(seconds: value)
   }
 }
 

@@ -38,8 +38,8 @@ public struct RetryPolicy: Equatable, Sendable {
   /// The delays for one request.
   public func backoff(seed: UInt64) -> Backoff {
     var backoff = Backoff(seed: seed)
-    backoff.initialNanoseconds = TimeSpan(seconds: initialDelay).nanoseconds
-    backoff.maximumNanoseconds = TimeSpan(seconds: maximumDelay).nanoseconds
+    backoff.initial = TimeSpan(seconds: initialDelay)
+    backoff.maximum = TimeSpan(seconds: maximumDelay)
     return backoff
   }
 }

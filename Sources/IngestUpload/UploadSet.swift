@@ -98,7 +98,7 @@ public final class UploadSet {
       state.withLock {
         if finished < renditions.count && playlistsOnServer.count == offered {
           _ = state.wait(
-            until: SystemClock().now() + TimeSpan(seconds: options.pollInterval).nanoseconds)
+            until: SystemClock().now() + TimeSpan(seconds: options.pollInterval))
         }
         offered = playlistsOnServer.count
       }

@@ -58,7 +58,7 @@ public final class Uploader {
     do { try upload() } catch .stopped(let signal) {
       summary.stopSignal = signal
     } catch { summary.failure = error }
-    summary.seconds = TimeSpan(nanoseconds: clock.now() - start).inSeconds
+    summary.seconds = (clock.now() - start).inSeconds
     return summary
   }
 
@@ -288,9 +288,9 @@ public final class Uploader {
   private func awaitStoring(_ name: String, bytes: Int64, client: HTTPClient)
     throws(UploadError) -> Bool?
   {
-    let deadline = clock.now() + TimeSpan(seconds: options.http.stallTimeout).nanoseconds
+    let deadline = clock.now() + TimeSpan(seconds: options.http.stallTimeout)
     while clock.now() < deadline {
-      try sleep(until: min(deadline, clock.now() + 500_000_000))
+      try sleep(until: min(deadline, clock.now() + .milliseconds(500)))
       let onServer = try serverHas(name, bytes: bytes, client: client)
       if onServer != false { return onServer }
     }
@@ -323,7 +323,7 @@ public final class Uploader {
     var backoff = options.retry.backoff(seed: seed)
     var failures = 0
     // Failing "for S seconds" counts from the start of the first failed attempt.
-    var failingSince: Int64 = 0
+    var failingSince = MonotonicInstant.origin
     while true {
       try checkStop()
       let started = clock.now()
@@ -352,17 +352,17 @@ public final class Uploader {
       if let limit = options.giveUpAfter {
         // No wait past the limit: give up at it rather than after one more backoff (8 s once
         // gave up after 12.6).
-        let deadline = failingSince + TimeSpan(seconds: limit).nanoseconds
+        let deadline = failingSince + TimeSpan(seconds: limit)
         if now + delay >= deadline {
           if deadline > now { try sleep(until: deadline) }
-          let failingFor = TimeSpan(nanoseconds: max(now, deadline) - failingSince).inSeconds
+          let failingFor = (max(now, deadline) - failingSince).inSeconds
           throw .gaveUp(name: name, seconds: failingFor, lastReason: reason)
         }
       }
       onEvent(
         .retry(
           name: name, reason: reason, attempt: failures,
-          delay: TimeSpan(nanoseconds: delay).inSeconds))
+          delay: delay.inSeconds))
       try sleep(until: now + delay)
     }
   }
@@ -389,19 +389,19 @@ public final class Uploader {
   private func waitForChange(since stamps: Stamps, playlist: String?, pollOnce: Bool)
     throws(UploadError)
   {
-    let interval = TimeSpan(seconds: options.pollInterval).nanoseconds
+    let interval = TimeSpan(seconds: options.pollInterval)
     repeat {
       try sleep(until: clock.now() + interval)
     } while !pollOnce && Stamps(journal: journalPath, playlist: playlist) == stamps
   }
 
   /// Sleeps until `deadline` in steps of at most 100 ms, so that a stop is seen soon.
-  private func sleep(until deadline: Int64) throws(UploadError) {
+  private func sleep(until deadline: MonotonicInstant) throws(UploadError) {
     while true {
       try checkStop()
       let now = clock.now()
       guard now < deadline else { return }
-      clock.sleep(until: min(deadline, now + 100_000_000))
+      clock.sleep(until: min(deadline, now + .milliseconds(100)))
     }
   }
 }

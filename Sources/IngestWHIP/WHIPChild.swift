@@ -128,8 +128,8 @@ final class WHIPChild: Sendable {
   /// Whether the child closed its output (it exited, or is about to).
   var hasEnded: Bool { state.withLock { $0.ended } }
 
-  /// Waits until the child's output ends or `deadline` (SystemClock nanoseconds) passes.
-  func waitForEnd(until deadline: Int64) -> Bool {
+  /// Waits until the child's output ends or `deadline` (on `SystemClock`) passes.
+  func waitForEnd(until deadline: MonotonicInstant) -> Bool {
     state.withConditions { locked in
       while !locked.state.ended { if !locked.wait(until: deadline) { return locked.state.ended } }
       return true

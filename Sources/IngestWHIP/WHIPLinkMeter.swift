@@ -28,22 +28,22 @@ struct WHIPLinkMeter {
   /// controller's two readings (200 ms apart) that make a severe queue, short enough that
   /// the same report, read again until the next line a second later, is not taken for new
   /// congestion once the rate is already lowered.
-  static let overflowFreshness: Int64 = 450_000_000
+  static let overflowFreshness: TimeSpan = .milliseconds(450)
   /// The span the delivered rate is measured over.
-  private static let window = TimeSpan.seconds(1).nanoseconds
+  private static let window: TimeSpan = .seconds(1)
 
   private var samples:
-    [(time: Int64, bytes: Int64, lost: Int64, packets: Int64, roundTrip: Double?)] = []
+    [(time: MonotonicInstant, bytes: Int64, lost: Int64, packets: Int64, roundTrip: Double?)] = []
   private(set) var latest: WHIPStatistics?
   /// The last statistics that had transport-cc figures over a second of feedback: the final
   /// lines, after the receiver stopped sending it, have none.
   private(set) var latestWithFeedback: WHIPStatistics?
-  private var lastProgress: Int64 = 0
+  private var lastProgress: MonotonicInstant = .origin
   /// How long nothing left while more than `floorBytes` waited, as of the last statistics.
-  private var stalled: Int64 = 0
+  private var stalled: TimeSpan = .zero
 
   /// Takes one `stats` line, received at `now` (pipeline clock).
-  mutating func observe(_ statistics: WHIPStatistics, now: Int64) {
+  mutating func observe(_ statistics: WHIPStatistics, now: MonotonicInstant) {
     if statistics.bytesSent > (latest?.bytesSent ?? 0) || statistics.queueBytes <= Self.floorBytes {
       lastProgress = now
     }
@@ -67,14 +67,14 @@ struct WHIPLinkMeter {
 
   /// The estimate at `now`; nil before the first statistics.
   /// - Parameter pendingBytes: bytes written for the child and not yet taken by its pipe.
-  func estimate(now: Int64, pendingBytes: Int) -> LinkEstimate? {
+  func estimate(now: MonotonicInstant, pendingBytes: Int) -> LinkEstimate? {
     guard let latest, let newest = samples.last else { return nil }
     var delivered: Double?
     var loss = latest.fractionLost
     if let oldest = samples.last(where: { newest.time - $0.time >= Self.window }) ?? samples.first,
       newest.time > oldest.time, newest.bytes >= oldest.bytes
     {
-      delivered = Double(newest.bytes - oldest.bytes) * 8e9 / Double(newest.time - oldest.time)
+      delivered = Double(newest.bytes - oldest.bytes) * 8 / (newest.time - oldest.time).inSeconds
       // Loss over the window from the cumulative counts when the reports give no fraction.
       let sent = newest.packets - oldest.packets
       if loss == nil, sent > 0 { loss = Double(max(0, newest.lost - oldest.lost)) / Double(sent) }
@@ -125,7 +125,7 @@ struct WHIPLinkMeter {
     estimate.receiverEstimateBitsPerSecond = latest.receiverEstimateBitsPerSecond
     let silence = latest.rtcpSilenceMilliseconds ?? 0
     estimate.stalledMilliseconds = max(
-      TimeSpan(nanoseconds: stalled).inMilliseconds,
+      stalled.inMilliseconds,
       silence > Self.reportIntervalMilliseconds ? silence : 0)
     return estimate
   }

@@ -157,7 +157,7 @@ public final class WHIPSink: OutputSink {
   private var writer: DumpWriter<PendingBytes>?
   private let pending = PendingBytes()
   private let reports: Reports
-  private var lastKeyframeAsked: Int64 = .min / 2
+  private var lastKeyframeAsked: MonotonicInstant = .distantPast
   private var takenBytes: Int64 = 0
   /// Units written to the child, by kind (`SampleKind.rawValue`), over every session; the
   /// audio track it carries (the first announced).
@@ -166,10 +166,10 @@ public final class WHIPSink: OutputSink {
   private var childPeakResident: Int?
 
   /// How long `finish` waits for the child to send what it holds and delete the session.
-  static let finishTimeout: Int64 = 10_000_000_000
+  static let finishTimeout: TimeSpan = .seconds(10)
   /// Keyframe requests closer together than this become one (a receiver repeats its PLI
   /// until a keyframe arrives).
-  static let keyframeInterval = TimeSpan.seconds(1).nanoseconds
+  static let keyframeInterval: TimeSpan = .seconds(1)
 
   /// - Parameters:
   ///   - executable: `ingest-whip`'s path (default: beside the running program).
@@ -247,14 +247,14 @@ public final class WHIPSink: OutputSink {
     }
   }
 
-  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64)
+  public func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: MonotonicInstant)
     throws(SinkError) -> SinkWriteResult
   {
     guard let child else {
       throw .write(endpoint: target.redacted, reason: "not connected", retryable: true)
     }
     try flush(child)
-    if !pending.isEmpty { return .wouldBlock(retryAt: now + 2_000_000) }
+    if !pending.isEmpty { return .wouldBlock(retryAt: now + .milliseconds(2)) }
     if child.hasEnded { throw childError() }
     do {
       if let format = unit.format { try writer?.writeFormat(format, for: unit.kind) }
@@ -285,7 +285,7 @@ public final class WHIPSink: OutputSink {
     guard let reported else {
       // Nothing said before it went: how it ended is the reason (killed by a signal, say).
       var reason = "ingest-whip ended"
-      if let child, child.waitForEnd(until: SystemClock().now() + TimeSpan.seconds(1).nanoseconds) {
+      if let child, child.waitForEnd(until: SystemClock().now() + .seconds(1)) {
         let exit = child.wait()
         if let signal = exit.signal {
           reason = "ingest-whip was killed by signal \(signal)"
@@ -313,7 +313,7 @@ public final class WHIPSink: OutputSink {
     guard let child else { return }
     child.terminate()
     // After a failure: time for the DELETE, not for draining.
-    if !child.waitForEnd(until: SystemClock().now() + 3_000_000_000) { child.kill() }
+    if !child.waitForEnd(until: SystemClock().now() + .seconds(3)) { child.kill() }
     childPeakResident = child.wait().peakResidentBytes
     self.child = nil
     writer = nil
@@ -330,7 +330,7 @@ public final class WHIPSink: OutputSink {
     child.closeInput()
     if !child.waitForEnd(until: deadline) {
       child.terminate()
-      if !child.waitForEnd(until: SystemClock().now() + 2_000_000_000) { child.kill() }
+      if !child.waitForEnd(until: SystemClock().now() + .seconds(2)) { child.kill() }
     }
     let exit = child.wait()
     childPeakResident = exit.peakResidentBytes
@@ -379,7 +379,7 @@ public final class WHIPSink: OutputSink {
     return min(1, max(0, estimate.queueMilliseconds - base) / WHIPLinkMeter.latencyMilliseconds)
   }
 
-  public func linkEstimate(now: Int64) -> LinkEstimate? {
+  public func linkEstimate(now: MonotonicInstant) -> LinkEstimate? {
     let waiting = pending.count
     let estimate = reports.withReport { report in
       report.meter.estimate(now: now, pendingBytes: waiting)
@@ -393,7 +393,7 @@ public final class WHIPSink: OutputSink {
         latencyMilliseconds: WHIPLinkMeter.latencyMilliseconds)
   }
 
-  public func takeKeyframeRequest(now: Int64) -> Bool {
+  public func takeKeyframeRequest(now: MonotonicInstant) -> Bool {
     let wanted = reports.withReport { report in
       defer { report.keyframeWanted = false }
       return report.keyframeWanted

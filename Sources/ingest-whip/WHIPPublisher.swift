@@ -51,7 +51,7 @@ struct WHIPPublisher {
     _ = SystemThread.start { [reader] in feeder.run(reader: reader, first: first) }
 
     let clock = SystemClock()
-    let timeout = TimeSpan.seconds(Int64(options.connectTimeoutSeconds)).nanoseconds
+    let timeout = TimeSpan.seconds(Int64(options.connectTimeoutSeconds))
     // A live encoder switches profiles: every one it can make is offered, and the answer
     // chooses. A dump has one: webrtcbin's offer names it, as the caps give it.
     let h264 = video.h264
@@ -222,7 +222,7 @@ struct WHIPPublisher {
   private func streamUntilEnd(session: WebRTCSession, feeder: SampleFeeder, clock: SystemClock)
     throws(WHIPClientError)
   {
-    let interval = TimeSpan.milliseconds(Int64(options.statsIntervalMilliseconds)).nanoseconds
+    let interval = TimeSpan.milliseconds(Int64(options.statsIntervalMilliseconds))
     let connectedAt = clock.now()
     var nextStats = clock.now() + interval
     while !WHIPStop.requested {
@@ -230,7 +230,7 @@ struct WHIPPublisher {
         if let failure = end { throw .input(failure) }
         // What is queued still leaves before the session is deleted, and the receiver's next
         // reports say what of it arrived (and ask for what did not: retransmission goes on).
-        session.drain(deadline: clock.now() + 2_000_000_000)
+        session.drain(deadline: clock.now() + .seconds(2))
         awaitReceiverReports(session: session, clock: clock)
         break
       }
@@ -239,7 +239,7 @@ struct WHIPPublisher {
       // dead session (webrtcbin 1.22's ICE has no consent checks to say so).
       let silence =
         session.rtcpSilenceMilliseconds
-        ?? TimeSpan(nanoseconds: clock.now() - connectedAt).inMilliseconds
+        ?? (clock.now() - connectedAt).inMilliseconds
       if silence > Double(options.deadAfterSeconds) * 1000 {
         throw .connectionFailed("no RTCP from the receiver for \(Int(silence / 1000)) s")
       }
@@ -249,7 +249,9 @@ struct WHIPPublisher {
         report(session: session, feeder: feeder)
         nextStats = now + interval
       }
-      session.lock.withLock { _ = session.lock.wait(until: min(nextStats, now + 100_000_000)) }
+      session.lock.withLock {
+        _ = session.lock.wait(until: min(nextStats, now + .milliseconds(100)))
+      }
     }
     report(session: session, feeder: feeder, final: true)
   }
@@ -260,7 +262,7 @@ struct WHIPPublisher {
     let deadline = clock.now() + Self.finalReportWait
     while !session.receiverConfirmedAll && clock.now() < deadline && !WHIPStop.requested {
       session.lock.withLock {
-        _ = session.lock.wait(until: min(deadline, clock.now() + 50_000_000))
+        _ = session.lock.wait(until: min(deadline, clock.now() + .milliseconds(50)))
       }
     }
     // The receiver asks for what it misses as it notices (before that report, mostly), and
@@ -268,11 +270,11 @@ struct WHIPPublisher {
     // least 300 ms, for those to be answered and arrive.
     let roundTrip = TimeSpan(seconds: session.statistics().roundTripSeconds ?? 0.1)
     clock.sleep(
-      for: min(.nanoseconds(deadline - clock.now()), max(.milliseconds(300), roundTrip * 3)))
+      for: min(deadline - clock.now(), max(.milliseconds(300), roundTrip * 3)))
   }
 
   /// How long the end of a session waits for the receiver's reports of its last packets.
-  static let finalReportWait: Int64 = 2_500_000_000
+  static let finalReportWait: TimeSpan = .milliseconds(2500)
 
   private func report(session: WebRTCSession, feeder: SampleFeeder, final: Bool = false) {
     var statistics = session.statistics()

@@ -235,9 +235,10 @@ final class WebRTCSession: @unchecked Sendable {
   /// names the stream's profile and parameter sets), then makes the offer, applies it and waits
   /// for ICE gathering to complete: the offer's text then holds every candidate (no trickle).
   /// - Parameters:
-  ///   - deadline: on the system clock, in nanoseconds.
+  ///   - deadline: on the system clock.
   ///   - rewrite: changes webrtcbin's offer before it is applied (the H.264 profiles offered).
-  func makeOffer(deadline: Int64, rewrite: ((String) -> String)? = nil) throws(WHIPClientError)
+  func makeOffer(deadline: MonotonicInstant, rewrite: ((String) -> String)? = nil)
+    throws(WHIPClientError)
     -> String
   {
     let clock = SystemClock()
@@ -246,7 +247,7 @@ final class WebRTCSession: @unchecked Sendable {
       guard clock.now() < deadline else {
         throw .input("no media reached webrtcbin in time (is the input stream flowing?)")
       }
-      lock.withLock { _ = lock.wait(until: min(deadline, clock.now() + 20_000_000)) }
+      lock.withLock { _ = lock.wait(until: min(deadline, clock.now() + .milliseconds(20))) }
     }
     ingest_webrtc_send_only(webrtc)
     if let pay = ingest_gst_bin_child(pipeline, "videopay") {
@@ -278,7 +279,9 @@ final class WebRTCSession: @unchecked Sendable {
         throw .connectionFailed("ICE gathering did not complete")
       }
       complete = lock.withLock {
-        if !gatheringComplete { _ = lock.wait(until: min(deadline, clock.now() + 50_000_000)) }
+        if !gatheringComplete {
+          _ = lock.wait(until: min(deadline, clock.now() + .milliseconds(50)))
+        }
         return gatheringComplete
       }
       if !complete { stateChanged() }
@@ -359,7 +362,7 @@ final class WebRTCSession: @unchecked Sendable {
   }
 
   /// Waits for the connection (ICE and DTLS) until `deadline`.
-  func waitConnected(deadline: Int64, stop: () -> Bool) throws(WHIPClientError) {
+  func waitConnected(deadline: MonotonicInstant, stop: () -> Bool) throws(WHIPClientError) {
     let clock = SystemClock()
     while true {
       let (phase, failure) = lock.withLock { (self.phase, self.failure) }
@@ -370,7 +373,7 @@ final class WebRTCSession: @unchecked Sendable {
       guard clock.now() < deadline else {
         throw .connectionFailed("no ICE/DTLS connection within the time allowed")
       }
-      lock.withLock { _ = lock.wait(until: min(deadline, clock.now() + 100_000_000)) }
+      lock.withLock { _ = lock.wait(until: min(deadline, clock.now() + .milliseconds(100))) }
     }
   }
 
@@ -421,16 +424,16 @@ final class WebRTCSession: @unchecked Sendable {
   /// what was queued is sent before the session is deleted. The streams are not ended: an
   /// end-of-stream stops rtprtxsend, and the receiver's requests for the last packets would go
   /// unanswered. (webrtcbin posts no end-of-stream message to wait for anyway.)
-  func drain(deadline: Int64) {
+  func drain(deadline: MonotonicInstant) {
     let sources = [videoSource] + (audioSource.map { [$0] } ?? [])
     let clock = SystemClock()
     while clock.now() < deadline {
       let queued = sources.reduce(0) { $0 + ingest_g_get_uint64($1, "current-level-bytes") }
       if queued == 0 { break }
-      lock.withLock { _ = lock.wait(until: min(deadline, clock.now() + 20_000_000)) }
+      lock.withLock { _ = lock.wait(until: min(deadline, clock.now() + .milliseconds(20))) }
     }
     // The payloaders and webrtcbin hold at most a frame or two.
-    clock.sleep(for: min(.nanoseconds(deadline - clock.now()), .milliseconds(100)))
+    clock.sleep(for: min(deadline - clock.now(), .milliseconds(100)))
   }
 
   func stop() {

@@ -21,11 +21,11 @@ extension ReplayCommand {
   /// tier and drops (`o2 T1 d40`) before the ledger, or with more than three outputs one part
   /// for the others (`o2-5 T1 d40`: the highest tier, the drops together).
   static func progressLine(
-    _ s: PipelineSnapshot, elapsed: Int64, total: Int64?, link: LinkFigures? = nil,
+    _ s: PipelineSnapshot, elapsed: TimeSpan, total: Int64?, link: LinkFigures? = nil,
     columns: Int? = Console.terminalColumns
   ) -> String {
     let ticks = max(0, s.newestDTS - s.firstDTS)
-    let seconds = TimeSpan(nanoseconds: elapsed).inSeconds
+    let seconds = elapsed.inSeconds
     let bitrate = seconds > 0 ? Double(s.sentBytes) * 8 / seconds / 1e6 : 0
     var line = ProgressLine(columns: columns)
     line.append("\(format(MediaTicks(ticks).inSeconds, 1))s")

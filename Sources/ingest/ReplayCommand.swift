@@ -367,7 +367,7 @@ enum ReplayCommand: Command {
     let s = summary.snapshot
     var lines: [String] = []
     lines.append(
-      "replayed \(SystemPath.display(dump)) in \(format(TimeSpan(nanoseconds: summary.elapsedNanoseconds).inSeconds, 2)) s (speed \(options.effectiveSpeed))"
+      "replayed \(SystemPath.display(dump)) in \(format(summary.elapsed.inSeconds, 2)) s (speed \(options.effectiveSpeed))"
         + (summary.stopSignal.map { ", stopped by \($0)" } ?? ""))
     for output in summary.outputs {
       if summary.outputs.count > 1 {

@@ -53,7 +53,7 @@ import Testing
     let requests = Requests()
     _ = try record(
       dump: CommandRunner.fixture("screen.dump"), into: directory.appending(path: "rec").path,
-      probe: FullFootprint(), requests: requests, pacedFor: 1_500_000_000)
+      probe: FullFootprint(), requests: requests, pacedFor: .milliseconds(1500))
     #expect(!requests.received.withLock { $0 }.isEmpty)
   }
 
@@ -74,10 +74,10 @@ import Testing
   }
 
   /// Reads `dump` and drives an engine with it as a SampleHandler would; when `pacedFor` is
-  /// given, the samples are spread over that many nanoseconds so the control loop ticks.
+  /// given, the samples are spread over that long so the control loop ticks.
   private func record(
     dump: String, into directory: String, probe: any ResidentMemoryProbe,
-    requests: Requests = Requests(), pacedFor duration: Int64? = nil
+    requests: Requests = Requests(), pacedFor duration: TimeSpan? = nil
   ) throws -> PipelineSnapshot {
     var reader = DumpReader(source: try FileByteSource(path: dump))
     var tracks = TrackFormats()
@@ -111,7 +111,7 @@ import Testing
         }
         samples += 1
         if let duration, samples % 10 == 0 {
-          clock.sleep(until: began + min(duration, Int64(samples) * 10_000_000))
+          clock.sleep(until: began + min(duration, Int64(samples) * .milliseconds(10)))
         }
       case .event:
         break

@@ -3,9 +3,9 @@ import Testing
 @testable import IngestCore
 
 @Suite struct BackoffTests {
-  static let nominal: [Int64] = [
-    500_000_000, 1_000_000_000, 2_000_000_000, 4_000_000_000, 8_000_000_000, 10_000_000_000,
-    10_000_000_000, 10_000_000_000,
+  static let nominal: [TimeSpan] = [
+    .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(10),
+    .seconds(10), .seconds(10),
   ]
 
   @Test(arguments: [UInt64(1), 2, 3, 0xDEAD_BEEF])
@@ -18,7 +18,7 @@ import Testing
     }
     for _ in 0..<100 {
       let delay = backoff.next()
-      #expect(delay >= 8_000_000_000 && delay <= 12_000_000_000)
+      #expect(delay >= .seconds(8) && delay <= .seconds(12))
     }
   }
 
@@ -28,13 +28,13 @@ import Testing
     backoff.reset()
     #expect(backoff.attempts == 0)
     let delay = backoff.next()
-    #expect(delay >= 400_000_000 && delay <= 600_000_000)
+    #expect(delay >= .milliseconds(400) && delay <= .milliseconds(600))
   }
 
   @Test func jitterSpreadsDelaysAndIsReproducible() {
     var a = Backoff(seed: 11)
     var b = Backoff(seed: 11)
-    var firstDelays = Set<Int64>()
+    var firstDelays = Set<TimeSpan>()
     for _ in 0..<50 {
       let delay = a.next()
       #expect(delay == b.next())
@@ -44,11 +44,11 @@ import Testing
     }
     // Fifty draws of ±100 ms around 500 ms are not all the same value.
     #expect(firstDelays.count > 10)
-    #expect(firstDelays.min()! < 480_000_000 && firstDelays.max()! > 520_000_000)
+    #expect(firstDelays.min()! < .milliseconds(480) && firstDelays.max()! > .milliseconds(520))
   }
 
   @Test func manyAttemptsNeverOverflow() {
     var backoff = Backoff(seed: 3)
-    for _ in 0..<10_000 { #expect(backoff.next() <= 12_000_000_000) }
+    for _ in 0..<10_000 { #expect(backoff.next() <= .seconds(12)) }
   }
 }

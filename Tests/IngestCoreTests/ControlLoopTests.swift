@@ -10,13 +10,13 @@ private final class FakeLink: LinkEstimateSource {
   /// Keyframe requests the receiver made, not yet taken.
   var keyframeRequests = 0
   private(set) var reads = 0
-  func takeKeyframeRequest(now: Int64) -> Bool {
+  func takeKeyframeRequest(now: MonotonicInstant) -> Bool {
     guard keyframeRequests > 0 else { return false }
     keyframeRequests -= 1
     return true
   }
   init(_ estimate: LinkEstimate?) { self.estimate = estimate }
-  func linkEstimate(now: Int64) -> LinkEstimate? {
+  func linkEstimate(now: MonotonicInstant) -> LinkEstimate? {
     reads += 1
     guard var estimate else { return nil }
     estimate.time = now
@@ -73,7 +73,7 @@ private final class Recorder {
   /// Ticks every 100 ms for `seconds`.
   private func run(_ loop: ControlLoop, _ clock: VirtualClock, seconds: Double) {
     for _ in 0..<Int(seconds * 10) {
-      clock.advance(to: clock.now() + 100_000_000)
+      clock.advance(to: clock.now() + .milliseconds(100))
       loop.tick(now: clock.now())
     }
   }
@@ -82,7 +82,7 @@ private final class Recorder {
     let clock = VirtualClock()
     let link = FakeLink(
       LinkEstimate(
-        time: 0, queueMilliseconds: 180, roundTripMilliseconds: 20,
+        time: .origin, queueMilliseconds: 180, roundTripMilliseconds: 20,
         deliveredBitsPerSecond: 700_000, latencyMilliseconds: 200))
     let (loop, recorder) = try loop(
       clock, link: link, .init(rateControl: .init(nominalBitsPerSecond: 2_000_000)))

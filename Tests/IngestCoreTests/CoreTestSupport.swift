@@ -84,14 +84,14 @@ extension SendRing {
 final class ScriptedSink: OutputSink {
   enum WriteStep {
     case written
-    case wouldBlock(Int64)
+    case wouldBlock(MonotonicInstant)
     case fail(SinkError)
   }
 
   struct Write {
     var unit: OutgoingUnit
     var bytes: [UInt8]
-    var now: Int64
+    var now: MonotonicInstant
   }
 
   let payloadFormat: PayloadFormat
@@ -120,7 +120,8 @@ final class ScriptedSink: OutputSink {
     successfulOpens += 1
   }
 
-  func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64) throws(SinkError)
+  func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: MonotonicInstant)
+    throws(SinkError)
     -> SinkWriteResult
   {
     let write = Write(unit: unit, bytes: Array(bytes), now: now)

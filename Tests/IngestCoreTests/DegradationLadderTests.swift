@@ -2,7 +2,8 @@ import Testing
 
 @testable import IngestCore
 
-private let second: Int64 = 1_000_000_000
+private let second = TimeSpan.seconds(1)
+private let nanosecond = TimeSpan.nanoseconds(1)
 
 @Suite struct DegradationLadderTests {
   @Test func thresholdsStartEachTier() {
@@ -11,7 +12,7 @@ private let second: Int64 = 1_000_000_000
       (0.95, .keyframesOnly), (1.5, .keyframesOnly),
     ] {
       var ladder = DegradationLadder()
-      let change = ladder.update(pressure: pressure, now: 0)
+      let change = ladder.update(pressure: pressure, now: .origin)
       #expect(ladder.tier == tier, "\(pressure)")
       #expect(
         change == (tier == .normal ? nil : .init(from: .normal, to: tier, pressure: pressure)))
@@ -20,43 +21,43 @@ private let second: Int64 = 1_000_000_000
 
   @Test func jumpsUpToTheHighestTierReached() {
     var ladder = DegradationLadder()
-    #expect(ladder.update(pressure: 0.82, now: 0)?.to == .reducedBitrate)
-    #expect(ladder.update(pressure: 0.97, now: 1)?.from == .reducedBitrate)
+    #expect(ladder.update(pressure: 0.82, now: .origin)?.to == .reducedBitrate)
+    #expect(ladder.update(pressure: 0.97, now: .at(.nanoseconds(1)))?.from == .reducedBitrate)
     #expect(ladder.tier == .keyframesOnly)
     // Lower pressure above the recovery line changes nothing.
-    #expect(ladder.update(pressure: 0.81, now: 2) == nil)
+    #expect(ladder.update(pressure: 0.81, now: .at(.nanoseconds(2))) == nil)
     #expect(ladder.tier == .keyframesOnly)
   }
 
   @Test func stepsDownOneTierPerFiveSecondsBelowSeventyPercent() {
     var ladder = DegradationLadder()
-    _ = ladder.update(pressure: 0.96, now: 0)
+    _ = ladder.update(pressure: 0.96, now: .origin)
     let start = 10 * second
-    #expect(ladder.update(pressure: 0.5, now: start) == nil)
-    #expect(ladder.update(pressure: 0.5, now: start + 5 * second - 1) == nil)
+    #expect(ladder.update(pressure: 0.5, now: .at(start)) == nil)
+    #expect(ladder.update(pressure: 0.5, now: .at(start + 5 * second - nanosecond)) == nil)
     #expect(
-      ladder.update(pressure: 0.5, now: start + 5 * second)
+      ladder.update(pressure: 0.5, now: .at(start + 5 * second))
         == .init(from: .keyframesOnly, to: .noMic, pressure: 0.5))
     // Each step needs a fresh hold.
-    #expect(ladder.update(pressure: 0.1, now: start + 10 * second - 1) == nil)
-    #expect(ladder.update(pressure: 0.1, now: start + 10 * second)?.to == .reducedFrameRate)
-    #expect(ladder.update(pressure: 0.1, now: start + 15 * second)?.to == .reducedBitrate)
-    #expect(ladder.update(pressure: 0.1, now: start + 20 * second)?.to == .normal)
-    #expect(ladder.update(pressure: 0.0, now: start + 60 * second) == nil)
+    #expect(ladder.update(pressure: 0.1, now: .at(start + 10 * second - nanosecond)) == nil)
+    #expect(ladder.update(pressure: 0.1, now: .at(start + 10 * second))?.to == .reducedFrameRate)
+    #expect(ladder.update(pressure: 0.1, now: .at(start + 15 * second))?.to == .reducedBitrate)
+    #expect(ladder.update(pressure: 0.1, now: .at(start + 20 * second))?.to == .normal)
+    #expect(ladder.update(pressure: 0.0, now: .at(start + 60 * second)) == nil)
     #expect(ladder.tier == .normal)
   }
 
   @Test func holdRestartsWhenPressureRisesToSeventyPercent() {
     var ladder = DegradationLadder()
-    _ = ladder.update(pressure: 0.86, now: 0)
-    #expect(ladder.update(pressure: 0.6, now: 1 * second) == nil)
-    #expect(ladder.update(pressure: 0.75, now: 4 * second) == nil)  // hold broken
-    #expect(ladder.update(pressure: 0.6, now: 6 * second) == nil)  // hold starts again here
-    #expect(ladder.update(pressure: 0.6, now: 10 * second) == nil)
-    #expect(ladder.update(pressure: 0.70, now: 10 * second + 1) == nil)  // exactly 70 %: broken
-    #expect(ladder.update(pressure: 0.6, now: 11 * second) == nil)
-    #expect(ladder.update(pressure: 0.6, now: 16 * second - 1) == nil)
-    #expect(ladder.update(pressure: 0.6, now: 16 * second)?.to == .reducedBitrate)
+    _ = ladder.update(pressure: 0.86, now: .origin)
+    #expect(ladder.update(pressure: 0.6, now: .at(1 * second)) == nil)
+    #expect(ladder.update(pressure: 0.75, now: .at(4 * second)) == nil)  // hold broken
+    #expect(ladder.update(pressure: 0.6, now: .at(6 * second)) == nil)  // hold starts again here
+    #expect(ladder.update(pressure: 0.6, now: .at(10 * second)) == nil)
+    #expect(ladder.update(pressure: 0.70, now: .at(10 * second + nanosecond)) == nil)  // exactly 70 %: broken
+    #expect(ladder.update(pressure: 0.6, now: .at(11 * second)) == nil)
+    #expect(ladder.update(pressure: 0.6, now: .at(16 * second - nanosecond)) == nil)
+    #expect(ladder.update(pressure: 0.6, now: .at(16 * second))?.to == .reducedBitrate)
   }
 
   @Test func pressureOscillatingBetween71And84PercentDoesNotFlap() {
@@ -64,7 +65,8 @@ private let second: Int64 = 1_000_000_000
     var changes: [DegradationLadder.Change] = []
     for step in 0..<1200 {
       let pressure = step % 2 == 0 ? 0.84 : 0.71
-      if let change = ladder.update(pressure: pressure, now: Int64(step) * 100_000_000) {
+      if let change = ladder.update(pressure: pressure, now: .at(Int64(step) * .milliseconds(100)))
+      {
         changes.append(change)
       }
     }
@@ -74,7 +76,7 @@ private let second: Int64 = 1_000_000_000
   @Test func noStepDownWithoutATier() {
     var ladder = DegradationLadder()
     for step in 0..<100 {
-      #expect(ladder.update(pressure: 0.2, now: Int64(step) * second) == nil)
+      #expect(ladder.update(pressure: 0.2, now: .at(Int64(step) * second)) == nil)
     }
     #expect(ladder.tier == .normal)
   }
@@ -84,36 +86,40 @@ private let second: Int64 = 1_000_000_000
 /// as the link keeps up: a 2 s blackout costs a lower bitrate and frame rate for its length,
 /// not keyframes only and twenty seconds of recovery.
 @Suite struct DegradationLadderLinkTests {
-  private let second: Int64 = 1_000_000_000
+  private let second = TimeSpan.seconds(1)
+  private let nanosecond = TimeSpan.nanoseconds(1)
 
   @Test func linkPressureClimbsOneTierASecondUpToTheFrameRate() {
     var ladder = DegradationLadder()
-    #expect(ladder.update(pressure: 0.5, linkPressure: 1, now: 0)?.to == .reducedBitrate)
-    #expect(ladder.update(pressure: 0.5, linkPressure: 1, now: second / 2) == nil)
-    #expect(ladder.update(pressure: 0.5, linkPressure: 1, now: second)?.to == .reducedFrameRate)
+    #expect(ladder.update(pressure: 0.5, linkPressure: 1, now: .origin)?.to == .reducedBitrate)
+    #expect(ladder.update(pressure: 0.5, linkPressure: 1, now: .at(second / 2)) == nil)
+    #expect(
+      ladder.update(pressure: 0.5, linkPressure: 1, now: .at(second))?.to == .reducedFrameRate)
     // Never to the mic or keyframes only on the link alone.
     for step in 2...10 {
-      #expect(ladder.update(pressure: 0.5, linkPressure: 1, now: Int64(step) * second) == nil)
+      #expect(ladder.update(pressure: 0.5, linkPressure: 1, now: .at(Int64(step) * second)) == nil)
     }
     #expect(ladder.tier == .reducedFrameRate)
   }
 
   @Test func aLinkThatKeepsUpAgainEndsItsTiersWithinASecond() {
     var ladder = DegradationLadder()
-    _ = ladder.update(pressure: 0.5, linkPressure: 1, now: 0)
-    _ = ladder.update(pressure: 0.5, linkPressure: 1, now: second)
-    #expect(ladder.update(pressure: 0.5, linkPressure: 0.2, now: 2 * second) == nil)
-    let change = ladder.update(pressure: 0.5, linkPressure: 0.2, now: 3 * second)
+    _ = ladder.update(pressure: 0.5, linkPressure: 1, now: .origin)
+    _ = ladder.update(pressure: 0.5, linkPressure: 1, now: .at(second))
+    #expect(ladder.update(pressure: 0.5, linkPressure: 0.2, now: .at(2 * second)) == nil)
+    let change = ladder.update(pressure: 0.5, linkPressure: 0.2, now: .at(3 * second))
     #expect(change?.from == .reducedFrameRate && change?.to == .normal)
   }
 
   @Test func memoryPressureStillJumpsAndHoldsAboveTheLink() {
     var ladder = DegradationLadder()
-    _ = ladder.update(pressure: 0.5, linkPressure: 1, now: 0)
-    #expect(ladder.update(pressure: 0.97, linkPressure: 1, now: 1)?.to == .keyframesOnly)
+    _ = ladder.update(pressure: 0.5, linkPressure: 1, now: .origin)
+    #expect(
+      ladder.update(pressure: 0.97, linkPressure: 1, now: .at(.nanoseconds(1)))?.to
+        == .keyframesOnly)
     // The link recovering does not take the memory tier down.
-    _ = ladder.update(pressure: 0.97, linkPressure: 0, now: 2 * second)
-    #expect(ladder.update(pressure: 0.97, linkPressure: 0, now: 4 * second) == nil)
+    _ = ladder.update(pressure: 0.97, linkPressure: 0, now: .at(2 * second))
+    #expect(ladder.update(pressure: 0.97, linkPressure: 0, now: .at(4 * second)) == nil)
     #expect(ladder.tier == .keyframesOnly)
   }
 }

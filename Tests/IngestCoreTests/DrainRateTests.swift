@@ -5,7 +5,7 @@ import Testing
 /// The drain rate as SRT's and RTMP's pacing read it: what the link acknowledged while data
 /// waited, over intervals long enough to say so.
 @Suite struct DrainRateTests {
-  private let ms: Int64 = 1_000_000
+  private let ms = TimeSpan.milliseconds(1)
 
   /// A loss on a 300 ms path holds the acknowledgements back for a round trip, then they come
   /// at once: one reading over the whole wait, at the link's rate, not zero then double.
@@ -16,7 +16,7 @@ import Testing
       // 250 kB/s, delivered in bursts every 400 ms.
       if step % 8 == 0 { acknowledged += 100_000 }
       drain.observe(
-        delivered: acknowledged, waiting: 50_000, now: Int64(step) * 50 * ms,
+        delivered: acknowledged, waiting: 50_000, now: .at(Int64(step) * 50 * ms),
         minimumInterval: 300 * ms)
     }
     let rate = drain.bytesPerSecond ?? 0
@@ -28,9 +28,9 @@ import Testing
   @Test func aBlackoutAndItsBacklogAreNoReading() {
     var drain = DrainRate()
     var acknowledged: Int64 = 0
-    var now: Int64 = 0
-    func run(until end: Int64, bytesPerStep: Int64) {
-      while now < end {
+    var now = MonotonicInstant.origin
+    func run(until end: TimeSpan, bytesPerStep: Int64) {
+      while now < .at(end) {
         acknowledged += bytesPerStep
         drain.observe(delivered: acknowledged, waiting: 20_000, now: now, minimumInterval: 40 * ms)
         now += 20 * ms

@@ -6,7 +6,7 @@ import Testing
 /// that stays, and does not take a queue that grows or drains for a new distance. Readings five
 /// times a second on a virtual clock.
 @Suite struct PathRoundTripTests {
-  private let tick: Int64 = 200_000_000
+  private let tick = TimeSpan.milliseconds(200)
 
   /// 0 to `amplitude`, varying from reading to reading (jitter without randomness).
   private func wobble(_ t: Double, _ amplitude: Double) -> Double {
@@ -19,9 +19,9 @@ import Testing
     outage: (Double) -> Bool = { _ in false }, rtt: (Double) -> Double?
   ) -> [(Double, PathRoundTrip.Change)] {
     var changes: [(Double, PathRoundTrip.Change)] = []
-    var now = Int64(from * 1e9)
-    while now < Int64(to * 1e9) {
-      let t = Double(now) / 1e9
+    var now = MonotonicInstant.at(TimeSpan(seconds: from))
+    while now < .at(TimeSpan(seconds: to)) {
+      let t = now.sinceOrigin.inSeconds
       if let change = path.observe(rtt(t), at: now, outage: outage(t)) {
         changes.append((t, change))
       }
@@ -34,7 +34,7 @@ import Testing
     var path = PathRoundTrip()
     let changes = feed(&path, from: 0, to: 30) { t in 35 + wobble(t, 10) }
     #expect(changes.isEmpty)
-    #expect(path.baseline(at: 30_000_000_000) == 35)
+    #expect(path.baseline(at: .at(.seconds(30))) == 35)
   }
 
   /// A handover: 1.5 s dark, then 180 ms where 40 ms was. The window starts again after the
@@ -47,8 +47,8 @@ import Testing
       t < 21.6 ? 40 : 180
     }
     #expect(changes.map(\.1) == [.outage])
-    #expect(path.baseline(at: 22_400_000_000) == 180)
-    #expect(path.baseline(at: 30_000_000_000) == 180)
+    #expect(path.baseline(at: .at(.milliseconds(22400))) == 180)
+    #expect(path.baseline(at: .at(.seconds(30))) == 180)
   }
 
   /// libsrt's smoothed figure takes most of a second after a blackout to move to the new
@@ -65,7 +65,7 @@ import Testing
       default: 181
       }
     }
-    #expect(path.baseline(at: 30_000_000_000) == 181)
+    #expect(path.baseline(at: .at(.seconds(30))) == 181)
   }
 
   /// No outage, the round trip steps from 40 ms to 180 ms and stays: followed within a few
@@ -78,7 +78,7 @@ import Testing
     #expect(changes.first?.1 == .step)
     let at = changes.first?.0 ?? 99
     #expect(at - 20.4 <= 5, "followed at \(at) s")
-    #expect((path.baseline(at: 30_000_000_000) ?? 0) >= 175)
+    #expect((path.baseline(at: .at(.seconds(30))) ?? 0) >= 175)
   }
 
   /// A queue that grows (we send more than the link takes) or drains is no new distance: the
@@ -92,7 +92,7 @@ import Testing
       return 40 + (phase < 3 ? 100 * phase : 300 - 100 * (phase - 3))
     }
     #expect(changes.isEmpty)
-    #expect(path.baseline(at: 40_000_000_000) == 40)
+    #expect(path.baseline(at: .at(.seconds(40))) == 40)
   }
 
   /// A bottleneck's queue that builds up over seconds while the rate climbs to the link's
@@ -105,7 +105,7 @@ import Testing
       t < 15 ? 3 + 57 * (t - 10) / 5 : 60 + wobble(t, 4)
     }
     #expect(changes.isEmpty, "\(changes)")
-    #expect(path.baseline(at: 19_000_000_000) == 3)
+    #expect(path.baseline(at: .at(.seconds(19))) == 3)
 
     var stepped = PathRoundTrip()
     _ = feed(&stepped, from: 0, to: 10) { _ in 3 }
@@ -118,10 +118,10 @@ import Testing
   @Test func noReadingNoBaselineAndAShortOutageKeepsIt() {
     var path = PathRoundTrip()
     _ = feed(&path, from: 0, to: 1) { _ in nil }
-    #expect(path.baseline(at: 1_000_000_000) == nil)
+    #expect(path.baseline(at: .at(.seconds(1))) == nil)
     _ = feed(&path, from: 1, to: 5) { _ in 300 }
     let changes = feed(&path, from: 5, to: 8, outage: { $0 >= 6 && $0 < 6.6 }) { _ in 300 }
     #expect(changes.isEmpty)
-    #expect(path.baseline(at: 8_000_000_000) == 300)
+    #expect(path.baseline(at: .at(.seconds(8))) == 300)
   }
 }

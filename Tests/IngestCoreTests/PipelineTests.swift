@@ -2,7 +2,7 @@ import Testing
 
 @testable import IngestCore
 
-private let second: Int64 = 1_000_000_000
+private let second = TimeSpan.seconds(1)
 
 /// Drains the pipeline's event queue.
 private func events(_ pipeline: Pipeline) -> [PipelineEvent] {
@@ -144,15 +144,16 @@ private func relax(_ pipeline: Pipeline, _ clock: VirtualClock, to tier: Tier) {
       format: format, budgetBytes: 3_000_000, overheadBytes: 1_000_000)
     let budget = pipeline.budget.budget
     var inFlight: SendRing.InFlightUnit?
-    var stalledUntil: Int64 = 0
+    var stalledUntil = MonotonicInstant.origin
     var clocks: [Int64] = [0, 0, 0]
     var sentUnits = 0
     for step in 0..<2500 {
-      clock.advance(to: clock.now() + Int64.random(in: 0...20_000_000, using: &generator))
+      clock.advance(
+        to: clock.now() + .nanoseconds(Int64.random(in: 0...20_000_000, using: &generator)))
       let kind = [SampleKind.video, .video, .audioApp, .audioMic].randomElement(using: &generator)!
       let index = Int(kind.rawValue)
       // Capture time follows the virtual clock; now and then an audio clock resets.
-      clocks[index] = max(clocks[index] + 1, clock.now() * 48 / 1_000_000)
+      clocks[index] = max(clocks[index] + 1, clock.now().sinceOrigin.nanoseconds * 48 / 1_000_000)
       if kind.isAudio && Int.random(in: 0..<300, using: &generator) == 0 {
         clocks[index] -= 480_000
       }
@@ -181,7 +182,8 @@ private func relax(_ pipeline: Pipeline, _ clock: VirtualClock, to tier: Tier) {
 
       if clock.now() >= stalledUntil {
         if Int.random(in: 0..<60, using: &generator) == 0 {
-          stalledUntil = clock.now() + Int64.random(in: 1...50, using: &generator) * 100_000_000
+          stalledUntil =
+            clock.now() + Int64.random(in: 1...50, using: &generator) * .milliseconds(100)
         } else {
           for _ in 0..<Int.random(in: 0...3, using: &generator) {
             if inFlight == nil { inFlight = pipeline.beginSend() }

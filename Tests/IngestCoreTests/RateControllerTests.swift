@@ -31,7 +31,8 @@ private struct SimulatedLink {
   var random = SplitMix(seed: 11)
 
   /// Offers `bits` during `seconds`; returns the estimate at the end.
-  mutating func step(offering bits: Double, seconds: Double, now: Int64) -> LinkEstimate {
+  mutating func step(offering bits: Double, seconds: Double, now: MonotonicInstant) -> LinkEstimate
+  {
     // In 10 ms steps: the sink tops the send buffer up to its bound as the link drains it.
     let steps = max(1, Int((seconds / 0.01).rounded()))
     let bound = capacity * latencyMilliseconds / 2000
@@ -129,7 +130,7 @@ private func simulate(
     shape(&link, t)
     // The video and its framing (TS, SRT, UDP, IP), as the controller's configuration says.
     let bits = encoder.bits(seconds: tick) * (1 + configuration.framingShare)
-    let estimate = link.step(offering: bits, seconds: tick, now: Int64(t * 1e9))
+    let estimate = link.step(offering: bits, seconds: tick, now: .at(TimeSpan(seconds: t)))
     if let decision = controller.update(estimate) {
       decisions.append(decision)
       encoder.target = Double(decision.targetBitsPerSecond)
@@ -182,9 +183,9 @@ private func simulate(
     configuration.framingShare = 0
     configuration.increaseLimitOfDelivered = 1.15
     var controller = RateController(configuration: configuration)
-    var now: Int64 = 0
+    var now = MonotonicInstant.origin
     func clear(delivered: Double?) -> LinkEstimate {
-      now += 200_000_000
+      now += .milliseconds(200)
       return LinkEstimate(
         time: now, queueMilliseconds: 0, deliveredBitsPerSecond: delivered,
         latencyMilliseconds: 400)
@@ -386,7 +387,8 @@ private func simulate(
     #expect((back?.seconds ?? 99) - 21.5 <= 3, "back at \(back?.seconds ?? 99) s")
     let after = samples.filter { $0.seconds >= 25 }
     #expect(after.allSatisfy { Double($0.target) >= 0.9 * Double(nominal) })
-    #expect(!decisions.contains { $0.reason == .congestion && $0.link.time >= 21_500_000_000 })
+    #expect(
+      !decisions.contains { $0.reason == .congestion && $0.link.time >= .at(.milliseconds(21500)) })
     #expect((after.last?.baseRoundTrip ?? 0) >= 175)
   }
 
@@ -408,7 +410,8 @@ private func simulate(
     let back = samples.first { $0.seconds >= 20 && $0.target == nominal }
     #expect((back?.seconds ?? 99) - 20 <= 8, "back at \(back?.seconds ?? 99) s")
     #expect(samples.filter { $0.seconds >= 30 }.allSatisfy { $0.target == nominal })
-    if decisions.contains(where: { $0.reason == .congestion && $0.link.time >= 20_000_000_000 }) {
+    if decisions.contains(where: { $0.reason == .congestion && $0.link.time >= .at(.seconds(20)) })
+    {
       #expect(decisions.contains { $0.rule == .pathChanged })
     }
   }
@@ -430,7 +433,7 @@ private func simulate(
     #expect(settled.allSatisfy { abs($0 - median) <= 0.15 * median }, "median \(median)")
     #expect(settled.max()! <= 1.15 * video)
     // Every probe after the first cut starts from near the ceiling then in force.
-    let probes = decisions.filter { $0.rule == .probe && $0.link.time >= 10_000_000_000 }
+    let probes = decisions.filter { $0.rule == .probe && $0.link.time >= .at(.seconds(10)) }
     #expect(!probes.isEmpty)
     for probe in probes {
       let ceiling = Double(probe.ceilingBitsPerSecond ?? 0)
@@ -446,9 +449,9 @@ private func simulate(
     configuration.framingShare = 0
     configuration.startShare = 1
     var controller = RateController(configuration: configuration)
-    var now: Int64 = 0
+    var now = MonotonicInstant.origin
     func reading(queue: Double, delivered: Double) -> RateController.Decision? {
-      now += 200_000_000
+      now += .milliseconds(200)
       var link = LinkEstimate(
         time: now, queueMilliseconds: 0, roundTripMilliseconds: 40,
         deliveredBitsPerSecond: delivered, latencyMilliseconds: 200)

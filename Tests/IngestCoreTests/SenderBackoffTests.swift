@@ -2,19 +2,19 @@ import Testing
 
 @testable import IngestCore
 
-private let second: Int64 = 1_000_000_000
+private let second = TimeSpan.seconds(1)
 
-/// A sink whose connection attempts take `attemptNanoseconds` of the clock's time and fail, as
+/// A sink whose connection attempts take `attempt` of the clock's time and fail, as
 /// a libsrt or libavformat connect to a silent server blocks for its whole timeout.
 private final class SlowRefusingSink: OutputSink {
   let clock: VirtualClock
-  let attemptNanoseconds: Int64
-  private(set) var attemptStarts: [Int64] = []
+  let attempt: TimeSpan
+  private(set) var attemptStarts: [MonotonicInstant] = []
   private(set) var connecting: [Bool] = []
 
-  init(clock: VirtualClock, attemptNanoseconds: Int64) {
+  init(clock: VirtualClock, attempt: TimeSpan) {
     self.clock = clock
-    self.attemptNanoseconds = attemptNanoseconds
+    self.attempt = attempt
   }
 
   var payloadFormat: PayloadFormat { .accessUnits }
@@ -24,11 +24,12 @@ private final class SlowRefusingSink: OutputSink {
 
   func open(tracks: TrackFormats) throws(SinkError) {
     attemptStarts.append(clock.now())
-    clock.advance(to: clock.now() + attemptNanoseconds)
+    clock.advance(to: clock.now() + attempt)
     throw .timeout(endpoint: "slow", operation: "connect", reason: "no answer")
   }
 
-  func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64) throws(SinkError)
+  func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: MonotonicInstant)
+    throws(SinkError)
     -> SinkWriteResult
   { .written }
   func close() {}
@@ -40,12 +41,12 @@ private final class SlowRefusingSink: OutputSink {
   /// of 0.5 s, the second attempt starts 3.5 s after the first, not at once.
   @Test func delayCountsFromTheEndOfTheFailedAttempt() throws {
     let (pipeline, clock) = try makePipeline()
-    let sink = SlowRefusingSink(clock: clock, attemptNanoseconds: 3 * second)
+    let sink = SlowRefusingSink(clock: clock, attempt: 3 * second)
     let sender = Sender(pipeline: pipeline, sink: sink, backoff: Backoff(seed: 5), clock: clock)
     var attempts: [Bool] = []
     sender.onConnectAttempt = { attempts.append($0) }
     var reference = Backoff(seed: 5)
-    var expectedStarts: [Int64] = []
+    var expectedStarts: [MonotonicInstant] = []
     var now = clock.now()
     for _ in 0..<3 {
       expectedStarts.append(now)

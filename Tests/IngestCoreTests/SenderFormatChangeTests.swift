@@ -20,7 +20,7 @@ import Testing
     // Back to the announced format.
     #expect(pipeline.changeFormat(.aac(CoreFixtures.allTracks.audioApp!), for: .audioApp))
     #expect(pipeline.append(CoreFixtures.audio(.audioApp, frame: 4)))
-    #expect(sender.pump(now: 0) == .idle)
+    #expect(sender.pump(now: .origin) == .idle)
     #expect(
       sink.written.map(\.write.unit.format) == [
         nil, nil, .aac(Self.mono), nil, .aac(CoreFixtures.allTracks.audioApp!),
@@ -38,7 +38,7 @@ import Testing
     sink.writeScript = [
       .written, .written, .fail(.write(endpoint: "scripted", reason: "down", retryable: true)),
     ]
-    guard case .blocked(let retry) = sender.pump(now: 0) else {
+    guard case .blocked(let retry) = sender.pump(now: .origin) else {
       Issue.record("the failed write schedules a retry")
       return
     }

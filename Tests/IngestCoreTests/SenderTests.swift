@@ -2,7 +2,8 @@ import Testing
 
 @testable import IngestCore
 
-private let second: Int64 = 1_000_000_000
+private let second = TimeSpan.seconds(1)
+private let nanosecond = TimeSpan.nanoseconds(1)
 
 /// Appends K a P a K P a (two GOPs, app audio between) from video frame `first` and audio
 /// frame `first` on, and returns how many samples that was.
@@ -39,15 +40,15 @@ private func pid(_ bytes: [UInt8], at offset: Int = 0) -> Int {
 
     var reference = Backoff(seed: 42)
     let delay = reference.next()
-    let start = 10 * second
+    let start = MonotonicInstant.at(10 * second)
     #expect(sender.pump(now: start) == .blocked(until: start + delay))
-    #expect(delay >= 400_000_000 && delay <= 600_000_000)
+    #expect(delay >= .milliseconds(400) && delay <= .milliseconds(600))
     #expect(!sender.isConnected)
     #expect(sink.closes == 1)
     #expect(
       events == [
         .connected(attempt: 1), .disconnected(reason: "scripted: link down"),
-        .retrying(reason: "scripted: link down", delayNanoseconds: delay),
+        .retrying(reason: "scripted: link down", delay: delay),
       ])
     // The first connection started at the keyframe with PAT and PMT in front.
     #expect(sink.written.count == 1)
@@ -56,7 +57,7 @@ private func pid(_ bytes: [UInt8], at offset: Int = 0) -> Int {
     #expect(pid(first.bytes) == 0)
 
     // Not before the delay.
-    #expect(sender.pump(now: start + delay - 1) == .blocked(until: start + delay))
+    #expect(sender.pump(now: start + delay - nanosecond) == .blocked(until: start + delay))
     #expect(sink.opens == 1)
 
     #expect(sender.pump(now: start + delay) == .idle)
@@ -85,7 +86,7 @@ private func pid(_ bytes: [UInt8], at offset: Int = 0) -> Int {
     let sender = Sender(pipeline: pipeline, sink: sink, backoff: Backoff(seed: 7))
     var events: [SenderEvent] = []
     sender.onEvent = { events.append($0) }
-    var now = 10 * second
+    var now = MonotonicInstant.at(10 * second)
     // Each round's samples come after the last round's, as a capture's do.
     var frame: Int64 = 0
     for outage in 1...10 {
@@ -99,7 +100,7 @@ private func pid(_ bytes: [UInt8], at offset: Int = 0) -> Int {
         return
       }
       #expect(events.suffix(2).first == .disconnected(reason: "scripted: peer gone"))
-      #expect(sender.pump(now: retryAt - 1) == .blocked(until: retryAt))
+      #expect(sender.pump(now: retryAt - nanosecond) == .blocked(until: retryAt))
       now = retryAt
       appendTwoGOPs(pipeline, first: frame)
       frame += 4
@@ -125,7 +126,7 @@ private func pid(_ bytes: [UInt8], at offset: Int = 0) -> Int {
     #expect(pipeline.append(CoreFixtures.video(frame: 1, key: false)))
     #expect(pipeline.append(CoreFixtures.audio(.audioApp, frame: 0)))
     sink.writeScript = [.fail(.write(endpoint: "scripted", reason: "reset", retryable: true))]
-    guard case .blocked(let retry) = sender.pump(now: second) else {
+    guard case .blocked(let retry) = sender.pump(now: .at(second)) else {
       Issue.record("expected a retry")
       return
     }
@@ -136,7 +137,7 @@ private func pid(_ bytes: [UInt8], at offset: Int = 0) -> Int {
     #expect(pipeline.append(CoreFixtures.video(frame: 3, key: false)) == false)
     #expect(pipeline.append(CoreFixtures.video(frame: 4, key: true)))
     #expect(pipeline.append(CoreFixtures.video(frame: 5, key: false)))
-    #expect(sender.pump(now: retry + 1) == .idle)
+    #expect(sender.pump(now: retry + nanosecond) == .idle)
     let units = sink.written.map(\.write.unit)
     #expect(units.map(\.kind) == [.audioApp, .video, .video])
     #expect(units[0].prefixLength > 0)  // PAT/PMT lead the new connection
@@ -148,14 +149,14 @@ private func pid(_ bytes: [UInt8], at offset: Int = 0) -> Int {
     let (pipeline, _) = try makePipeline()
     let sink = ScriptedSink(payloadFormat: .accessUnits)
     let sender = Sender(pipeline: pipeline, sink: sink, backoff: Backoff(seed: 9))
-    var delays: [Int64] = []
+    var delays: [TimeSpan] = []
     sender.onEvent = { event in
       if case .retrying(_, let delay) = event { delays.append(delay) }
     }
     let refused = SinkError.connect(endpoint: "scripted", reason: "refused", retryable: true)
     sink.openScript = [refused, refused, nil]
     #expect(pipeline.append(CoreFixtures.video(frame: 0, key: true)))
-    var now = second
+    var now = MonotonicInstant.at(second)
     for _ in 0..<2 {
       guard case .blocked(let until) = sender.pump(now: now) else {
         Issue.record("expected a retry")
@@ -173,8 +174,8 @@ private func pid(_ bytes: [UInt8], at offset: Int = 0) -> Int {
     let second = reference.next()
     reference.reset()
     #expect(delays == [first, second, reference.next()])
-    #expect(delays[1] >= 800_000_000 && delays[1] <= 1_200_000_000)
-    #expect(delays[2] >= 400_000_000 && delays[2] <= 600_000_000)
+    #expect(delays[1] >= .milliseconds(800) && delays[1] <= .milliseconds(1200))
+    #expect(delays[2] >= .milliseconds(400) && delays[2] <= .milliseconds(600))
     #expect(sink.closes == 1)  // failed opens are not closed; the broken connection is
   }
 
@@ -188,8 +189,8 @@ private func pid(_ bytes: [UInt8], at offset: Int = 0) -> Int {
     let rejected = SinkError.publishRefused(
       endpoint: "scripted", reason: "stream key rejected", retryable: false)
     sink.writeScript = [.written, .fail(rejected)]
-    #expect(sender.pump(now: second) == .failed(rejected))
-    #expect(sender.pump(now: 100 * second) == .failed(rejected))
+    #expect(sender.pump(now: .at(second)) == .failed(rejected))
+    #expect(sender.pump(now: .at(100 * second)) == .failed(rejected))
     #expect(sink.offers.count == 2)
     #expect(sink.opens == 1)
     #expect(events.last == .failed(reason: rejected.description))
@@ -200,7 +201,7 @@ private func pid(_ bytes: [UInt8], at offset: Int = 0) -> Int {
     let missing = SinkError.write(endpoint: "out", reason: "no such directory", retryable: false)
     refusing.openScript = [missing]
     let stopped = Sender(pipeline: pipeline, sink: refusing)
-    #expect(stopped.pump(now: second) == .failed(missing))
+    #expect(stopped.pump(now: .at(second)) == .failed(missing))
     #expect(refusing.offers.isEmpty)
   }
 
@@ -210,10 +211,10 @@ private func pid(_ bytes: [UInt8], at offset: Int = 0) -> Int {
     let sink = ScriptedSink(payloadFormat: format)
     let sender = Sender(pipeline: pipeline, sink: sink)
     let appended = appendTwoGOPs(pipeline)
-    sink.writeScript = [.written, .wouldBlock(5 * second), .wouldBlock(6 * second)]
-    #expect(sender.pump(now: second) == .blocked(until: 5 * second))
-    #expect(sender.pump(now: 5 * second) == .blocked(until: 6 * second))
-    #expect(sender.pump(now: 6 * second) == .idle)
+    sink.writeScript = [.written, .wouldBlock(.at(5 * second)), .wouldBlock(.at(6 * second))]
+    #expect(sender.pump(now: .at(second)) == .blocked(until: .at(5 * second)))
+    #expect(sender.pump(now: .at(5 * second)) == .blocked(until: .at(6 * second)))
+    #expect(sender.pump(now: .at(6 * second)) == .idle)
     #expect(sink.offers.count == appended + 2)
     let blocked = sink.offers[1...3]
     #expect(

@@ -44,7 +44,7 @@ import Testing
       kind: .video, pts: dts + 3000, dts: dts, isKeyframe: keyframe,
       isDiscontinuity: format != nil, prefixLength: 0, format: format)
     let bytes = [UInt8(truncatingIfNeeded: frame)] + [UInt8](repeating: 0xA5, count: 99)
-    return try bytes.withUnsafeBytes { try sink.write(unit, bytes: $0, now: 0) }
+    return try bytes.withUnsafeBytes { try sink.write(unit, bytes: $0, now: .origin) }
   }
 
   /// One AAC frame of app audio at the time of video frame `frame` (20 bytes).
@@ -56,7 +56,7 @@ import Testing
       kind: .audioApp, pts: dts, dts: dts, isKeyframe: true, isDiscontinuity: format != nil,
       prefixLength: 0, format: format)
     return try [UInt8](repeating: 0x21, count: 20).withUnsafeBytes {
-      try sink.write(unit, bytes: $0, now: 0)
+      try sink.write(unit, bytes: $0, now: .origin)
     }
   }
 
@@ -311,7 +311,7 @@ import Testing
     let outgoing = OutgoingUnit(
       kind: .video, pts: 900_000, dts: 900_000, isKeyframe: true, isDiscontinuity: false,
       prefixLength: unit.prefix)
-    _ = try unit.bytes.withUnsafeBytes { try ts.write(outgoing, bytes: $0, now: 0) }
+    _ = try unit.bytes.withUnsafeBytes { try ts.write(outgoing, bytes: $0, now: .origin) }
     try ts.finish()
 
     let fmp4 = Self.makeSink(directory)

@@ -21,7 +21,9 @@ private func feed(
     let outgoing = OutgoingUnit(
       kind: .video, pts: dts, dts: dts, isKeyframe: frame % 30 == 0,
       isDiscontinuity: frame == discontinuityAt, prefixLength: unit.prefix)
-    let result = try unit.bytes.withUnsafeBytes { try sink.write(outgoing, bytes: $0, now: 0) }
+    let result = try unit.bytes.withUnsafeBytes {
+      try sink.write(outgoing, bytes: $0, now: .origin)
+    }
     #expect(result == .written)
   }
 }
@@ -99,7 +101,8 @@ private func makeSink(_ directory: TemporaryDirectory, window: Int = 0) -> HLSSi
   let frame = TSFixture.video(dts: 1000, keyframe: false)
   let unit = OutgoingUnit(
     kind: .video, pts: 1000, dts: 1000, isKeyframe: false, isDiscontinuity: false, prefixLength: 0)
-  #expect(try frame.bytes.withUnsafeBytes { try sink.write(unit, bytes: $0, now: 0) } == .written)
+  #expect(
+    try frame.bytes.withUnsafeBytes { try sink.write(unit, bytes: $0, now: .origin) } == .written)
   #expect(!directory.names.contains { $0.hasSuffix(".part") })
   try feed(sink, seconds: 1, start: 4000)
   try sink.finish()

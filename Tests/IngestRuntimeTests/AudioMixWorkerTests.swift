@@ -38,7 +38,7 @@ import Testing
       emit: (_ pts: MediaTime, _ payload: UnsafeRawBufferPointer) -> Void
     ) {
       threads.append(pthread_self())
-      let deadline = SystemClock().now() + 10_000_000_000
+      let deadline = SystemClock().now() + .seconds(10)
       gate.withLock {
         while held { if !gate.wait(until: deadline) { break } }
       }
@@ -127,7 +127,7 @@ import Testing
     let start = SystemClock().now()
     for value in Int64(0)..<10 { Self.submit(worker, .audioApp, value, into: received) }
     // Ten submits while the mix is held: had one waited for it, the 10 s hold would show.
-    #expect(SystemClock().now() - start < 5_000_000_000)
+    #expect(SystemClock().now() - start < .seconds(5))
     #expect(worker.droppedSamples == 6)
     mix.release()
     Self.finish(worker, into: received)

@@ -14,7 +14,7 @@ import Testing
 
   @Test func aFreshReadingServesEveryOutputThatAsks() {
     let counting = CountingProbe()
-    let shared = SharedResidentProbe(counting, clock: SystemClock(), maximumAge: 60_000_000_000)
+    let shared = SharedResidentProbe(counting, clock: SystemClock(), maximumAge: .seconds(60))
     #expect(shared.residentBytes() == 1_000)
     #expect(shared.residentBytes() == 1_000)
     #expect(shared.residentBytes() == 1_000)
@@ -23,7 +23,7 @@ import Testing
 
   @Test func anOldReadingIsTakenAgain() {
     let counting = CountingProbe()
-    let shared = SharedResidentProbe(counting, clock: SystemClock(), maximumAge: 0)
+    let shared = SharedResidentProbe(counting, clock: SystemClock(), maximumAge: .zero)
     #expect(shared.residentBytes() == 1_000)
     #expect(shared.residentBytes() == 2_000)
     #expect(counting.readings.load(ordering: .relaxed) == 2)

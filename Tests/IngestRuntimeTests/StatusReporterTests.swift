@@ -42,7 +42,7 @@ private final class Lines: Sendable {
     let clock = VirtualClock()
     let lines = Lines()
     let reporter = try reporter(clock, lines)
-    var link = LinkEstimate(time: 0, queueMilliseconds: 180, latencyMilliseconds: 200)
+    var link = LinkEstimate(time: .origin, queueMilliseconds: 180, latencyMilliseconds: 200)
     link.backlogMilliseconds = 12
     link.unsentMilliseconds = 4
     var decision = RateController.Decision(
@@ -50,7 +50,7 @@ private final class Lines: Sendable {
       rule: .standingQueue, state: .drain, link: link, queueDelayMilliseconds: 150)
     decision.baseRoundTripMilliseconds = 40
     decision.ceilingBitsPerSecond = 600_000
-    reporter.report(.rate(decision), now: clock.now() + 1_000_000_000)
+    reporter.report(.rate(decision), now: clock.now() + .seconds(1))
     // The rule that fired and the state it left the controller in, beside the inputs.
     #expect(
       lines.all == [

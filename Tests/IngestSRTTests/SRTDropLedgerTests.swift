@@ -9,7 +9,7 @@ import Testing
   private let message = SRTMessageChunker.messageSize
   private let video = Int(SampleKind.video.rawValue)
   /// A deadline no reading in these tests reaches, for the tests of sender drops.
-  private let never = Int64.max / 2
+  private let never = TimeSpan.max / 2
 
   /// Ten video units of two messages each; the buffer holds the last six messages when libsrt
   /// reports two dropped packets: they were the two just past the previous head, the third
@@ -17,15 +17,18 @@ import Testing
   @Test func droppedPacketsAreTheOldestAtThePreviousReading() {
     var ledger = SRTDropLedger()
     for _ in 0..<10 {
-      ledger.unitWritten(kind: .video, bytes: 2 * message, now: 0)
-      ledger.messageSent(now: 0)
-      ledger.messageSent(now: 0)
+      ledger.unitWritten(kind: .video, bytes: 2 * message, now: .origin)
+      ledger.messageSent(now: .origin)
+      ledger.messageSent(now: .origin)
     }
-    ledger.observe(droppedPackets: 0, bufferedPackets: 16, now: 0, latency: never, roundTrip: 0)
-    ledger.observe(droppedPackets: 2, bufferedPackets: 14, now: 0, latency: never, roundTrip: 0)
+    ledger.observe(
+      droppedPackets: 0, bufferedPackets: 16, now: .origin, latency: never, roundTrip: .zero)
+    ledger.observe(
+      droppedPackets: 2, bufferedPackets: 14, now: .origin, latency: never, roundTrip: .zero)
     #expect(ledger.lostUnits[video] == 1)
     // Read again, nothing more was dropped: nothing more is lost.
-    ledger.observe(droppedPackets: 2, bufferedPackets: 2, now: 0, latency: never, roundTrip: 0)
+    ledger.observe(
+      droppedPackets: 2, bufferedPackets: 2, now: .origin, latency: never, roundTrip: .zero)
     #expect(ledger.lostUnits[video] == 1)
   }
 
@@ -34,13 +37,15 @@ import Testing
   @Test func anAcknowledgementWithTheDropDoesNotBlameTheAcknowledged() {
     var ledger = SRTDropLedger()
     // Four small units in the first message, then a unit of four messages.
-    for _ in 0..<4 { ledger.unitWritten(kind: .audioApp, bytes: message / 4, now: 0) }
-    ledger.messageSent(now: 0)
-    ledger.unitWritten(kind: .video, bytes: 4 * message, now: 0)
-    for _ in 0..<4 { ledger.messageSent(now: 0) }
-    ledger.observe(droppedPackets: 0, bufferedPackets: 5, now: 0, latency: never, roundTrip: 0)
+    for _ in 0..<4 { ledger.unitWritten(kind: .audioApp, bytes: message / 4, now: .origin) }
+    ledger.messageSent(now: .origin)
+    ledger.unitWritten(kind: .video, bytes: 4 * message, now: .origin)
+    for _ in 0..<4 { ledger.messageSent(now: .origin) }
+    ledger.observe(
+      droppedPackets: 0, bufferedPackets: 5, now: .origin, latency: never, roundTrip: .zero)
     // The first message dropped, the next three acknowledged.
-    ledger.observe(droppedPackets: 1, bufferedPackets: 1, now: 0, latency: never, roundTrip: 0)
+    ledger.observe(
+      droppedPackets: 1, bufferedPackets: 1, now: .origin, latency: never, roundTrip: .zero)
     #expect(ledger.lostUnits == [0, 4, 0])
   }
 
@@ -52,14 +57,16 @@ import Testing
       (.audioMic, message / 2), (.video, 3 * message),
     ]
     for (kind, bytes) in units {
-      ledger.unitWritten(kind: kind, bytes: bytes, now: 0)
+      ledger.unitWritten(kind: kind, bytes: bytes, now: .origin)
     }
-    for _ in 0..<7 { ledger.messageSent(now: 0) }
+    for _ in 0..<7 { ledger.messageSent(now: .origin) }
     // Messages 0 and 1 acknowledged, then messages 2 to 4 dropped (bytes 2 x 1316 up to
     // 5 x 1316): the first video unit's last message, both audio units (in message 3) and the
     // second video unit's first.
-    ledger.observe(droppedPackets: 0, bufferedPackets: 5, now: 0, latency: never, roundTrip: 0)
-    ledger.observe(droppedPackets: 3, bufferedPackets: 2, now: 0, latency: never, roundTrip: 0)
+    ledger.observe(
+      droppedPackets: 0, bufferedPackets: 5, now: .origin, latency: never, roundTrip: .zero)
+    ledger.observe(
+      droppedPackets: 3, bufferedPackets: 2, now: .origin, latency: never, roundTrip: .zero)
     #expect(ledger.lostUnits == [2, 1, 1])
   }
 
@@ -67,20 +74,20 @@ import Testing
   private func ledger(units: Int, spacing: Int64) -> SRTDropLedger {
     var ledger = SRTDropLedger()
     for index in 0..<Int64(units) {
-      ledger.messageSent(now: ms(index * spacing))
-      ledger.unitWritten(kind: .video, bytes: message, now: ms(index * spacing))
+      ledger.messageSent(now: .at(ms(index * spacing)))
+      ledger.unitWritten(kind: .video, bytes: message, now: .at(ms(index * spacing)))
     }
     return ledger
   }
 
-  private func ms(_ milliseconds: Int64) -> Int64 { milliseconds * 1_000_000 }
+  private func ms(_ milliseconds: Int64) -> TimeSpan { .milliseconds(milliseconds) }
 
   /// Observes at `at` ms with a latency of 170 ms and a round trip of 20 ms: a unit is late
   /// once unacknowledged 220 ms after it was handed over.
   private func observe(_ ledger: inout SRTDropLedger, buffered: Int, at: Int64, dropped: Int64 = 0)
   {
     ledger.observe(
-      droppedPackets: dropped, bufferedPackets: buffered, now: ms(at), latency: ms(170),
+      droppedPackets: dropped, bufferedPackets: buffered, now: .at(ms(at)), latency: ms(170),
       roundTrip: ms(20))
   }
 
@@ -128,12 +135,12 @@ import Testing
   /// then.
   @Test func aCarriedTailTakesTheTimeOfItsMessage() {
     var ledger = SRTDropLedger()
-    ledger.unitWritten(kind: .audioApp, bytes: message / 2, now: 0)
+    ledger.unitWritten(kind: .audioApp, bytes: message / 2, now: .origin)
     observe(&ledger, buffered: 0, at: 300)
     #expect(ledger.lostUnits == [0, 0, 0])
     // The sink counts the message as it goes, then the unit whose push sent it.
-    ledger.messageSent(now: ms(400))
-    ledger.unitWritten(kind: .audioApp, bytes: message / 2, now: ms(400))
+    ledger.messageSent(now: .at(ms(400)))
+    ledger.unitWritten(kind: .audioApp, bytes: message / 2, now: .at(ms(400)))
     observe(&ledger, buffered: 1, at: 600)
     #expect(ledger.lostUnits == [0, 0, 0])
     observe(&ledger, buffered: 1, at: 700)
@@ -143,14 +150,17 @@ import Testing
   /// A new connection starts the counts again and keeps what was lost.
   @Test func aReconnectKeepsTheLosses() {
     var ledger = SRTDropLedger()
-    ledger.unitWritten(kind: .video, bytes: message, now: 0)
-    ledger.messageSent(now: 0)
-    ledger.observe(droppedPackets: 0, bufferedPackets: 1, now: 0, latency: never, roundTrip: 0)
-    ledger.observe(droppedPackets: 1, bufferedPackets: 0, now: 0, latency: never, roundTrip: 0)
+    ledger.unitWritten(kind: .video, bytes: message, now: .origin)
+    ledger.messageSent(now: .origin)
+    ledger.observe(
+      droppedPackets: 0, bufferedPackets: 1, now: .origin, latency: never, roundTrip: .zero)
+    ledger.observe(
+      droppedPackets: 1, bufferedPackets: 0, now: .origin, latency: never, roundTrip: .zero)
     ledger.reset()
-    ledger.unitWritten(kind: .video, bytes: message, now: 0)
-    ledger.messageSent(now: 0)
-    ledger.observe(droppedPackets: 0, bufferedPackets: 0, now: 0, latency: never, roundTrip: 0)
+    ledger.unitWritten(kind: .video, bytes: message, now: .origin)
+    ledger.messageSent(now: .origin)
+    ledger.observe(
+      droppedPackets: 0, bufferedPackets: 0, now: .origin, latency: never, roundTrip: .zero)
     #expect(ledger.lostUnits[video] == 1)
   }
 
@@ -187,14 +197,18 @@ import Testing
       (.video, false), (.video, false),
     ]
     for (kind, keyframe) in units {
-      ledger.messageSent(now: 0)
-      ledger.unitWritten(kind: kind, keyframe: keyframe, bytes: message, now: 0)
+      ledger.messageSent(now: .origin)
+      ledger.unitWritten(kind: kind, keyframe: keyframe, bytes: message, now: .origin)
     }
-    ledger.observe(droppedPackets: 0, bufferedPackets: 7, now: 0, latency: never, roundTrip: 0)
+    ledger.observe(
+      droppedPackets: 0, bufferedPackets: 7, now: .origin, latency: never, roundTrip: .zero)
     // The first keyframe dropped by libsrt; after the second keyframe, unit 5 dropped.
-    ledger.observe(droppedPackets: 1, bufferedPackets: 6, now: 0, latency: never, roundTrip: 0)
-    ledger.observe(droppedPackets: 1, bufferedPackets: 2, now: 0, latency: never, roundTrip: 0)
-    ledger.observe(droppedPackets: 2, bufferedPackets: 0, now: 0, latency: never, roundTrip: 0)
+    ledger.observe(
+      droppedPackets: 1, bufferedPackets: 6, now: .origin, latency: never, roundTrip: .zero)
+    ledger.observe(
+      droppedPackets: 1, bufferedPackets: 2, now: .origin, latency: never, roundTrip: .zero)
+    ledger.observe(
+      droppedPackets: 2, bufferedPackets: 0, now: .origin, latency: never, roundTrip: .zero)
     #expect(ledger.lostUnits == [2, 0, 0])
     // Units 1 and 3 (video before the second keyframe); not the audio, nor unit 6.
     #expect(ledger.possiblyLostUnits == [2, 0, 0])

@@ -1,3 +1,4 @@
+import IngestCore
 import Testing
 
 @testable import IngestSRT
@@ -37,25 +38,26 @@ import Testing
   /// reconnect would ask for. Not again while the path stays; again once it grew by a quarter.
   @Test func aRoundTripThatGrowsDuringTheRunWarnsOnce() {
     var run = RunLatencyCheck()
-    let second: Int64 = 1_000_000_000
+    let second = TimeSpan.seconds(1)
     var due: Bool
-    due = run.isDue(now: 0, roundTripMilliseconds: 40, latencyMilliseconds: 200)
+    due = run.isDue(now: .origin, roundTripMilliseconds: 40, latencyMilliseconds: 200)
     #expect(!due)
-    due = run.isDue(now: second, roundTripMilliseconds: 180, latencyMilliseconds: 200)
+    due = run.isDue(now: .at(second), roundTripMilliseconds: 180, latencyMilliseconds: 200)
     #expect(due)
     run.warned(roundTripMilliseconds: 180)
-    due = run.isDue(now: 2 * second, roundTripMilliseconds: 185, latencyMilliseconds: 200)
+    due = run.isDue(now: .at(2 * second), roundTripMilliseconds: 185, latencyMilliseconds: 200)
     #expect(!due)
     // Checked at most twice a second.
-    due = run.isDue(now: 2 * second + 1, roundTripMilliseconds: 300, latencyMilliseconds: 200)
+    due = run.isDue(
+      now: .at(2 * second + .nanoseconds(1)), roundTripMilliseconds: 300, latencyMilliseconds: 200)
     #expect(!due)
-    due = run.isDue(now: 3 * second, roundTripMilliseconds: 300, latencyMilliseconds: 200)
+    due = run.isDue(now: .at(3 * second), roundTripMilliseconds: 300, latencyMilliseconds: 200)
     #expect(due)
     run.warned(roundTripMilliseconds: 300)
     // Back on a short path, then long again: a new warning.
-    due = run.isDue(now: 4 * second, roundTripMilliseconds: 40, latencyMilliseconds: 200)
+    due = run.isDue(now: .at(4 * second), roundTripMilliseconds: 40, latencyMilliseconds: 200)
     #expect(!due)
-    due = run.isDue(now: 5 * second, roundTripMilliseconds: 180, latencyMilliseconds: 200)
+    due = run.isDue(now: .at(5 * second), roundTripMilliseconds: 180, latencyMilliseconds: 200)
     #expect(due)
 
     var check = SRTLatencyCheck(
@@ -76,9 +78,9 @@ import Testing
     var run = RunLatencyCheck()
     run.warned(roundTripMilliseconds: 100)
     var due: Bool
-    due = run.isDue(now: 0, roundTripMilliseconds: 102, latencyMilliseconds: 250)
+    due = run.isDue(now: .origin, roundTripMilliseconds: 102, latencyMilliseconds: 250)
     #expect(!due)
-    due = run.isDue(now: 1_000_000_000, roundTripMilliseconds: 130, latencyMilliseconds: 250)
+    due = run.isDue(now: .at(.seconds(1)), roundTripMilliseconds: 130, latencyMilliseconds: 250)
     #expect(due)
   }
 }

@@ -1,3 +1,4 @@
+import IngestCore
 import Testing
 
 @testable import IngestSRT
@@ -5,19 +6,21 @@ import Testing
 /// The byte bound on libsrt's send buffer: what is in flight plus what the link drains within
 /// the queue bound.
 @Suite struct SRTQueueLimitTests {
-  private let ms: Int64 = 1_000_000
+  private let ms = TimeSpan.milliseconds(1)
 
   /// A round trip that rose while data was in flight is the path's queue; once libsrt holds
   /// nothing of ours it is not (only acknowledgements of new data would bring libsrt's smoothed
   /// figure down again, and nothing is sent while it stays up).
   @Test func aRoundTripSpikeIsNoQueueOnceNothingIsInFlight() {
     var limit = SRTQueueLimit()
-    limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 2, now: 0)
     limit.observe(
-      acknowledgedBytes: 10_000, bufferedBytes: 5_000, roundTripMilliseconds: 70, now: 100 * ms)
+      acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 2, now: .origin)
+    limit.observe(
+      acknowledgedBytes: 10_000, bufferedBytes: 5_000, roundTripMilliseconds: 70, now: .at(100 * ms)
+    )
     #expect(limit.pathQueueMilliseconds == 68)
     limit.observe(
-      acknowledgedBytes: 15_000, bufferedBytes: 0, roundTripMilliseconds: 70, now: 200 * ms)
+      acknowledgedBytes: 15_000, bufferedBytes: 0, roundTripMilliseconds: 70, now: .at(200 * ms))
     #expect(limit.pathQueueMilliseconds == 0)
     #expect(
       !limit.isQueueLong(
@@ -25,7 +28,8 @@ import Testing
         latencyMilliseconds: 120))
     // Data in flight again: libsrt's figure counts once more.
     limit.observe(
-      acknowledgedBytes: 15_000, bufferedBytes: 1_316, roundTripMilliseconds: 60, now: 300 * ms)
+      acknowledgedBytes: 15_000, bufferedBytes: 1_316, roundTripMilliseconds: 60, now: .at(300 * ms)
+    )
     #expect(limit.pathQueueMilliseconds == 58)
   }
 
@@ -42,7 +46,7 @@ import Testing
     var acknowledged: Int64 = 0
     for step in 0...20 {
       limit.observe(
-        acknowledgedBytes: acknowledged, bufferedBytes: 15_000, now: Int64(step) * 100 * ms)
+        acknowledgedBytes: acknowledged, bufferedBytes: 15_000, now: .at(Int64(step) * 100 * ms))
       acknowledged += 16_250
     }
     let bytes = limit.limitBytes(latencyMilliseconds: 200)
@@ -59,7 +63,7 @@ import Testing
     for step in 0...20 {
       limit.observe(
         acknowledgedBytes: acknowledged, bufferedBytes: 30_000, roundTripMilliseconds: 100,
-        now: Int64(step) * 100 * ms)
+        now: .at(Int64(step) * 100 * ms))
       acknowledged += 25_000
     }
     #expect(limit.minimumRoundTripMilliseconds == 100)
@@ -90,7 +94,7 @@ import Testing
     for step in 0...20 {
       limit.observe(
         acknowledgedBytes: acknowledged, bufferedBytes: 150_000, roundTripMilliseconds: 300,
-        now: Int64(step) * 100 * ms)
+        now: .at(Int64(step) * 100 * ms))
       acknowledged += 25_000
     }
     let queued = limit.queuedMilliseconds(unsentBytes: 0, sendBufferMilliseconds: 700)
@@ -99,7 +103,7 @@ import Testing
     // The path's own queue shows in its round trip.
     limit.observe(
       acknowledgedBytes: acknowledged, bufferedBytes: 150_000, roundTripMilliseconds: 450,
-      now: 21 * 100 * ms)
+      now: .at(21 * 100 * ms))
     #expect(limit.queuedMilliseconds(unsentBytes: 0, sendBufferMilliseconds: 700) == 150)
   }
 
@@ -107,11 +111,11 @@ import Testing
   /// measured path once that first reading is out of the 10 s window.
   @Test func theRoundTripIsTheMinimumOfTheLastTenSeconds() {
     var limit = SRTQueueLimit()
-    limit.observe(acknowledgedBytes: 0, bufferedBytes: 0, roundTripMilliseconds: 100, now: 0)
+    limit.observe(acknowledgedBytes: 0, bufferedBytes: 0, roundTripMilliseconds: 100, now: .origin)
     for step in 1...120 {
       limit.observe(
         acknowledgedBytes: 0, bufferedBytes: 0, roundTripMilliseconds: 300,
-        now: Int64(step) * 100 * ms)
+        now: .at(Int64(step) * 100 * ms))
     }
     #expect(limit.minimumRoundTripMilliseconds == 300)
   }
@@ -120,11 +124,11 @@ import Testing
   /// link can take: they change nothing.
   @Test func anIdleLinkIsNotMeasured() {
     var limit = SRTQueueLimit()
-    limit.observe(acknowledgedBytes: 0, bufferedBytes: 0, now: 0)
-    limit.observe(acknowledgedBytes: 1_000, bufferedBytes: 0, now: 100 * ms)
-    limit.observe(acknowledgedBytes: 2_000, bufferedBytes: 5_000, now: 200 * ms)
+    limit.observe(acknowledgedBytes: 0, bufferedBytes: 0, now: .origin)
+    limit.observe(acknowledgedBytes: 1_000, bufferedBytes: 0, now: .at(100 * ms))
+    limit.observe(acknowledgedBytes: 2_000, bufferedBytes: 5_000, now: .at(200 * ms))
     #expect(limit.drainBytesPerSecond == nil)
-    limit.observe(acknowledgedBytes: 30_000, bufferedBytes: 5_000, now: 300 * ms)
+    limit.observe(acknowledgedBytes: 30_000, bufferedBytes: 5_000, now: .at(300 * ms))
     #expect(limit.drainBytesPerSecond == 280_000)
   }
 
@@ -132,7 +136,7 @@ import Testing
   @Test func aSlowerLinkLowersTheLimitDownToTheFloor() {
     var limit = SRTQueueLimit()
     var acknowledged: Int64 = 0
-    var now: Int64 = 0
+    var now = MonotonicInstant.origin
     for _ in 0...10 {
       limit.observe(acknowledgedBytes: acknowledged, bufferedBytes: 9_000, now: now)
       acknowledged += 50_000
@@ -150,10 +154,10 @@ import Testing
 
   @Test func shortIntervalsWaitForALongerOne() {
     var limit = SRTQueueLimit()
-    limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, now: 0)
-    limit.observe(acknowledgedBytes: 10_000, bufferedBytes: 5_000, now: 10 * ms)
+    limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, now: .origin)
+    limit.observe(acknowledgedBytes: 10_000, bufferedBytes: 5_000, now: .at(10 * ms))
     #expect(limit.drainBytesPerSecond == nil)
-    limit.observe(acknowledgedBytes: 20_000, bufferedBytes: 5_000, now: 100 * ms)
+    limit.observe(acknowledgedBytes: 20_000, bufferedBytes: 5_000, now: .at(100 * ms))
     #expect(limit.drainBytesPerSecond == 200_000)
   }
 
@@ -168,8 +172,8 @@ import Testing
         latencyMilliseconds: 120, queuedMilliseconds: 0, streamBytesPerSecond: 6_250_000)
         == 437_500)
     // A measured drain above the stream's rate, doubled, wins.
-    limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, now: 0)
-    limit.observe(acknowledgedBytes: 400_000, bufferedBytes: 5_000, now: 100 * ms)
+    limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, now: .origin)
+    limit.observe(acknowledgedBytes: 400_000, bufferedBytes: 5_000, now: .at(100 * ms))
     #expect(
       limit.limitBytes(
         latencyMilliseconds: 120, queuedMilliseconds: 0, streamBytesPerSecond: 1_000_000)
@@ -188,8 +192,8 @@ import Testing
 
   @Test func aNewConnectionForgetsTheRate() {
     var limit = SRTQueueLimit()
-    limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, now: 0)
-    limit.observe(acknowledgedBytes: 100_000, bufferedBytes: 5_000, now: 100 * ms)
+    limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, now: .origin)
+    limit.observe(acknowledgedBytes: 100_000, bufferedBytes: 5_000, now: .at(100 * ms))
     limit.reset()
     #expect(limit.drainBytesPerSecond == nil)
     #expect(limit.limitBytes(latencyMilliseconds: 200) == SRTQueueLimit.floorBytes)
@@ -205,7 +209,7 @@ import Testing
     for step in 0...40 {
       limit.observe(
         acknowledgedBytes: acknowledged, bufferedBytes: 200_000, roundTripMilliseconds: 300,
-        now: Int64(step) * 100 * ms)
+        now: .at(Int64(step) * 100 * ms))
       acknowledged += 31_250
     }
     // 312.5 kB/s: 310 ms in flight (96,875 bytes) and 400 ms queued (125,000 bytes).
@@ -226,7 +230,7 @@ import Testing
       if step % 6 == 0 { acknowledged += 6 * 12_500 }
       limit.observe(
         acknowledgedBytes: acknowledged, bufferedBytes: 100_000, roundTripMilliseconds: 300,
-        now: Int64(step) * 50 * ms)
+        now: .at(Int64(step) * 50 * ms))
     }
     let rate = limit.drainBytesPerSecond ?? 0
     #expect(abs(rate - 250_000) < 30_000, "\(rate)")
@@ -236,7 +240,7 @@ import Testing
   /// again, so a handover from 40 ms to 180 ms is not 140 ms of path queue for 10 s.
   @Test func anOutageStartsTheRoundTripAgain() {
     var limit = SRTQueueLimit()
-    var now: Int64 = 0
+    var now = MonotonicInstant.origin
     for _ in 0..<50 {
       limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 40, now: now)
       now += 100 * ms
@@ -260,7 +264,7 @@ import Testing
   /// the whole round trip once counted as one and held every unit back.
   @Test func whileThePathSettlesThereIsNoPathQueue() {
     var limit = SRTQueueLimit()
-    var now: Int64 = 0
+    var now = MonotonicInstant.origin
     for _ in 0..<30 {
       limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 40, now: now)
       now += 100 * ms
@@ -284,7 +288,7 @@ import Testing
   /// as drained, until libsrt reports another figure.
   @Test func aPathQueueHeldLongerThanItselfCountsAsDrained() {
     var limit = SRTQueueLimit()
-    var now: Int64 = 0
+    var now = MonotonicInstant.origin
     for _ in 0..<20 {
       limit.observe(
         acknowledgedBytes: 0, bufferedBytes: 1_316, roundTripMilliseconds: 180, now: now)

@@ -52,7 +52,7 @@ import Testing
         == .file(
           path: "slow.ts",
           shaper: LinkShaper(
-            bitsPerSecond: 1_500_000, stallStart: 500_000_000, stallDuration: 10_000_000_000)))
+            bitsPerSecond: 1_500_000, stallStart: .milliseconds(500), stallDuration: .seconds(10))))
     #expect(
       try OutputTarget(parsing: "null:?rate=800k")
         == .null(shaper: LinkShaper(bitsPerSecond: 800_000)))

@@ -1,3 +1,4 @@
+import IngestCore
 import Testing
 
 @testable import IngestUpload
@@ -15,7 +16,7 @@ import Testing
 
 @Test func backoffDoublesUpToTheCapWithBoundedJitter() {
   var backoff = RetryPolicy(initialDelay: 0.5, maximumDelay: 4).backoff(seed: 7)
-  let nominal: [Int64] = [500, 1000, 2000, 4000, 4000, 4000].map { $0 * 1_000_000 }
+  let nominal: [TimeSpan] = [500, 1000, 2000, 4000, 4000, 4000].map { .milliseconds($0) }
   for expected in nominal {
     let delay = backoff.next()
     #expect(delay >= expected * 8 / 10 && delay <= expected * 12 / 10)

@@ -16,18 +16,18 @@ import Testing
   }
 
   @Test func nothingBeforeTheFirstStatistics() {
-    #expect(WHIPLinkMeter().estimate(now: 0, pendingBytes: 0) == nil)
+    #expect(WHIPLinkMeter().estimate(now: .origin, pendingBytes: 0) == nil)
   }
 
   @Test func theDeliveredRateLossAndRoundTripComeFromTheReports() throws {
     var meter = WHIPLinkMeter()
-    meter.observe(Self.statistics(bytes: 0, packets: 0), now: 0)
+    meter.observe(Self.statistics(bytes: 0, packets: 0), now: .origin)
     let queue = WHIPLinkMeter.floorBytes + 25_000
     var second = Self.statistics(bytes: 250_000, packets: 200, lost: 4, queue: queue)
     second.roundTripMilliseconds = 42
     second.receiverEstimateBitsPerSecond = 2_500_000
-    meter.observe(second, now: 1_000_000_000)
-    let estimate = try #require(meter.estimate(now: 1_000_000_000, pendingBytes: 0))
+    meter.observe(second, now: .at(.seconds(1)))
+    let estimate = try #require(meter.estimate(now: .at(.seconds(1)), pendingBytes: 0))
     // 2 Mb/s left; the 2 % the receiver lost did not arrive.
     #expect(estimate.deliveredBitsPerSecond == 1_960_000)
     #expect(estimate.roundTripMilliseconds == 42)
@@ -47,7 +47,7 @@ import Testing
     var meter = WHIPLinkMeter()
     var first = Self.statistics(bytes: 0, packets: 0)
     first.roundTripMilliseconds = 100
-    meter.observe(first, now: 0)
+    meter.observe(first, now: .origin)
     var second = Self.statistics(bytes: 250_000, packets: 200, lost: 4)
     second.fractionLost = 0.02
     second.roundTripMilliseconds = 130
@@ -55,8 +55,8 @@ import Testing
     second.transportReceivedBitsPerSecond = 1_500_000
     second.transportLoss = 0.05
     second.transportQueueMilliseconds = 60
-    meter.observe(second, now: 1_000_000_000)
-    let estimate = try #require(meter.estimate(now: 1_000_000_000, pendingBytes: 0))
+    meter.observe(second, now: .at(.seconds(1)))
+    let estimate = try #require(meter.estimate(now: .at(.seconds(1)), pendingBytes: 0))
     #expect(estimate.deliveredBitsPerSecond == 1_500_000)
     #expect(estimate.lossRatio == 0.05)
     // 60 ms in the path's queues over the least round trip seen (100 ms).
@@ -68,8 +68,8 @@ import Testing
     third.transportLoss = nil
     third.transportQueueMilliseconds = nil
     third.bytesSent = 500_000
-    meter.observe(third, now: 2_000_000_000)
-    let reports = try #require(meter.estimate(now: 2_000_000_000, pendingBytes: 0))
+    meter.observe(third, now: .at(.seconds(2)))
+    let reports = try #require(meter.estimate(now: .at(.seconds(2)), pendingBytes: 0))
     #expect(reports.deliveredBitsPerSecond == 1_960_000)
     #expect(reports.lossRatio == 0.02)
     #expect(reports.queueMilliseconds == 0)
@@ -80,11 +80,11 @@ import Testing
   /// from; one above it changes nothing (the first test).
   @Test func theReceiversEstimateBoundsTheDeliveredRate() throws {
     var meter = WHIPLinkMeter()
-    meter.observe(Self.statistics(bytes: 0, packets: 0), now: 0)
+    meter.observe(Self.statistics(bytes: 0, packets: 0), now: .origin)
     var second = Self.statistics(bytes: 250_000, packets: 200)
     second.receiverEstimateBitsPerSecond = 1_200_000
-    meter.observe(second, now: 1_000_000_000)
-    let estimate = try #require(meter.estimate(now: 1_000_000_000, pendingBytes: 0))
+    meter.observe(second, now: .at(.seconds(1)))
+    let estimate = try #require(meter.estimate(now: .at(.seconds(1)), pendingBytes: 0))
     #expect(estimate.deliveredBitsPerSecond == 1_200_000)
   }
 
@@ -92,42 +92,44 @@ import Testing
   /// the receiver's loss, which is read as its queue overflowing, once, while fresh.
   @Test func heavyLossIsAnOverflowedQueueWhileFresh() throws {
     var meter = WHIPLinkMeter()
-    meter.observe(Self.statistics(bytes: 0, packets: 0), now: 0)
+    meter.observe(Self.statistics(bytes: 0, packets: 0), now: .origin)
     var second = Self.statistics(bytes: 125_000, packets: 100, lost: 20)
     second.fractionLost = 0.2
-    meter.observe(second, now: 1_000_000_000)
-    let fresh = try #require(meter.estimate(now: 1_200_000_000, pendingBytes: 0))
+    meter.observe(second, now: .at(.seconds(1)))
+    let fresh = try #require(meter.estimate(now: .at(.milliseconds(1200)), pendingBytes: 0))
     #expect(fresh.queueMilliseconds == WHIPLinkMeter.latencyMilliseconds)
     #expect(fresh.deliveredBitsPerSecond == 800_000)
     // The same report read again later is no new overflow.
-    let stale = try #require(meter.estimate(now: 1_600_000_000, pendingBytes: 0))
+    let stale = try #require(meter.estimate(now: .at(.milliseconds(1600)), pendingBytes: 0))
     #expect(stale.queueMilliseconds == 0)
   }
 
   @Test func theReceiverReportsLossFractionWins() throws {
     var meter = WHIPLinkMeter()
-    meter.observe(Self.statistics(bytes: 0, packets: 0), now: 0)
+    meter.observe(Self.statistics(bytes: 0, packets: 0), now: .origin)
     var second = Self.statistics(bytes: 100_000, packets: 100, lost: 50)
     second.fractionLost = 0.1
-    meter.observe(second, now: 1_000_000_000)
-    #expect(meter.estimate(now: 1_000_000_000, pendingBytes: 0)?.lossRatio == 0.1)
+    meter.observe(second, now: .at(.seconds(1)))
+    #expect(meter.estimate(now: .at(.seconds(1)), pendingBytes: 0)?.lossRatio == 0.1)
   }
 
   @Test func bytesWaitingForThePipeAreQueueToo() throws {
     var meter = WHIPLinkMeter()
-    meter.observe(Self.statistics(bytes: 0, packets: 0), now: 0)
+    meter.observe(Self.statistics(bytes: 0, packets: 0), now: .origin)
     let queue = WHIPLinkMeter.floorBytes + 1000
-    meter.observe(Self.statistics(bytes: 100_000, packets: 100, queue: queue), now: 1_000_000_000)
-    let estimate = try #require(meter.estimate(now: 1_000_000_000, pendingBytes: 9000))
+    meter.observe(
+      Self.statistics(bytes: 100_000, packets: 100, queue: queue), now: .at(.seconds(1)))
+    let estimate = try #require(meter.estimate(now: .at(.seconds(1)), pendingBytes: 9000))
     #expect(estimate.queueBytes == queue + 9000)
     #expect(estimate.queueMilliseconds == 100)
   }
 
   @Test func aFrameInFlightIsNoQueue() throws {
     var meter = WHIPLinkMeter()
-    meter.observe(Self.statistics(bytes: 0, packets: 0), now: 0)
-    meter.observe(Self.statistics(bytes: 100_000, packets: 100, queue: 30_000), now: 1_000_000_000)
-    let estimate = try #require(meter.estimate(now: 1_000_000_000, pendingBytes: 0))
+    meter.observe(Self.statistics(bytes: 0, packets: 0), now: .origin)
+    meter.observe(
+      Self.statistics(bytes: 100_000, packets: 100, queue: 30_000), now: .at(.seconds(1)))
+    let estimate = try #require(meter.estimate(now: .at(.seconds(1)), pendingBytes: 0))
     #expect(estimate.queueMilliseconds == 0)
     #expect(estimate.stalledMilliseconds == 0)
   }
@@ -138,20 +140,21 @@ import Testing
     var meter = WHIPLinkMeter()
     var quiet = Self.statistics(bytes: 100_000, packets: 100)
     quiet.rtcpSilenceMilliseconds = 900
-    meter.observe(quiet, now: 1_000_000_000)
-    #expect(meter.estimate(now: 1_000_000_000, pendingBytes: 0)?.stalledMilliseconds == 0)
+    meter.observe(quiet, now: .at(.seconds(1)))
+    #expect(meter.estimate(now: .at(.seconds(1)), pendingBytes: 0)?.stalledMilliseconds == 0)
     var silent = Self.statistics(bytes: 200_000, packets: 200)
     silent.rtcpSilenceMilliseconds = 4000
-    meter.observe(silent, now: 2_000_000_000)
-    #expect(meter.estimate(now: 2_000_000_000, pendingBytes: 0)?.stalledMilliseconds == 4000)
+    meter.observe(silent, now: .at(.seconds(2)))
+    #expect(meter.estimate(now: .at(.seconds(2)), pendingBytes: 0)?.stalledMilliseconds == 4000)
   }
 
   @Test func aQueueThatStopsDrainingShowsAsAStall() throws {
     var meter = WHIPLinkMeter()
-    meter.observe(Self.statistics(bytes: 0, packets: 0), now: 0)
-    meter.observe(Self.statistics(bytes: 100_000, packets: 100, queue: 5000), now: 1_000_000_000)
-    meter.observe(Self.statistics(bytes: 100_000, packets: 100, queue: 90_000), now: 3_000_000_000)
-    let estimate = try #require(meter.estimate(now: 3_000_000_000, pendingBytes: 0))
+    meter.observe(Self.statistics(bytes: 0, packets: 0), now: .origin)
+    meter.observe(Self.statistics(bytes: 100_000, packets: 100, queue: 5000), now: .at(.seconds(1)))
+    meter.observe(
+      Self.statistics(bytes: 100_000, packets: 100, queue: 90_000), now: .at(.seconds(3)))
+    let estimate = try #require(meter.estimate(now: .at(.seconds(3)), pendingBytes: 0))
     #expect(estimate.stalledMilliseconds == 2000)
   }
 }

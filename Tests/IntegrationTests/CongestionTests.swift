@@ -49,7 +49,7 @@ import Testing
     let directory = try CommandRunner.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let path = directory.appending(path: "stall.ts").path
-    let shaper = LinkShaper(stallStart: 2_000_000_000, stallDuration: 5_000_000_000)
+    let shaper = LinkShaper(stallStart: .seconds(2), stallDuration: .seconds(5))
     let status = StatusLog()
     let summary = try replay("screen.dump", to: .file(path: path, shaper: shaper), status: status)
     let snapshot = summary.snapshot

@@ -123,7 +123,7 @@ import Testing
         kind: .video, pts: 0, dts: 0, isKeyframe: true, isDiscontinuity: false, prefixLength: 0)
       #expect(throws: SinkError.self) {
         try [UInt8](repeating: 0, count: 8).withUnsafeBytes {
-          try sink.write(unit, bytes: $0, now: 0)
+          try sink.write(unit, bytes: $0, now: .origin)
         }
       }
       sink.close()
@@ -191,7 +191,7 @@ private struct RTMPPacket {
   func write(to sink: RTMPSink, as kind: SampleKind? = nil) throws -> SinkWriteResult {
     var unit = unit
     unit.kind = kind ?? unit.kind
-    return try data.withUnsafeBytes { try sink.write(unit, bytes: $0, now: 0) }
+    return try data.withUnsafeBytes { try sink.write(unit, bytes: $0, now: .origin) }
   }
 }
 

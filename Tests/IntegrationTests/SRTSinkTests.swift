@@ -60,12 +60,13 @@ struct SRTSinkTests {
         attempts += 1
         try #require(attempts < 1000, "unit \(index) never went out")
         let result = try stream.withUnsafeBytes { raw in
-          try sink.write(unit, bytes: UnsafeRawBufferPointer(rebasing: raw[range]), now: 0)
+          try sink.write(unit, bytes: UnsafeRawBufferPointer(rebasing: raw[range]), now: .origin)
         }
         if result == .written { break }
         blocked += 1
         if case .wouldBlock(let retryAt) = result {
-          usleep(useconds_t(clamping: max(1_000, retryAt / 1_000)))
+          // Written at the clock's origin: the retry time is the wait.
+          usleep(useconds_t(clamping: max(1_000, retryAt.sinceOrigin.nanoseconds / 1_000)))
         }
       }
       afterEachUnit(index)
@@ -217,7 +218,7 @@ struct SRTSinkTests {
       throws: SinkError.write(
         endpoint: "srt://127.0.0.1:9", reason: "not connected", retryable: true)
     ) {
-      try bytes.withUnsafeBytes { try sink.write(unit, bytes: $0, now: 0) }
+      try bytes.withUnsafeBytes { try sink.write(unit, bytes: $0, now: .origin) }
     }
   }
 

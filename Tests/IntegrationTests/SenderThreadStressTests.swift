@@ -42,7 +42,7 @@ import Testing
       reader: DumpReader(source: try FileByteSource(path: Self.screen)), pipeline: pipeline,
       driver: driver, senderThread: thread, clock: clock, speed: .factor(8), control: control,
       reporter: reporter)
-    replayer.drainTimeout = 2_000_000_000
+    replayer.drainTimeout = .seconds(2)
 
     // A third thread reads counters the whole time, as a host app's status display would.
     let done = Atomic<Bool>(false)

@@ -2,15 +2,15 @@
 ///
 /// Memory pressure (the ledger, resident memory, the ring's bytes against the budget) guards
 /// the ceiling: as soon as it reaches a tier's threshold, the ladder jumps to the highest tier
-/// reached; down only after it stayed below `recoverBelow` for `holdNanoseconds`, one tier at
+/// reached; down only after it stayed below `recoverBelow` for `hold`, one tier at
 /// a time, each step with a fresh hold period.
 ///
 /// Link pressure (the ring's backlog against `--buffer`, the sink's congestion) is a link that
 /// does not keep up for a while, or not at all for a moment (a blackout): it grades, one tier
-/// per `linkStepNanoseconds`, and no further than `linkCeiling` (a lower bitrate, then a lower
+/// per `linkStep`, and no further than `linkCeiling` (a lower bitrate, then a lower
 /// frame rate with disposable frames dropped), so audio and whole GOPs are left to the ring's
 /// drop policy, which sheds only what does not fit. Once the link keeps up again (link pressure
-/// below `recoverBelow` for `linkRecoverNanoseconds`), its tiers end at once.
+/// below `recoverBelow` for `linkRecover`), its tiers end at once.
 public struct DegradationLadder: Sendable {
   /// Thresholds and hysteresis.
   public struct Configuration: Sendable, Equatable {
@@ -19,13 +19,13 @@ public struct DegradationLadder: Sendable {
     /// The pressure must stay below this to step down.
     public var recoverBelow: Double = 0.70
     /// How long the pressure must stay below `recoverBelow` before each step down.
-    public var holdNanoseconds: Int64 = 5_000_000_000
+    public var hold: TimeSpan = .seconds(5)
     /// Link pressure raises the tier one step at most this often.
-    public var linkStepNanoseconds = TimeSpan.seconds(1).nanoseconds
+    public var linkStep: TimeSpan = .seconds(1)
     /// The highest tier link pressure alone reaches.
     public var linkCeiling: Tier = .reducedFrameRate
     /// How long link pressure must stay below `recoverBelow` before its tiers end.
-    public var linkRecoverNanoseconds = TimeSpan.seconds(1).nanoseconds
+    public var linkRecover: TimeSpan = .seconds(1)
 
     public init() {}
   }
@@ -41,26 +41,28 @@ public struct DegradationLadder: Sendable {
   /// The current tier: the higher of the memory and the link tiers.
   public var tier: Tier { max(memoryTier, linkTier) }
   private var memoryTier: Tier = .normal
-  private var belowSince: Int64?
+  private var belowSince: MonotonicInstant?
   private var linkTier: Tier = .normal
-  private var linkStepped: Int64?
-  private var linkBelowSince: Int64?
+  private var linkStepped: MonotonicInstant?
+  private var linkBelowSince: MonotonicInstant?
 
   public init(configuration: Configuration = Configuration()) {
     precondition(configuration.thresholds.count == Tier.allCases.count - 1)
     self.configuration = configuration
   }
 
-  /// Feeds a memory pressure reading taken at `now` (nanoseconds, monotonic), with no link
+  /// Feeds a memory pressure reading taken at `now`, with no link
   /// pressure.
   /// - Returns: the change, if the tier changed.
-  public mutating func update(pressure: Double, now: Int64) -> Change? {
+  public mutating func update(pressure: Double, now: MonotonicInstant) -> Change? {
     update(pressure: pressure, linkPressure: 0, now: now)
   }
 
-  /// Feeds the memory and link pressure readings taken at `now` (nanoseconds, monotonic).
+  /// Feeds the memory and link pressure readings taken at `now`.
   /// - Returns: the change, if the tier changed.
-  public mutating func update(pressure: Double, linkPressure: Double, now: Int64) -> Change? {
+  public mutating func update(pressure: Double, linkPressure: Double, now: MonotonicInstant)
+    -> Change?
+  {
     let before = tier
     updateMemory(pressure, now: now)
     updateLink(linkPressure, now: now)
@@ -76,7 +78,7 @@ public struct DegradationLadder: Sendable {
     return target
   }
 
-  private mutating func updateMemory(_ pressure: Double, now: Int64) {
+  private mutating func updateMemory(_ pressure: Double, now: MonotonicInstant) {
     let target = target(pressure)
     if target > memoryTier {
       belowSince = nil
@@ -91,16 +93,16 @@ public struct DegradationLadder: Sendable {
       belowSince = now
       return
     }
-    guard now - since >= configuration.holdNanoseconds else { return }
+    guard now - since >= configuration.hold else { return }
     belowSince = now
     memoryTier = Tier(rawValue: memoryTier.rawValue - 1)!
   }
 
-  private mutating func updateLink(_ pressure: Double, now: Int64) {
+  private mutating func updateLink(_ pressure: Double, now: MonotonicInstant) {
     let target = min(target(pressure), configuration.linkCeiling)
     if target > linkTier {
       linkBelowSince = nil
-      if let linkStepped, now - linkStepped < configuration.linkStepNanoseconds { return }
+      if let linkStepped, now - linkStepped < configuration.linkStep { return }
       linkStepped = now
       linkTier = Tier(rawValue: linkTier.rawValue + 1)!
       return
@@ -111,7 +113,7 @@ public struct DegradationLadder: Sendable {
     }
     let since = linkBelowSince ?? now
     linkBelowSince = since
-    guard now - since >= configuration.linkRecoverNanoseconds else { return }
+    guard now - since >= configuration.linkRecover else { return }
     linkTier = .normal
     linkStepped = nil
     linkBelowSince = nil

@@ -23,9 +23,9 @@ public final class ControlLoop {
     /// The encoder's frame rate: halved by the ladder under pressure, restored after.
     public var nominalFrameRate = 30
     /// How often the link is read.
-    public var linkIntervalNanoseconds: Int64 = 200_000_000
+    public var linkInterval: TimeSpan = .milliseconds(200)
     /// How often memory is read (the probe reads `/proc` on Linux: not on every tick).
-    public var memoryIntervalNanoseconds = TimeSpan.seconds(1).nanoseconds
+    public var memoryInterval: TimeSpan = .seconds(1)
     /// The lowest bitrate the ladder asks for on entering `reducedBitrate`. A run under rate
     /// control gives every output the controller's floor, so that no output's ladder asks the
     /// encoder for less than the user allowed.
@@ -39,14 +39,14 @@ public final class ControlLoop {
   public let configuration: Configuration
   private let pipeline: Pipeline
   private let probe: any ResidentMemoryProbe
-  private let start: Int64
+  private let start: MonotonicInstant
   private var link: (any LinkEstimateSource)?
   /// The rate controller, when the loop steers from the link.
   public private(set) var controller: RateController?
-  private var nextLinkRead: Int64 = .min
-  private var nextMemoryRead: Int64 = .min
+  private var nextLinkRead: MonotonicInstant = .distantPast
+  private var nextMemoryRead: MonotonicInstant = .distantPast
   /// What the output sent, at the last memory reading, and its rate over the second before.
-  private var lastSent: (time: Int64, bytes: Int64)
+  private var lastSent: (time: MonotonicInstant, bytes: Int64)
   private var sentBitsPerSecond: Int64 = 0
   /// The ladder entered `reducedBitrate` before the output's send rate was measured: its
   /// bitrate request waits for the first measurement (a rate read from nothing sent would ask
@@ -63,7 +63,7 @@ public final class ControlLoop {
   /// This output's number (from 1) for `runControl`.
   public var output = 1
   /// Receives each event with the time of the tick that produced it.
-  public var onEvent: ((ControlEvent, Int64) -> Void)?
+  public var onEvent: ((ControlEvent, MonotonicInstant) -> Void)?
 
   /// - Parameters:
   ///   - pipeline: the output's pipeline: its ring backlog counts as queue for the controller,
@@ -90,7 +90,7 @@ public final class ControlLoop {
 
   /// When the next reading is due (the link's, when the loop steers from it, or memory's): a
   /// thread that drives the loop need not wake before then unless the pipeline has news.
-  public var nextTickDue: Int64 {
+  public var nextTickDue: MonotonicInstant {
     guard link != nil, controller != nil else { return nextMemoryRead }
     return min(nextLinkRead, nextMemoryRead)
   }
@@ -98,17 +98,17 @@ public final class ControlLoop {
   /// Does what is due at `now`: passes the pipeline's queued events on (tier changes with the
   /// ladder's requests), reads the link when due, and memory once a second.
   /// - Parameter force: read memory now even if a second has not passed (end of run).
-  public func tick(now: Int64, force: Bool = false) {
+  public func tick(now: MonotonicInstant, force: Bool = false) {
     while let event = pipeline.nextEvent() { handle(event, now: now) }
     // The profile before the keyframe: the encoder reopens in it on that keyframe.
     if let link, let profile = link.takeProfileRequest() { ask(.profile(profile), now: now) }
     if let link, link.takeKeyframeRequest(now: now) { ask(.keyframe, now: now) }
     if let link, now >= nextLinkRead, controller != nil {
-      nextLinkRead = now + configuration.linkIntervalNanoseconds
+      nextLinkRead = now + configuration.linkInterval
       readLink(link, now: now)
     }
     guard now >= nextMemoryRead || force else { return }
-    nextMemoryRead = now + configuration.memoryIntervalNanoseconds
+    nextMemoryRead = now + configuration.memoryInterval
     measureSendRate(now: now)
     pipeline.updateResident(probe.residentBytes())
     if let link {
@@ -119,7 +119,7 @@ public final class ControlLoop {
     }
   }
 
-  private func handle(_ event: PipelineEvent, now: Int64) {
+  private func handle(_ event: PipelineEvent, now: MonotonicInstant) {
     onEvent?(.pipeline(event), now)
     switch event {
     case .tierChanged(let from, let to, _, _):
@@ -142,7 +142,7 @@ public final class ControlLoop {
     }
   }
 
-  private func readLink(_ link: any LinkEstimateSource, now: Int64) {
+  private func readLink(_ link: any LinkEstimateSource, now: MonotonicInstant) {
     guard var estimate = link.linkEstimate(now: now) else { return }
     // An SRT sink holds data back rather than let libsrt's queue outgrow what the link drains
     // within the latency (an RTMP sink blocks in its socket), so a link that does not keep up
@@ -155,7 +155,7 @@ public final class ControlLoop {
 
   /// Hands `request` to the encoder and reports it, once, as delivered or not; with a
   /// `runControl`, wishes it there and reports what the encoder was asked for because of it.
-  private func ask(_ request: EncoderRequest, now: Int64) {
+  private func ask(_ request: EncoderRequest, now: MonotonicInstant) {
     if let runControl {
       if let decision = runControl.wish(request, from: output, now: now) {
         onEvent?(.runDecision(decision), now)
@@ -166,12 +166,12 @@ public final class ControlLoop {
     onEvent?(.encoderRequest(request, delivered: delivered), now)
   }
 
-  private func measureSendRate(now: Int64) {
+  private func measureSendRate(now: MonotonicInstant) {
     let interval = now - lastSent.time
     // A rate over less than half a second says little (the first reading comes at the start).
-    guard interval >= 500_000_000 else { return }
+    guard interval >= .milliseconds(500) else { return }
     let sent = pipeline.snapshot().sentBytes
-    sentBitsPerSecond = BitRate.bitsPerSecond(bytes: sent - lastSent.bytes, nanoseconds: interval)
+    sentBitsPerSecond = BitRate.bitsPerSecond(bytes: sent - lastSent.bytes, over: interval)
     lastSent = (now, sent)
     if reductionPending, let reduced = reducedBitsPerSecond(now: now) {
       reductionPending = false
@@ -183,10 +183,10 @@ public final class ControlLoop {
   /// last second, but never above the stream's own rate (the last second may be a backlog going
   /// out at once after a blackout: what the run sent on average is at most what the stream
   /// carries), and never below the floor; nil until the send rate was first measured.
-  private func reducedBitsPerSecond(now: Int64) -> Int? {
+  private func reducedBitsPerSecond(now: MonotonicInstant) -> Int? {
     guard lastSent.time > start else { return nil }
     let average = BitRate.bitsPerSecond(
-      bytes: pipeline.snapshot().sentBytes, nanoseconds: now - start)
+      bytes: pipeline.snapshot().sentBytes, over: now - start)
     return Int(
       max(
         Int64(configuration.bitrateFloorBitsPerSecond),

@@ -8,11 +8,11 @@ public protocol LinkEstimateSource: AnyObject {
   /// The link as the output measures it now, for the rate controller; nil when the output has
   /// no link (files) or is not connected. Called from the thread that ticks the control loop,
   /// a few times a second.
-  func linkEstimate(now: Int64) -> LinkEstimate?
+  func linkEstimate(now: MonotonicInstant) -> LinkEstimate?
   /// Whether the receiver asked for a keyframe since the last call (WHIP: a PLI or FIR), which
   /// the control loop passes to the encoder as `EncoderRequest.keyframe`. Called with the
   /// link's reading; a source whose receiver cannot ask answers false.
-  func takeKeyframeRequest(now: Int64) -> Bool
+  func takeKeyframeRequest(now: MonotonicInstant) -> Bool
   /// The H.264 profile the receiver negotiated, once, when it became known since the last call
   /// (WHIP: the profile the SDP answer chose), which the control loop passes to the encoder as
   /// `EncoderRequest.profile`; nil otherwise, and always for a source that negotiates none.
@@ -20,6 +20,6 @@ public protocol LinkEstimateSource: AnyObject {
 }
 
 extension LinkEstimateSource {
-  public func takeKeyframeRequest(now: Int64) -> Bool { false }
+  public func takeKeyframeRequest(now: MonotonicInstant) -> Bool { false }
   public func takeProfileRequest() -> H264Profile? { nil }
 }

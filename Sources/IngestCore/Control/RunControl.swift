@@ -25,8 +25,8 @@ public final class RunControl: Sendable {
     public var output: Int
   }
 
-  /// Keyframe wishes this close to a delivered keyframe are served by it (nanoseconds).
-  public static let keyframeInterval: Int64 = 500_000_000
+  /// Keyframe wishes this close to a delivered keyframe are served by it.
+  public static let keyframeInterval: TimeSpan = .milliseconds(500)
 
   private struct State {
     var bitrate: [Int?]
@@ -40,7 +40,7 @@ public final class RunControl: Sendable {
     var askedMicOff = false
     var askedKeyframesOnly = false
     var askedProfile: H264Profile?
-    var lastKeyframe: Int64?
+    var lastKeyframe: MonotonicInstant?
   }
 
   private let state: Mutex<State>
@@ -67,10 +67,11 @@ public final class RunControl: Sendable {
     self.deliver = deliver
   }
 
-  /// Output `output` (from 1) wishes `request` at `now` (nanoseconds on the run's clock).
+  /// Output `output` (from 1) wishes `request` at `now` (on the run's clock).
   /// - Returns: what the encoder was asked for because of it, or nil when the merged request
   ///   did not change (another output holds the encoder lower, or nothing new was asked).
-  public func wish(_ request: EncoderRequest, from output: Int, now: Int64) -> Decision? {
+  public func wish(_ request: EncoderRequest, from output: Int, now: MonotonicInstant) -> Decision?
+  {
     state.withLock { state -> Decision? in
       let slot = min(max(output - 1, 0), state.bitrate.count - 1)
       switch request {

@@ -4,8 +4,8 @@
 /// so that many senders that lost the same server do not come back in lockstep. The random source
 /// is a seeded SplitMix64, so tests are deterministic.
 public struct Backoff: Sendable {
-  public var initialNanoseconds: Int64 = 500_000_000
-  public var maximumNanoseconds: Int64 = 10_000_000_000
+  public var initial: TimeSpan = .milliseconds(500)
+  public var maximum: TimeSpan = .seconds(10)
   public var multiplier: Int64 = 2
   public var jitterPercent: Int64 = 20
   private var attempt = 0
@@ -17,15 +17,15 @@ public struct Backoff: Sendable {
   public var attempts: Int { attempt }
 
   /// The delay before the next attempt.
-  public mutating func next() -> Int64 {
-    var delay = initialNanoseconds
-    for _ in 0..<min(attempt, 32) where delay < maximumNanoseconds { delay *= multiplier }
-    delay = min(delay, maximumNanoseconds)
+  public mutating func next() -> TimeSpan {
+    var delay = initial.nanoseconds
+    for _ in 0..<min(attempt, 32) where delay < maximum.nanoseconds { delay *= multiplier }
+    delay = min(delay, maximum.nanoseconds)
     attempt += 1
     let spread = delay * jitterPercent / 100
-    guard spread > 0 else { return delay }
+    guard spread > 0 else { return .nanoseconds(delay) }
     let offset = Int64(randomBits() % UInt64(2 * spread + 1)) - spread
-    return max(1, delay + offset)
+    return .nanoseconds(max(1, delay + offset))
   }
 
   /// A connection succeeded: start again from `initial`.

@@ -7,16 +7,18 @@
 public struct LinkShaper: Sendable, Equatable {
   /// Bits per second; nil means unlimited.
   public var bitsPerSecond: Int64?
-  /// An outage: the link takes nothing from `stallStart` for `stallDuration` nanoseconds, counted
-  /// from the first unit offered.
-  public var stallStart: Int64?
-  public var stallDuration: Int64 = 0
+  /// An outage: the link takes nothing from `stallStart` for `stallDuration`, counted from the
+  /// first unit offered.
+  public var stallStart: TimeSpan?
+  public var stallDuration: TimeSpan = .zero
 
-  private var origin: Int64?
+  private var origin: MonotonicInstant?
   private var tokens: Double = 0
-  private var lastRefill: Int64 = 0
+  private var lastRefill: MonotonicInstant?
 
-  public init(bitsPerSecond: Int64? = nil, stallStart: Int64? = nil, stallDuration: Int64 = 0) {
+  public init(
+    bitsPerSecond: Int64? = nil, stallStart: TimeSpan? = nil, stallDuration: TimeSpan = .zero
+  ) {
     self.bitsPerSecond = bitsPerSecond
     self.stallStart = stallStart
     self.stallDuration = stallDuration
@@ -27,7 +29,7 @@ public struct LinkShaper: Sendable, Equatable {
 
   /// Asks to send `bytes` at `now`.
   /// - Returns: nil when the unit may go now (and charges it), else the time to ask again.
-  public mutating func admit(bytes: Int, now: Int64) -> Int64? {
+  public mutating func admit(bytes: Int, now: MonotonicInstant) -> MonotonicInstant? {
     let origin = self.origin ?? now
     self.origin = origin
     if let stallStart {
@@ -36,10 +38,12 @@ public struct LinkShaper: Sendable, Equatable {
     }
     guard let rate = bitsPerSecond, rate > 0 else { return nil }
     let bytesPerNanosecond = Double(rate) / 8e9
-    if lastRefill == 0 { lastRefill = now }
-    tokens = min(tokens + Double(now - lastRefill) * bytesPerNanosecond, Double(rate) / 80)
+    let elapsed = now - (lastRefill ?? now)
+    tokens = min(tokens + Double(elapsed.nanoseconds) * bytesPerNanosecond, Double(rate) / 80)
     lastRefill = now
-    guard tokens >= 0 else { return now + Int64((-tokens / bytesPerNanosecond).rounded(.up)) }
+    guard tokens >= 0 else {
+      return now + .nanoseconds(Int64((-tokens / bytesPerNanosecond).rounded(.up)))
+    }
     tokens -= Double(bytes)
     return nil
   }

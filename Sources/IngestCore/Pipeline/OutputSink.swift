@@ -55,8 +55,8 @@ public enum SinkWriteResult: Sendable, Equatable {
   /// malformed unit (`.invalid`). The run counts it as dropped, not as sent.
   case discarded(DropReason)
   /// The unit is not finished (a sink may have taken part of it): offer the same unit again at
-  /// `retryAt` (nanoseconds on the pipeline clock). The unit in flight is never dropped meanwhile.
-  case wouldBlock(retryAt: Int64)
+  /// `retryAt` (on the pipeline clock). The unit in flight is never dropped meanwhile.
+  case wouldBlock(retryAt: MonotonicInstant)
 }
 
 /// A destination for the pipeline's output, driven by the sender (never by the capture thread).
@@ -86,8 +86,9 @@ public protocol OutputSink: LinkEstimateSource {
   /// - Parameters:
   ///   - unit: what the bytes are.
   ///   - bytes: TS packets (prefix, then the unit's packets) or the raw access unit.
-  ///   - now: the pipeline clock in nanoseconds.
-  func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: Int64) throws(SinkError)
+  ///   - now: the pipeline clock.
+  func write(_ unit: OutgoingUnit, bytes: UnsafeRawBufferPointer, now: MonotonicInstant)
+    throws(SinkError)
     -> SinkWriteResult
   /// Closes the connection after a failure, before a retry. Must not throw.
   func close()
@@ -130,7 +131,7 @@ extension OutputSink {
   public func statusFields() -> JSONObject? { nil }
   public func linkReading() -> LinkReading? { nil }
   public func setStatusHandler(_ handler: @escaping @Sendable (String, JSONObject) -> Void) {}
-  public func linkEstimate(now: Int64) -> LinkEstimate? { nil }
+  public func linkEstimate(now: MonotonicInstant) -> LinkEstimate? { nil }
   public var acceptedBytes: Int64? { nil }
   public var unstoredUnits: [Int]? { nil }
   public var isEstablished: Bool { true }

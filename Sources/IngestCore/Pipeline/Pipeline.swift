@@ -175,7 +175,7 @@ public final class Pipeline: Sendable {
     let headerBytes: Int
     /// The reserved slot, `layout.byteCount` (or the payload's) bytes.
     let slot: UnsafeMutableRawBufferPointer
-    let now: Int64
+    let now: MonotonicInstant
 
     /// Whether a packetizer with the same program writes the same packets for both.
     func packages(like other: Reservation) -> Bool {
@@ -427,7 +427,7 @@ public final class Pipeline: Sendable {
   public func nextSend(after completion: SendCompletion?) -> (
     unit: SendRing.InFlightUnit, format: FormatDescription?
   )? {
-    let now = completion == nil ? 0 : clock.now()
+    let now = completion == nil ? .origin : clock.now()
     return shared.withLock { shared in
       switch completion {
       case .sent(let kind, let bytes)?:

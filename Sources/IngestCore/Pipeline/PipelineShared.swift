@@ -34,7 +34,7 @@ struct PipelineShared {
   /// Counts an appended sample and reserves `byteCount` bytes of the ring for it; nil when the
   /// ring refused it (dropped and counted, the ledger and the ladder updated).
   mutating func reserve(
-    _ info: SendRing.UnitInfo, byteCount: Int, stamp: Timeline.Stamp, now: Int64,
+    _ info: SendRing.UnitInfo, byteCount: Int, stamp: Timeline.Stamp, now: MonotonicInstant,
     budget: MemoryBudget, tier: borrowing Atomic<Int>
   ) -> UnsafeMutableRawBufferPointer? {
     counters.appended[Int(info.kind.rawValue)] += 1
@@ -47,7 +47,8 @@ struct PipelineShared {
   /// Ends the reservation `reserve` made: commits the slot when it was `written`, or gives it
   /// back and counts the unit as invalid. Returns whether the unit entered the ring.
   mutating func finishReservation(
-    of kind: SampleKind, written: Bool, awaitKeyframe: Bool, now: Int64, budget: MemoryBudget,
+    of kind: SampleKind, written: Bool, awaitKeyframe: Bool, now: MonotonicInstant,
+    budget: MemoryBudget,
     tier: borrowing Atomic<Int>
   ) -> Bool {
     var accepted = false
@@ -65,7 +66,7 @@ struct PipelineShared {
   /// Counts a sample that does not enter the ring, dropped for `reason`.
   mutating func refuse(
     _ kind: SampleKind, _ reason: DropReason, awaitKeyframe: Bool, stamp: Timeline.Stamp?,
-    now: Int64, budget: MemoryBudget, tier: borrowing Atomic<Int>
+    now: MonotonicInstant, budget: MemoryBudget, tier: borrowing Atomic<Int>
   ) {
     counters.appended[Int(kind.rawValue)] += 1
     if let stamp { note(kind, stamp) }
@@ -132,7 +133,9 @@ struct PipelineShared {
 
   /// Recomputes the ledger and the pressure, and moves the ladder; a tier change is stored in
   /// `tier` (read without the lock) and queued as an event.
-  mutating func noteRingChange(now: Int64, budget: MemoryBudget, tier: borrowing Atomic<Int>) {
+  mutating func noteRingChange(
+    now: MonotonicInstant, budget: MemoryBudget, tier: borrowing Atomic<Int>
+  ) {
     var ringBytes = ring.liveBytes
     if let share {
       ringBytes = share.ledger.add(ringBytes - sharedRingBytes)

@@ -10,7 +10,7 @@ public final class Sender {
     /// The ring is empty.
     case idle
     /// Call again at this time (the sink is rate-limited, or a reconnect is scheduled).
-    case blocked(until: Int64)
+    case blocked(until: MonotonicInstant)
     /// A fatal sink error stopped the sender.
     case failed(SinkError)
   }
@@ -25,7 +25,7 @@ public final class Sender {
   /// `connected` event waits for it.
   private var awaitingEstablishment = false
   private var connections = 0
-  private var retryAt: Int64 = .min
+  private var retryAt: MonotonicInstant = .distantPast
   private var failure: SinkError?
   /// Why the last connection attempt or connection failed, for the end-of-run error.
   private var lastRetryError: SinkError?
@@ -73,7 +73,7 @@ public final class Sender {
   public var hasConnected: Bool { connections > 0 }
 
   /// Sends what the ring holds, as far as the sink takes it at `now`.
-  public func pump(now: Int64) -> PumpResult {
+  public func pump(now: MonotonicInstant) -> PumpResult {
     if let failure { return .failed(failure) }
     if !connected {
       if now < retryAt { return .blocked(until: retryAt) }
@@ -125,7 +125,7 @@ public final class Sender {
     try sink.finish()
   }
 
-  private func connect(now: Int64) -> PumpResult? {
+  private func connect(now: MonotonicInstant) -> PumpResult? {
     onConnectAttempt(true)
     do {
       try sink.open(tracks: pipeline.tracks)
@@ -156,7 +156,7 @@ public final class Sender {
     return nil
   }
 
-  private func handle(_ error: SinkError, now: Int64, wasConnected: Bool) -> PumpResult {
+  private func handle(_ error: SinkError, now: MonotonicInstant, wasConnected: Bool) -> PumpResult {
     guard error.isRetryable else {
       failure = error
       sink.close()
@@ -176,7 +176,7 @@ public final class Sender {
     }
     let delay = backoff.next()
     retryAt = max(now, clock?.now() ?? now) + delay
-    onEvent(.retrying(reason: reason, delayNanoseconds: delay))
+    onEvent(.retrying(reason: reason, delay: delay))
     return .blocked(until: retryAt)
   }
 

@@ -5,7 +5,7 @@ public enum SenderEvent: Sendable, Equatable {
   /// The connection broke; the ring keeps absorbing while the sender retries.
   case disconnected(reason: String)
   /// An attempt failed; the next one is in `delayNanoseconds`.
-  case retrying(reason: String, delayNanoseconds: Int64)
+  case retrying(reason: String, delay: TimeSpan)
   /// A failure that retrying cannot fix; the run stops.
   case failed(reason: String)
 }

@@ -4,16 +4,21 @@ import Synchronization
 public final class VirtualClock: PipelineClock {
   private let nanoseconds: Atomic<Int64>
 
-  public init(start: Int64 = TimeSpan.seconds(1).nanoseconds) { nanoseconds = Atomic(start) }
+  /// A clock that reads `start` (a second past the origin unless told otherwise) until advanced.
+  public init(start: MonotonicInstant = .origin + .seconds(1)) {
+    nanoseconds = Atomic(start.nanoseconds)
+  }
 
-  public func now() -> Int64 { nanoseconds.load(ordering: .relaxed) }
+  public func now() -> MonotonicInstant {
+    MonotonicInstant(nanoseconds: nanoseconds.load(ordering: .relaxed))
+  }
 
   /// Moves the clock forward to `deadline` (never backwards).
-  public func advance(to deadline: Int64) {
+  public func advance(to deadline: MonotonicInstant) {
     var current = nanoseconds.load(ordering: .relaxed)
-    while deadline > current {
+    while deadline.nanoseconds > current {
       let (exchanged, original) = nanoseconds.compareExchange(
-        expected: current, desired: deadline, ordering: .relaxed)
+        expected: current, desired: deadline.nanoseconds, ordering: .relaxed)
       if exchanged { return }
       current = original
     }

@@ -3,16 +3,16 @@
 /// transport may hold. Intervals that start or end with nothing waiting measure what was
 /// offered, not what the link can take, and change nothing.
 public struct DrainRate: Sendable {
-  /// Intervals shorter than this say little about a rate (nanoseconds).
-  public static let minimumInterval: Int64 = 50_000_000
-  /// Intervals longer than this (waiting for a delivery) spanned an outage (nanoseconds).
-  public static let maximumInterval = TimeSpan.seconds(1).nanoseconds
+  /// Intervals shorter than this say little about a rate.
+  public static let minimumInterval: TimeSpan = .milliseconds(50)
+  /// Intervals longer than this (waiting for a delivery) spanned an outage.
+  public static let maximumInterval: TimeSpan = .seconds(1)
   /// Weight of a new interval in the smoothed rate.
   public static let smoothing = 0.25
 
   /// Bytes per second drained while data waited, smoothed; nil before a measurement.
   public private(set) var bytesPerSecond: Double?
-  private var last: (time: Int64, delivered: Int64, waiting: Int)?
+  private var last: (time: MonotonicInstant, delivered: Int64, waiting: Int)?
   /// Nothing has been delivered for longer than the maximum interval.
   private var inOutage = false
 
@@ -25,7 +25,7 @@ public struct DrainRate: Sendable {
     inOutage = false
   }
 
-  /// Takes the output's figures at `now` (nanoseconds): bytes delivered (acknowledged) since
+  /// Takes the output's figures at `now`: bytes delivered (acknowledged) since
   /// the connection was made and bytes waiting (not yet acknowledged). An interval shorter
   /// than `minimumInterval` waits for a longer one (a round trip, where a loss holds the
   /// acknowledgements back for one), and so does one in which nothing was delivered: the
@@ -35,8 +35,9 @@ public struct DrainRate: Sendable {
   /// smoothed rate to a fifth of the link's; after a handover the SRT sink then let a trickle
   /// through while the ring grew to 1.5 s.)
   public mutating func observe(
-    delivered: Int64, waiting: Int, now: Int64, minimumInterval: Int64 = Self.minimumInterval,
-    maximumInterval: Int64 = Self.maximumInterval
+    delivered: Int64, waiting: Int, now: MonotonicInstant,
+    minimumInterval: TimeSpan = Self.minimumInterval,
+    maximumInterval: TimeSpan = Self.maximumInterval
   ) {
     guard let last else {
       self.last = (now, delivered, waiting)
@@ -60,8 +61,7 @@ public struct DrainRate: Sendable {
     }
     if last.waiting > 0 && waiting > 0 {
       let rate =
-        Double(max(0, delivered - last.delivered)) * Double(TimeSpan.nanosecondsPerSecond)
-        / Double(interval)
+        Double(max(0, delivered - last.delivered)) / interval.inSeconds
       bytesPerSecond = bytesPerSecond.map { $0 + Self.smoothing * (rate - $0) } ?? rate
     }
     self.last = (now, delivered, waiting)

@@ -5,8 +5,8 @@
 /// a TCP output (RTMP) from the bytes it could not hand to the socket and the socket's own unsent
 /// queue. Fields an output cannot measure stay nil, and the controller does without them.
 public struct LinkEstimate: Sendable, Equatable {
-  /// When the figures were read (pipeline clock, nanoseconds).
-  public var time: Int64
+  /// When the figures were read (pipeline clock).
+  public var time: MonotonicInstant
   /// How long the oldest byte not yet acknowledged has waited, in milliseconds (SRT: msSndBuf,
   /// which includes the round trip; TCP: unsent bytes over the delivered rate). Its rise above
   /// its recent minimum is the main congestion signal.
@@ -41,7 +41,7 @@ public struct LinkEstimate: Sendable, Equatable {
   public var receiverEstimateBitsPerSecond: Double?
 
   public init(
-    time: Int64, queueMilliseconds: Double, queueBytes: Int = 0,
+    time: MonotonicInstant, queueMilliseconds: Double, queueBytes: Int = 0,
     roundTripMilliseconds: Double? = nil, deliveredBitsPerSecond: Double? = nil,
     retransmitRatio: Double? = nil, lossRatio: Double? = nil, latencyMilliseconds: Double
   ) {

@@ -11,7 +11,7 @@
 ///   loss on a long path), the round trip above the path's own (`PathRoundTrip`: its minimum,
 ///   which follows a handover or a step that stays), and the time the oldest unit has waited
 ///   in the ring. The path's round trip is distance: a 300 ms path is not a congested one.
-/// - **Congestion** is a queueing delay over the threshold for `standingWindowNanoseconds` (or
+/// - **Congestion** is a queueing delay over the threshold for `standingWindow` (or
 ///   over twice the threshold in two readings in a row) that is not already falling; one
 ///   keyframe's burst fills the queue for a reading or two and drains by itself. Loss counts only when it
 ///   grows above its own recent minimum while a queue stands (a bottleneck dropping what
@@ -57,24 +57,24 @@ public struct RateController: Sendable {
     /// The link is clear when the queueing delay is below this share of the threshold.
     public var clearShare: Double = 0.5
     /// Congestion is a queueing delay over the threshold for this long (a standing queue), or
-    /// over twice the threshold in two readings in a row (nanoseconds).
-    public var standingWindowNanoseconds = TimeSpan.seconds(1).nanoseconds
+    /// over twice the threshold in two readings in a row.
+    public var standingWindow: TimeSpan = .seconds(1)
     /// How far back the baselines (least queue time, least round trip, least loss) look.
-    public var baselineWindowNanoseconds: Int64 = 10_000_000_000
+    public var baselineWindow: TimeSpan = .seconds(10)
     /// How the path's round trip follows a path change (`PathRoundTrip`); its window is
-    /// `baselineWindowNanoseconds`.
+    /// `baselineWindow`.
     public var pathRoundTrip = PathRoundTrip.Configuration()
     /// Loss above its baseline by this much (and by the baseline itself) while a queue stands
     /// counts as a long reading.
     public var lossGrowth: Double = 0.02
     /// The link delivering less than this share of what is asked for is an outage: hold.
     public var outageShare: Double = 0.1
-    /// A new connection's readings are only observed for this long (nanoseconds): the backlog
+    /// A new connection's readings are only observed for this long: the backlog
     /// gathered while connecting and a slow start on a long path are no reading of the link.
-    /// So are the first readings after an outage of `pathRoundTrip.outageNanoseconds`.
-    public var observeNanoseconds: Int64 = 1_500_000_000
-    /// Quiet time before each increase step (nanoseconds).
-    public var increaseHoldNanoseconds: Int64 = 500_000_000
+    /// So are the first readings after an outage of `pathRoundTrip.outageLength`.
+    public var observation: TimeSpan = .milliseconds(1500)
+    /// Quiet time before each increase step.
+    public var increaseHold: TimeSpan = .milliseconds(500)
     /// The factor of each increase step away from the ceiling (`climb`, `recover`).
     public var increaseStep: Double = 1.25
     /// The share of the target the first probe step near the ceiling adds; each further step
@@ -90,14 +90,14 @@ public struct RateController: Sendable {
     public var probeQueueGrowthMilliseconds: Double = 10
     public var probeQueueGrowthShare: Double = 0.1
     /// After a probe was taken back the target stays for this long before the next probe.
-    public var cruiseNanoseconds: Int64 = 1_500_000_000
+    public var cruise: TimeSpan = .milliseconds(1500)
     /// The ceiling is forgotten once the link carries this much more video than it.
     public var ceilingPassedShare: Double = 0.1
-    /// Least time between two decreases, so one backlog is not answered twice (nanoseconds).
-    public var decreaseHoldNanoseconds: Int64 = 500_000_000
+    /// Least time between two decreases, so one backlog is not answered twice.
+    public var decreaseHold: TimeSpan = .milliseconds(500)
     /// While the target is already under what the link delivered, a queue that is not growing
-    /// is a backlog draining: cut again only after this long (nanoseconds).
-    public var drainHoldNanoseconds: Int64 = 2_000_000_000
+    /// is a backlog draining: cut again only after this long.
+    public var drainHold: TimeSpan = .seconds(2)
     /// The share of the nominal rate a run starts at; it climbs by `startupStep` every half
     /// second until the first congestion or the nominal rate, so an unknown link is not first
     /// flooded at the full rate (what overflows a bottleneck's queue arrives too late to use).
@@ -111,8 +111,8 @@ public struct RateController: Sendable {
     /// small steps. Nil: no limit.
     public var increaseLimitOfDelivered: Double?
     /// How long the link must keep below the floor, at the lowest frame rate, before only
-    /// keyframes are asked for (nanoseconds).
-    public var keyframesOnlyAfterNanoseconds: Int64 = 3_000_000_000
+    /// keyframes are asked for.
+    public var keyframesOnlyAfter: TimeSpan = .seconds(3)
 
     public init(nominalBitsPerSecond: Int) {
       self.nominalBitsPerSecond = nominalBitsPerSecond
@@ -253,21 +253,23 @@ public struct RateController: Sendable {
   /// The level the link last held when congestion appeared (video bits per second).
   public var ceilingBitsPerSecond: Int? { ceiling.map { Int($0) } }
   /// The path's round trip (milliseconds), when known.
-  public var baseRoundTripMilliseconds: Double? { pathRoundTrip.baseline(at: lastEstimate ?? 0) }
+  public var baseRoundTripMilliseconds: Double? {
+    pathRoundTrip.baseline(at: lastEstimate ?? .origin)
+  }
 
   private var queueBaseline: WindowedMinimum
   private var pathRoundTrip: PathRoundTrip
   private var lossBaseline: WindowedMinimum
-  private var lastChange: Int64?
-  private var lastDecrease: Int64?
-  private var clearSince: Int64?
-  private var belowFloorSince: Int64?
+  private var lastChange: MonotonicInstant?
+  private var lastDecrease: MonotonicInstant?
+  private var clearSince: MonotonicInstant?
+  private var belowFloorSince: MonotonicInstant?
   /// What the link delivered when congestion last appeared; increases slow down near it.
   private var ceiling: Double?
   /// When the previous estimate came, and until when a connection's first readings only
   /// observe.
-  private var lastEstimate: Int64?
-  private var observingSince: Int64?
+  private var lastEstimate: MonotonicInstant?
+  private var observingSince: MonotonicInstant?
   /// Whether the starting target has gone out.
   private var started = false
   /// Still in the start-up climb (no congestion seen yet).
@@ -279,22 +281,22 @@ public struct RateController: Sendable {
   /// The queueing delays of the last second.
   private var recentDelays: WindowedMinimum
   /// The standing queue (least delay of a window) when last marked, and the mark before.
-  private var standingMark: (time: Int64, previousStanding: Double, standing: Double) = (
-    .min / 2, .infinity, .infinity
+  private var standingMark: (time: MonotonicInstant, previousStanding: Double, standing: Double) = (
+    .distantPast, .infinity, .infinity
   )
   /// The step the next probe adds (a share of the target).
   private var probeStep: Double
   /// The last probe step, while it is on trial: when, the target before it, and the standing
   /// queue then.
-  private var probeTrial: (time: Int64, before: Int, standing: Double)?
+  private var probeTrial: (time: MonotonicInstant, before: Int, standing: Double)?
   /// After a probe was taken back: no probe before this time.
-  private var cruiseUntil: Int64 = .min
+  private var cruiseUntil: MonotonicInstant = .distantPast
   /// Since when nothing gets through, while it lasts.
-  private var outageSince: Int64?
+  private var outageSince: MonotonicInstant?
   /// The target before the last probe step, and when it was raised: the last level that held.
-  private var lastHeld: (time: Int64, target: Int)?
+  private var lastHeld: (time: MonotonicInstant, target: Int)?
   /// The cuts of the last seconds, to undo when the path's round trip explains them.
-  private var recentCuts: [(time: Int64, before: Int, ceiling: Double?)] = []
+  private var recentCuts: [(time: MonotonicInstant, before: Int, ceiling: Double?)] = []
 
   public init(configuration: Configuration) {
     precondition(configuration.floorBitsPerSecond <= configuration.nominalBitsPerSecond)
@@ -305,14 +307,14 @@ public struct RateController: Sendable {
     frameRate = configuration.nominalFrameRate
     startingUp = targetBitsPerSecond < configuration.nominalBitsPerSecond
     state = startingUp ? .startup : .climb
-    let window = configuration.baselineWindowNanoseconds
-    queueBaseline = WindowedMinimum(windowNanoseconds: window)
+    let window = configuration.baselineWindow
+    queueBaseline = WindowedMinimum(window: window)
     var path = configuration.pathRoundTrip
-    path.windowNanoseconds = window
+    path.window = window
     pathRoundTrip = PathRoundTrip(configuration: path)
-    lossBaseline = WindowedMinimum(windowNanoseconds: window)
+    lossBaseline = WindowedMinimum(window: window)
     recentDelays = WindowedMinimum(
-      windowNanoseconds: configuration.standingWindowNanoseconds, slots: 5)
+      window: configuration.standingWindow, slots: 5)
     probeStep = configuration.nearCeilingStep
   }
 
@@ -373,9 +375,9 @@ public struct RateController: Sendable {
   }
 
   /// Whether a connection's first readings are still only observed.
-  private func observing(_ now: Int64) -> Bool {
+  private func observing(_ now: MonotonicInstant) -> Bool {
     guard let observingSince else { return false }
-    return now - observingSince < configuration.observeNanoseconds
+    return now - observingSince < configuration.observation
   }
 
   /// Whether the link delivers almost nothing of what is asked for (a blackout).
@@ -417,10 +419,10 @@ public struct RateController: Sendable {
   private mutating func step(_ link: LinkEstimate) -> Decision? {
     let now = link.time
     // A connection (a new one, or estimates again after a gap) is first only observed
-    // (`observeNanoseconds`): what the ring gathered while connecting, and a slow start on a
+    // (`observation`): what the ring gathered while connecting, and a slow start on a
     // long path, are no reading of the link. It may be another path: the baselines start
     // again.
-    if now - (lastEstimate ?? .min / 2) > configuration.standingWindowNanoseconds {
+    if now - (lastEstimate ?? .distantPast) > configuration.standingWindow {
       observingSince = now
       if let lastEstimate {
         // No estimate for a while (a reconnect, or a thread starved of CPU): as after an
@@ -453,7 +455,7 @@ public struct RateController: Sendable {
       outageSince = nil
       // A blackout long enough to end on another path: the backlog that goes out first is no
       // reading of the link either.
-      if now - since >= configuration.pathRoundTrip.outageNanoseconds { observingSince = now }
+      if now - since >= configuration.pathRoundTrip.outageLength { observingSince = now }
     }
     let delay = queueDelay(link)
     let grewLoss = lossGrew(link)
@@ -466,11 +468,11 @@ public struct RateController: Sendable {
     recentDelays.add(delay, at: now)
     let standing = recentDelays.minimum(at: now) ?? delay
     // The standing queue a second ago: one that has not shrunk since is not draining.
-    if now - standingMark.time >= configuration.standingWindowNanoseconds {
+    if now - standingMark.time >= configuration.standingWindow {
       standingMark = (now, previousStanding: standingMark.standing, standing: standing)
     }
     let draining = standing < standingMark.previousStanding - 10
-    let memory = cutMemoryNanoseconds
+    let memory = cutMemory
     recentCuts.removeAll { now - $0.time > memory }
     if pathChange == .step, let undone = undoCuts(link, delay: delay, now: now) {
       return undone
@@ -516,17 +518,17 @@ public struct RateController: Sendable {
       let growth = max(
         configuration.probeQueueGrowthMilliseconds,
         configuration.probeQueueGrowthShare * max(threshold, roundTripBase(link) ?? 0))
-      if age >= configuration.increaseHoldNanoseconds, !observing(now),
+      if age >= configuration.increaseHold, !observing(now),
         standing > trial.standing + growth
       {
         return probeTakenBack(trial, link, delay: delay, now: now)
       }
-      if age >= 2 * configuration.standingWindowNanoseconds {
+      if age >= 2 * configuration.standingWindow {
         probeTrial = nil
       } else {
         // A whole window without growth: the standing figure no longer remembers the time
         // before the step.
-        probePassed = age >= configuration.standingWindowNanoseconds
+        probePassed = age >= configuration.standingWindow
       }
     }
     // Clear by the standing queue: a keyframe's burst does not hold the climb back.
@@ -538,7 +540,7 @@ public struct RateController: Sendable {
     clearSince = since
     if state == .drain { state = stateForIncrease() }
     if startingUp {
-      guard now - (lastChange ?? .min / 2) >= configuration.increaseHoldNanoseconds else {
+      guard now - (lastChange ?? .distantPast) >= configuration.increaseHold else {
         return nil
       }
       let next = limitedIncrease(Double(targetBitsPerSecond) * configuration.startupStep, link)
@@ -568,7 +570,7 @@ public struct RateController: Sendable {
       probeTrial = nil
       state = .climb
     }
-    let hold = configuration.increaseHoldNanoseconds
+    let hold = configuration.increaseHold
     guard now - max(since, lastChange ?? since) >= hold else { return nil }
     if frameRate < configuration.nominalFrameRate {
       frameRate = nextFrameRateUp()
@@ -621,12 +623,12 @@ public struct RateController: Sendable {
   private static let ceilingDisprovedShare = 1.25
 
   /// A congestion this soon after an increase answers it: the level before held.
-  private static let increaseBlameNanoseconds: Int64 = 3_000_000_000
+  private static let increaseBlame: TimeSpan = .seconds(3)
 
   /// How long cuts are remembered, to be undone if the path's round trip explains them: the
   /// time a step takes to be recognised, and a window more.
-  private var cutMemoryNanoseconds: Int64 {
-    configuration.pathRoundTrip.stepHoldNanoseconds + 2 * configuration.standingWindowNanoseconds
+  private var cutMemory: TimeSpan {
+    configuration.pathRoundTrip.stepHold + 2 * configuration.standingWindow
   }
 
   /// The state an increase from here is in: below the ceiling, near it, or none known.
@@ -639,7 +641,9 @@ public struct RateController: Sendable {
   /// The round trip stepped and stayed (a handover, a new route): the cuts of the last
   /// seconds answered distance, not a queue. The target goes back to where it was before the
   /// first of them, and the ceiling they set is forgotten.
-  private mutating func undoCuts(_ link: LinkEstimate, delay: Double, now: Int64) -> Decision? {
+  private mutating func undoCuts(_ link: LinkEstimate, delay: Double, now: MonotonicInstant)
+    -> Decision?
+  {
     guard let first = recentCuts.first else { return nil }
     recentCuts.removeAll()
     ceiling = first.ceiling
@@ -656,12 +660,13 @@ public struct RateController: Sendable {
   /// below it, one keyframe's queue read as growth, does not lower it; a lower one would be
   /// passed by 10 % on the same link and forgotten).
   private mutating func probeTakenBack(
-    _ trial: (time: Int64, before: Int, standing: Double), _ link: LinkEstimate, delay: Double,
-    now: Int64
+    _ trial: (time: MonotonicInstant, before: Int, standing: Double), _ link: LinkEstimate,
+    delay: Double,
+    now: MonotonicInstant
   ) -> Decision? {
     probeTrial = nil
     probeStep = configuration.nearCeilingStep
-    cruiseUntil = now + configuration.cruiseNanoseconds
+    cruiseUntil = now + configuration.cruise
     state = .cruise
     ceiling = max(ceiling ?? 0, Double(trial.before))
     let next = max(configuration.floorBitsPerSecond, Int(Double(trial.before) * 0.97))
@@ -674,9 +679,9 @@ public struct RateController: Sendable {
   }
 
   private mutating func congested(
-    _ link: LinkEstimate, delay: Double, rule: Rule, now: Int64
+    _ link: LinkEstimate, delay: Double, rule: Rule, now: MonotonicInstant
   ) -> Decision? {
-    if let lastDecrease, now - lastDecrease < configuration.decreaseHoldNanoseconds {
+    if let lastDecrease, now - lastDecrease < configuration.decreaseHold {
       return nil
     }
     startingUp = false
@@ -693,13 +698,13 @@ public struct RateController: Sendable {
         // a probe step of the last seconds (it went a little too far), within about 4 s. A
         // capacity that dropped is followed at once: over 9 s in steps of 15 % it overflowed.
         let probeWentTooFar =
-          lastHeld.map { now - $0.time <= Self.increaseBlameNanoseconds } ?? false
+          lastHeld.map { now - $0.time <= Self.increaseBlame } ?? false
         let anchor =
           probeWentTooFar
           ? delivered * max(0.85, 0.9 - delay / 4000) : delivered * max(0.5, 0.9 - delay / 2000)
         if anchor < target {
           next = anchor
-        } else if let lastDecrease, now - lastDecrease < configuration.drainHoldNanoseconds,
+        } else if let lastDecrease, now - lastDecrease < configuration.drainHold,
           delay < queueAtDecrease * 1.1
         {
           // Already under what the link carries and the queue is not growing: it is draining.
@@ -712,7 +717,7 @@ public struct RateController: Sendable {
       // what the link delivered. (What a TCP output's socket acknowledged over a second swings
       // by half either way; the level that held does not.)
       var point = delivered.map { min($0, target) } ?? target
-      if let lastHeld, now - lastHeld.time <= Self.increaseBlameNanoseconds {
+      if let lastHeld, now - lastHeld.time <= Self.increaseBlame {
         point = min(Double(lastHeld.target), target)
       }
       self.lastHeld = nil
@@ -735,7 +740,7 @@ public struct RateController: Sendable {
       return decide(.frameRateDown, .frameRateAtFloor, link, delay: delay, now: now)
     }
     if !keyframesOnly, let belowFloorSince,
-      now - belowFloorSince >= configuration.keyframesOnlyAfterNanoseconds
+      now - belowFloorSince >= configuration.keyframesOnlyAfter
     {
       keyframesOnly = true
       state = .drain
@@ -762,7 +767,7 @@ public struct RateController: Sendable {
 
   /// Keyframes only, when the link has carried less than half the floor for a while at the
   /// lowest frame rate; ended once it carries the floor again.
-  private mutating func trackKeyframesOnly(_ link: LinkEstimate, now: Int64) {
+  private mutating func trackKeyframesOnly(_ link: LinkEstimate, now: MonotonicInstant) {
     guard let delivered = link.deliveredBitsPerSecond.map(videoShare) else { return }
     if delivered >= Double(configuration.floorBitsPerSecond) {
       belowFloorSince = nil
@@ -781,7 +786,7 @@ public struct RateController: Sendable {
   }
 
   private mutating func decide(
-    _ reason: Reason, _ rule: Rule, _ link: LinkEstimate, delay: Double, now: Int64
+    _ reason: Reason, _ rule: Rule, _ link: LinkEstimate, delay: Double, now: MonotonicInstant
   ) -> Decision {
     lastChange = now
     var decision = Decision(

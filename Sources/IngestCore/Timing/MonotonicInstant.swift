@@ -1,4 +1,4 @@
-/// A point on the monotonic clock (`PipelineClock.now()`): nanoseconds since the clock's
+/// A point on a monotonic clock (`PipelineClock.now()`): nanoseconds since the clock's
 /// arbitrary origin.
 ///
 /// Like swift-nio's `NIODeadline`: an instant plus or minus a `TimeSpan` saturates at the ends
@@ -11,6 +11,8 @@ public struct MonotonicInstant: Hashable, Comparable, Sendable, CustomStringConv
   /// The instant `nanoseconds` after the clock's origin (a value `PipelineClock.now()` returns).
   @inlinable public init(nanoseconds: Int64) { self.nanoseconds = nanoseconds }
 
+  /// The clock's origin.
+  public static var origin: MonotonicInstant { MonotonicInstant(nanoseconds: 0) }
   /// An instant before every other: a deadline that has always passed.
   public static var distantPast: MonotonicInstant { MonotonicInstant(nanoseconds: .min) }
   /// An instant after every other: a deadline that never comes.
@@ -55,4 +57,10 @@ public struct MonotonicInstant: Hashable, Comparable, Sendable, CustomStringConv
   public static func -= (instant: inout MonotonicInstant, span: TimeSpan) {
     instant = instant - span
   }
+}
+
+extension MonotonicInstant {
+  /// The instant `span` after the clock's origin: a fixed point in time for a simulation or a
+  /// test (`now: .at(.seconds(2))`).
+  public static func at(_ span: TimeSpan) -> MonotonicInstant { origin + span }
 }

@@ -131,12 +131,12 @@ public final class EncoderProcess: @unchecked Sendable {
 
   /// How long the child may take to end after `stop` before it is killed: ending its stream
   /// takes it well under a second; a stopped (SIGSTOP) or hung one never would.
-  public static let endNanoseconds: Int64 = 5_000_000_000
+  public static let endTimeout: TimeSpan = .seconds(5)
 
-  /// Waits for the child to end (killing it after `endNanoseconds`) and for its standard error
+  /// Waits for the child to end (killing it after `endTimeout`) and for its standard error
   /// to be read to the end.
   public func wait() -> Exit {
-    let (ended, killed) = process.wait(killingAfter: Self.endNanoseconds)
+    let (ended, killed) = process.wait(killingAfter: Self.endTimeout)
     if killed {
       lines.withLock { kept in
         kept.append("ingest: the encoder did not end within 5 s of being asked to; killed")

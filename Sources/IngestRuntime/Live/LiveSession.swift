@@ -17,7 +17,7 @@ public enum LiveSession {
   /// `--duration`), the output fails or a stop signal arrives.
   public static func run(
     source: String, encoderArguments: [String], options: ReplayOptions, clock: SystemClock,
-    onProgress: ((PipelineSnapshot, Int64) -> Void)? = nil
+    onProgress: ((PipelineSnapshot, TimeSpan) -> Void)? = nil
   ) throws(ReplayError) -> ReplaySummary {
     var options = options
     options.isLive = true

@@ -18,10 +18,10 @@ public final class StatusReporter: @unchecked Sendable {
   private let clock: any PipelineClock
   /// Where lines go; behind the lock so lines from several threads never interleave.
   private let writeLine: HandOverLock<(@Sendable (String) -> Void)?>
-  private let start: Int64
-  private var nextSample: Int64
+  private let start: MonotonicInstant
+  private var nextSample: MonotonicInstant
   private var lastSentBytes: Int64 = 0
-  private var lastSampleTime: Int64
+  private var lastSampleTime: MonotonicInstant
   private var lastDrops = DropCounts()
   private var lastBitrate: Int64 = 0
   /// Called with each new warning of the output (a latency too short for the path), on the
@@ -56,23 +56,24 @@ public final class StatusReporter: @unchecked Sendable {
   }
 
   /// Seconds since the reporter started, on the pipeline clock.
-  public func elapsed(_ now: Int64) -> Double { TimeSpan(nanoseconds: now - start).inSeconds }
+  public func elapsed(_ now: MonotonicInstant) -> Double { (now - start).inSeconds }
 
   /// Emits an event of the run, built by the caller, stamped with the time.
-  public func emit(_ name: String, now: Int64? = nil, _ fill: (inout JSONObject) -> Void = { _ in })
-  {
+  public func emit(
+    _ name: String, now: MonotonicInstant? = nil, _ fill: (inout JSONObject) -> Void = { _ in }
+  ) {
     write(name, now: now, output: nil, fill)
   }
 
   /// Emits an event about this reporter's output: labelled with `output` when it is set.
   public func emitForOutput(
-    _ name: String, now: Int64? = nil, _ fill: (inout JSONObject) -> Void = { _ in }
+    _ name: String, now: MonotonicInstant? = nil, _ fill: (inout JSONObject) -> Void = { _ in }
   ) {
     write(name, now: now, output: output, fill)
   }
 
   private func write(
-    _ name: String, now: Int64?, output: Int?, _ fill: (inout JSONObject) -> Void
+    _ name: String, now: MonotonicInstant?, output: Int?, _ fill: (inout JSONObject) -> Void
   ) {
     var object = JSONObject()
     object.add("event", name)
@@ -108,26 +109,26 @@ public final class StatusReporter: @unchecked Sendable {
       }
       emitForOutput("retry") {
         $0.add("reason", reason)
-        $0.add("delay_s", TimeSpan(nanoseconds: delay).inSeconds)
+        $0.add("delay_s", delay.inSeconds)
       }
     case .failed(let reason): emitForOutput("failed") { $0.add("reason", reason) }
     }
   }
 
   /// When the next periodic report (`sink`, `stats`, `drops`) is due.
-  public var nextTickDue: Int64 { nextSample }
+  public var nextTickDue: MonotonicInstant { nextSample }
 
   /// Passes new warnings of the output on and, once a second, emits `sink`, `stats` and
   /// `drops`. Cheap when nothing is due. Called after the output's `ControlLoop.tick`, which
   /// reads memory into the pipeline's counters.
   /// - Parameter force: report now even if a second has not passed (end of run).
-  public func tick(now: Int64, force: Bool = false) {
+  public func tick(now: MonotonicInstant, force: Bool = false) {
     if let sink, sink.warnings.count > warningsPassedOn {
       for warning in sink.warnings[warningsPassedOn...] { onWarning?(warning) }
       warningsPassedOn = sink.warnings.count
     }
     guard now >= nextSample || force else { return }
-    nextSample = now + TimeSpan.seconds(1).nanoseconds
+    nextSample = now + .seconds(1)
     if let sink {
       if let statistics = sink.statusFields() {
         emitForOutput("sink", now: now) { $0.add("stats", statistics) }
@@ -136,9 +137,9 @@ public final class StatusReporter: @unchecked Sendable {
     let snapshot = pipeline.snapshot()
     let interval = now - lastSampleTime
     // A rate over less than half a second says little (the first tick comes at the start).
-    if interval >= 500_000_000 {
+    if interval >= .milliseconds(500) {
       lastBitrate = BitRate.bitsPerSecond(
-        bytes: snapshot.sentBytes - lastSentBytes, nanoseconds: interval)
+        bytes: snapshot.sentBytes - lastSentBytes, over: interval)
       lastSentBytes = snapshot.sentBytes
       lastSampleTime = now
     }
@@ -194,7 +195,7 @@ public final class StatusReporter: @unchecked Sendable {
   /// Reports what the output's control loop saw or did: pipeline events, `rate` decisions and
   /// `encoder` requests (one event per request, `delivered: false` when the encoder's input
   /// refused it).
-  public func report(_ event: ControlEvent, now: Int64) {
+  public func report(_ event: ControlEvent, now: MonotonicInstant) {
     switch event {
     case .pipeline(let event): report(event, now: now)
     case .rate(let decision):
@@ -230,7 +231,7 @@ public final class StatusReporter: @unchecked Sendable {
     }
   }
 
-  private func report(_ event: PipelineEvent, now: Int64) {
+  private func report(_ event: PipelineEvent, now: MonotonicInstant) {
     switch event {
     case .tierChanged(let from, let to, let pressure, let source):
       tierChanges += 1

@@ -88,7 +88,7 @@ public struct ScenarioPlan {
     case .burst:
       contentSeconds = short ? 20 : 60
       linkFraction = 1.5
-      burst = LoopingDump.Burst(period: 6_000_000_000, length: 2_000_000_000)
+      burst = LoopingDump.Burst(period: .seconds(6), length: .seconds(2))
     case .soak:
       pacing = .maximum
       virtualClock = false

@@ -8,10 +8,10 @@ import IngestRuntime
 /// For keyframe-heavy input, video samples inside a burst window are replaced by the dump's own
 /// keyframes (valid IDR access units) in turn, flagged as keyframes.
 struct LoopingDump {
-  /// A window of keyframe-only video: `length` nanoseconds at the start of every `period`.
+  /// A window of keyframe-only video: `length` at the start of every `period` of content.
   struct Burst {
-    var period: Int64
-    var length: Int64
+    var period: TimeSpan
+    var length: TimeSpan
   }
 
   let path: String
@@ -71,7 +71,7 @@ struct LoopingDump {
       contentTime = DumpProfile.nanoseconds(sample.dts ?? sample.pts) - profile.firstNanoseconds
       substitute = nil
       if let burst, sample.kind == .video, !profile.keyframes.isEmpty,
-        contentTime % burst.period < burst.length
+        contentTime % burst.period.nanoseconds < burst.length.nanoseconds
       {
         let index = keyframeIndex % profile.keyframes.count
         keyframeIndex += 1

@@ -44,6 +44,10 @@ struct SRTQueueLimit {
   /// A figure of libsrt's taken as stale (see `heldForPathQueue`): not the path's queue until
   /// libsrt reports another.
   private var staleRoundTrip: Double?
+  /// When a unit was last held back for the queue bound, and since when units are held in a
+  /// row (none sent since).
+  private var heldForQueue: MonotonicInstant?
+  private var heldSince: MonotonicInstant?
   /// Until the first queue in libsrt (see `limitBytes`).
   private(set) var slowStart = true
 
@@ -52,6 +56,8 @@ struct SRTQueueLimit {
     drain.reset()
     roundTrips.reset()
     heldForPath = nil
+    heldForQueue = nil
+    heldSince = nil
     staleRoundTrip = nil
     slowStart = true
   }
@@ -65,13 +71,17 @@ struct SRTQueueLimit {
     outage: Bool = false, now: MonotonicInstant
   ) {
     latestTime = now
-    roundTrips.observe(roundTripMilliseconds, at: now, outage: outage)
+    // While units are held back for the queue bound, the bottleneck's queue is kept at it,
+    // flat: no evidence of a new distance (the link at 30 %: a 94 ms queue was taken for the
+    // path, and the sink fed it to 200 ms).
+    let regulating = heldForQueue.map { now - $0 < Self.regulatedQueueMemory } ?? false
+    roundTrips.observe(roundTripMilliseconds, at: now, outage: outage, followSteps: !regulating)
     if roundTripMilliseconds > 0 && !outage && roundTripMilliseconds != staleRoundTrip {
       latestRoundTrip = roundTripMilliseconds
       staleRoundTrip = nil
     }
     let interval = max(
-      DrainRate.minimumInterval, TimeSpan(milliseconds: minimumRoundTripMilliseconds))
+      DrainRate.minimumInterval, TimeSpan(milliseconds: flightRoundTripMilliseconds))
     drain.observe(
       delivered: acknowledgedBytes, waiting: bufferedBytes, now: now, minimumInterval: interval)
     // With nothing of ours in libsrt's buffer, nothing of ours is queued on the path either.
@@ -79,7 +89,7 @@ struct SRTQueueLimit {
     // a spike (a receiver starved of CPU for a moment) it may go on showing a queue long gone;
     // counted as queue, it held the sink back for good: nothing sent, so no new sample. The
     // path's queue counts as drained until data is in flight again.
-    if bufferedBytes == 0 { latestRoundTrip = minimumRoundTripMilliseconds }
+    if bufferedBytes == 0, let base = roundTrips.baseline(at: now) { latestRoundTrip = base }
   }
 
   /// The sink held a unit back at `now` for the path's queue alone (nothing of ours unsent in
@@ -99,8 +109,32 @@ struct SRTQueueLimit {
     }
   }
 
+  /// The sink held a unit back at `now` because the queue is at its bound. Held for a second
+  /// in a row, the link is full and the slow start is over. (It ended only when `limitBytes`
+  /// saw a queue, and that is not asked while units are held: on a link faster than the
+  /// stream until its capacity fell to 30 %, the slow start outlived nine seconds of holding,
+  /// and the first time the path's queue read as drained it let 190 KB through at twice the
+  /// drain, which the bottleneck dropped. A moment's hold at the start, before the drain is
+  /// measured, does not end it.)
+  mutating func heldForQueueBound(now: MonotonicInstant) {
+    heldForQueue = now
+    let since = heldSince ?? now
+    heldSince = since
+    if now - since >= Self.fullLinkHold { slowStart = false }
+  }
+
   /// A unit went out: whatever held it back is over.
-  mutating func released() { heldForPath = nil }
+  mutating func released() {
+    heldForPath = nil
+    heldSince = nil
+  }
+
+  /// How long units held back in a row for the queue bound say the link is full.
+  static let fullLinkHold: TimeSpan = .seconds(1)
+
+  /// How long after a unit was last held back for the queue bound a flat round trip may still
+  /// be that queue: a step must stand this long with nothing held.
+  static let regulatedQueueMemory: TimeSpan = .seconds(1)
 
   /// Bytes per second the link drained while data waited, smoothed; nil before a measurement.
   var drainBytesPerSecond: Double? { drain.bytesPerSecond }
@@ -109,10 +143,18 @@ struct SRTQueueLimit {
   /// changed (0 before one is known).
   var minimumRoundTripMilliseconds: Double { roundTrips.baseline(at: latestTime) ?? 0 }
 
+  /// The round trip a byte in flight takes: the path's, or while that settles after an outage
+  /// (a handover), libsrt's latest figure. Not 0 then: counted as no distance, the limit
+  /// allowed a sixth of a 180 ms path's flight for the two seconds of settling, and what the
+  /// link drained, measured on that trickle, kept the sink at a tenth of the link after it.
+  var flightRoundTripMilliseconds: Double {
+    roundTrips.baseline(at: latestTime) ?? latestRoundTrip
+  }
+
   /// How long the newest byte in libsrt's buffer has been there when it is in flight rather
   /// than queued: one round trip and the acknowledgement interval.
   var inFlightMilliseconds: Double {
-    minimumRoundTripMilliseconds + Self.acknowledgementIntervalMilliseconds
+    flightRoundTripMilliseconds + Self.acknowledgementIntervalMilliseconds
   }
 
   /// How long a packet may wait in libsrt before its first transmission, for a receiver
@@ -121,7 +163,7 @@ struct SRTQueueLimit {
   /// but never less than a quarter of it.
   func queueBoundMilliseconds(latencyMilliseconds: Int) -> Double {
     let latency = Double(max(latencyMilliseconds, 1))
-    let afterRetransmission = latency - 2 * minimumRoundTripMilliseconds
+    let afterRetransmission = latency - 2 * flightRoundTripMilliseconds
     return max(latency / 4, min(latency / 2, afterRetransmission))
   }
 
@@ -186,7 +228,7 @@ struct SRTQueueLimit {
     var rate = drainBytesPerSecond
     if slowStart, let queued = queuedMilliseconds {
       // A queue in libsrt, or one on the path: over.
-      let pathQueue = latestRoundTrip > 1.5 * minimumRoundTripMilliseconds + 20
+      let pathQueue = latestRoundTrip > 1.5 * flightRoundTripMilliseconds + 20
       if queued - pathQueueMilliseconds <= Self.acknowledgementIntervalMilliseconds && !pathQueue {
         let doubled = rate.map { 2 * $0 } ?? 0
         rate = max(doubled, streamBytesPerSecond ?? 0)

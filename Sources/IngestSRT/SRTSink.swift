@@ -211,6 +211,11 @@ public final class SRTSink: OutputSink {
     object.add(
       "stalled_ms",
       Int(watchdog.sinceProgress(now: clock.now()).wholeMilliseconds))
+    // What the send limit reads (`SRTQueueLimit`): the path's round trip (0 while unknown or
+    // settling after an outage), the round trip above it, and the link's drain rate.
+    object.add("path_rtt_ms", queueLimit.minimumRoundTripMilliseconds, decimals: 1)
+    object.add("path_queue_ms", Int(queueLimit.pathQueueMilliseconds.rounded()))
+    if let drain = queueLimit.drainBytesPerSecond { object.add("drain_bps", Int64(drain * 8)) }
     return object
   }
 
@@ -467,6 +472,7 @@ public final class SRTSink: OutputSink {
           queueLimit.isQueueLong(
             queuedMilliseconds: queued, latencyMilliseconds: agreedLatencyMilliseconds)
         {
+          queueLimit.heldForQueueBound(now: clock)
           if unsentBytes(stats) == 0 { queueLimit.heldForPathQueue(now: clock) }
           return .wouldBlock(retryAt: now + retryDelay)
         }

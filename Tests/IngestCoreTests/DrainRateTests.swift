@@ -46,4 +46,28 @@ import Testing
     run(until: 8_000 * ms, bytesPerStep: 6_000)
     #expect(abs((drain.bytesPerSecond ?? 0) - 300_000) < 10_000)
   }
+
+  /// During a blackout messages go on entering the send buffer before they leave, so the
+  /// acknowledged figure (sent less buffered) dips and comes back: no delivery, and no reading.
+  @Test func aDipInTheDeliveredFigureIsNoReading() {
+    var drain = DrainRate()
+    var acknowledged: Int64 = 0
+    var now = MonotonicInstant.origin
+    while now < .at(5_000 * ms) {
+      acknowledged += 6_000  // 300 kB/s
+      drain.observe(delivered: acknowledged, waiting: 20_000, now: now, minimumInterval: 40 * ms)
+      now += 20 * ms
+    }
+    let before = drain.bytesPerSecond ?? 0
+    // 1.5 s dark: every 100 ms a message is queued (the figure dips by it), then sent (back).
+    for step in 0..<75 {
+      let dip: Int64 = step % 5 == 0 ? 1_316 : 0
+      drain.observe(
+        delivered: acknowledged - dip, waiting: 20_000 + step * 1_316, now: now,
+        minimumInterval: 40 * ms)
+      now += 20 * ms
+    }
+    #expect(
+      abs((drain.bytesPerSecond ?? 0) - before) < 0.1 * before, "\(drain.bytesPerSecond ?? 0)")
+  }
 }

@@ -417,6 +417,22 @@ private func simulate(
     }
   }
 
+  /// The capacity drops to 30 % at 20 s and the bottleneck's queue stands at once at 90 ms,
+  /// flat, kept there by the sink while the ring holds a backlog: that is no new path, and the
+  /// cut it answered is not undone (it was, when a flat step counted whatever the backlog).
+  @Test func aQueueStandingBehindABacklogIsNoNewPath() {
+    let (_, decisions) = simulate(
+      seconds: 40,
+      shape: { link, t in
+        link.baseRoundTripMilliseconds = t < 20 ? 10 : 100
+        link.latencyMilliseconds = 200
+        link.reportsUnsent = true
+      },
+      capacity: { t in Double(nominal) * (t < 20 ? 1.5 : 0.3) }
+    )
+    #expect(!decisions.contains { $0.rule == .pathChanged })
+  }
+
   /// RTMP over a steady link at half the nominal rate (its latency: 1 s of socket queue): the
   /// ceiling found is remembered, the climb after a cut goes quickly to just under it and
   /// then probes near it, never back toward the nominal rate. After 10 s the target stays

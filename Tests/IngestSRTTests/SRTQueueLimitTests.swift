@@ -190,6 +190,26 @@ import Testing
         == 280_000)
   }
 
+  /// Units held back for the queue bound for a second in a row end the slow start as well:
+  /// the link is full. A moment's hold does not.
+  @Test func unitsHeldForTheQueueBoundEndTheSlowStart() {
+    var limit = SRTQueueLimit()
+    limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, now: .origin)
+    limit.observe(acknowledgedBytes: 400_000, bufferedBytes: 5_000, now: .at(100 * ms))
+    limit.heldForQueueBound(now: .at(100 * ms))
+    limit.heldForQueueBound(now: .at(500 * ms))
+    limit.released()
+    limit.heldForQueueBound(now: .at(700 * ms))
+    #expect(limit.slowStart)
+    limit.heldForQueueBound(now: .at(1_700 * ms))
+    #expect(!limit.slowStart)
+    // The drain alone (4 MB/s over 70 ms), not twice it nor the stream's rate.
+    #expect(
+      limit.limitBytes(
+        latencyMilliseconds: 120, queuedMilliseconds: 0, streamBytesPerSecond: 6_250_000)
+        == 280_000)
+  }
+
   @Test func aNewConnectionForgetsTheRate() {
     var limit = SRTQueueLimit()
     limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, now: .origin)
@@ -309,5 +329,60 @@ import Testing
     #expect(limit.pathQueueMilliseconds == 0)
     limit.observe(acknowledgedBytes: 0, bufferedBytes: 1_316, roundTripMilliseconds: 230, now: now)
     #expect(limit.pathQueueMilliseconds == 50)
+  }
+
+  /// While the path settles after an outage (a handover) the flight is libsrt's latest round
+  /// trip, not none: counted as none, the limit let a sixth of a 180 ms path's flight through.
+  @Test func whileThePathSettlesTheFlightIsTheLatestRoundTrip() {
+    var limit = SRTQueueLimit()
+    var now = MonotonicInstant.origin
+    var acknowledged: Int64 = 0
+    for _ in 0..<30 {
+      acknowledged += 30_000  // 300 kB/s
+      limit.observe(
+        acknowledgedBytes: acknowledged, bufferedBytes: 20_000, roundTripMilliseconds: 40,
+        now: now)
+      now += 100 * ms
+    }
+    for _ in 0..<15 {
+      limit.observe(
+        acknowledgedBytes: acknowledged, bufferedBytes: 20_000, roundTripMilliseconds: 40,
+        outage: true, now: now)
+      now += 100 * ms
+    }
+    limit.observe(
+      acknowledgedBytes: acknowledged + 1_000, bufferedBytes: 20_000, roundTripMilliseconds: 180,
+      now: now)
+    #expect(limit.minimumRoundTripMilliseconds == 0)
+    #expect(limit.inFlightMilliseconds == 190)
+    // The rate from before the blackout, over the new path's flight and a queue bound.
+    let rate = limit.drainBytesPerSecond ?? 0
+    #expect(abs(rate - 300_000) < 30_000, "\(rate)")
+    #expect(limit.limitBytes(latencyMilliseconds: 200) >= Int(rate * 0.19))
+  }
+
+  /// A round trip that stands flat above the path's while units are held back for the queue
+  /// bound is that queue, kept at the bound by the sink: not a new path. Once nothing has been
+  /// held for a while, a step that stays is followed.
+  @Test func aQueueKeptAtTheBoundIsNoNewPath() {
+    var limit = SRTQueueLimit()
+    var now = MonotonicInstant.origin
+    for _ in 0..<30 {
+      limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 10, now: now)
+      now += 100 * ms
+    }
+    for _ in 0..<60 {
+      limit.observe(
+        acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 100, now: now)
+      limit.heldForQueueBound(now: now)
+      now += 100 * ms
+    }
+    #expect(limit.minimumRoundTripMilliseconds == 10)
+    for _ in 0..<60 {
+      limit.observe(
+        acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 100, now: now)
+      now += 100 * ms
+    }
+    #expect(limit.minimumRoundTripMilliseconds == 100)
   }
 }

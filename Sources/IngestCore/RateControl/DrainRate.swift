@@ -45,8 +45,12 @@ public struct DrainRate: Sendable {
     }
     let interval = now - last.time
     guard interval >= max(minimumInterval, Self.minimumInterval) else { return }
-    if delivered == last.delivered && last.waiting > 0 && waiting > 0 {
-      // Nothing delivered while data waits: a loss's wait or an outage; see how it ends.
+    if delivered <= last.delivered && last.waiting > 0 && waiting > 0 {
+      // Nothing delivered while data waits: a loss's wait or an outage; see how it ends. (A
+      // figure below the last is no delivery either: SRT's counts a message as waiting once
+      // it is in the send buffer but as sent only once it leaves, so between the two the
+      // difference dips. Read as a rate of zero, every message queued during a blackout
+      // pulled the smoothed rate down: 2.6 Mb/s to 0.5 in 1.5 s.)
       if inOutage || interval > max(maximumInterval, minimumInterval) {
         inOutage = true
         self.last = (now, delivered, waiting)

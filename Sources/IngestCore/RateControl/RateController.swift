@@ -446,10 +446,13 @@ public struct RateController: Sendable {
     let outage = isOutage(link)
     // A step in the round trip is followed only where the output tells what it has not sent
     // from what is in flight (SRT): a TCP output's own window keeps a bottleneck's queue
-    // standing and flat (RTMP at 50 %: 2 ms became 77 ms for seconds).
+    // standing and flat (RTMP at 50 %: 2 ms became 77 ms for seconds). Nor while the ring
+    // holds a backlog: the sink then keeps the bottleneck's queue at its bound, flat (the
+    // link at 30 %: 9 ms became 100 ms for 3 s, taken for a new path, and the cut undone).
     let pathChange = pathRoundTrip.observe(
       link.roundTripMilliseconds, at: now, outage: outage,
-      followSteps: link.unsentMilliseconds != nil)
+      followSteps: link.unsentMilliseconds != nil
+        && link.backlogMilliseconds < Self.stepBacklogMilliseconds)
     if outage {
       outageSince = outageSince ?? now
     } else if let since = outageSince {
@@ -619,6 +622,10 @@ public struct RateController: Sendable {
     targetBitsPerSecond = min(configuration.nominalBitsPerSecond, limited)
     return decide(.probe, rule, link, delay: delay, now: now)
   }
+
+  /// A backlog in the ring at least this long says the sender is held back: a flat round
+  /// trip is then its own queue at the sink's bound, not a new distance.
+  private static let stepBacklogMilliseconds = 500.0
 
   /// What the link delivered above this multiple of the ceiling disproves it.
   private static let ceilingDisprovedShare = 1.25

@@ -118,35 +118,14 @@ enum LiveCommand: Command {
     }
     switch args["--rate-control"] ?? "on" {
     case "on":
-      var configuration = RateController.Configuration(nominalBitsPerSecond: bitrate)
-      configuration.floorBitsPerSecond = floor
-      // Audio rides on the same link: each AAC track at its bitrate, plus its framing.
-      let audioTracks = args.has("--no-mic") || encoderMix ? 1 : 2
-      let audio = try positive(args, "--audio-bitrate") ?? 128_000
-      configuration.fixedBitsPerSecond = audioTracks * audio * 115 / 100
-      if case .whip = options.targets.first(where: \.isNetwork) {
-        // WHIP carries one Opus track at 64 kb/s (ingest-whip mixes and re-encodes), not the
-        // AAC tracks: counting those would leave the controller thinking the link carries a
-        // few hundred kb/s less video than it does, and cut to the floor for nothing.
-        configuration.fixedBitsPerSecond = 64_000 * 115 / 100
-        // Its link shows congestion only in the receiver's reports, about a second late, and
-        // webrtcbin does not pace (a keyframe leaves as one burst): the target climbs at most
-        // 5 % above the video that got through, so a bottleneck's queue grows slowly enough
-        // for the reports to show it before it overflows. With 1.5 the climb overshot a
-        // half-rate link by 40 % and lost a tenth of the frames; with 15 %, aiortc lost
-        // frames for seconds in one run of three through half the nominal rate (89 % and
-        // 92 % decoded), in the start-up climb and after a cut (docs/whip.md).
-        configuration.increaseLimitOfDelivered = 1.05
-        // RTP's framing is its 12-byte header and a byte or two of fragmentation a packet
-        // (some 1.5 % at the 1200-byte MTU), not the TS and SRT headers of the default: with
-        // those, each step of the climb above counted about 6 % less video than got through.
-        configuration.framingShare = 0.02
-      }
-      if let fps = try positive(args, "--fps") { configuration.nominalFrameRate = fps }
-      configuration.reducedFrameRates = configuration.reducedFrameRates.filter {
-        $0 < configuration.nominalFrameRate
-      }
-      options.rateControl = configuration
+      // Audio rides on the same link: the encoder's AAC tracks, or the one asked for.
+      let oneTrack = options.audio.map { $0 != .both } ?? false
+      let audioTracks = args.has("--no-mic") || encoderMix || oneTrack ? 1 : 2
+      options.rateControl = LiveRateConfiguration.make(
+        nominalBitsPerSecond: bitrate, floorBitsPerSecond: floor,
+        nominalFrameRate: try positive(args, "--fps"),
+        audioBitsPerSecond: try positive(args, "--audio-bitrate") ?? 128_000,
+        audioTracks: audioTracks, output: options.targets.first(where: \.isNetwork))
     case "off": break
     case let other: throw UsageError("--rate-control must be on or off, got '\(other)'")
     }

@@ -447,7 +447,9 @@ private func simulate(
     )
     let settled = samples.filter { $0.seconds >= 10 }.map { Double($0.target) }
     let median = settled.sorted()[settled.count / 2]
-    #expect(settled.allSatisfy { abs($0 - median) <= 0.15 * median }, "median \(median)")
+    #expect(
+      settled.allSatisfy { abs($0 - median) <= 0.15 * median },
+      "median \(median), \(settled.min()!) to \(settled.max()!)")
     #expect(settled.max()! <= 1.15 * video)
     // Every probe after the first cut starts from near the ceiling then in force.
     let probes = decisions.filter { $0.rule == .probe && $0.link.time >= .at(.seconds(10)) }

@@ -267,6 +267,9 @@ public struct RateController: Sendable {
   private var belowFloorSince: MonotonicInstant?
   /// What the link delivered when congestion last appeared; increases slow down near it.
   private var ceiling: Double?
+  /// The ceiling was set where a probe step filled the link (not by a cut for a queue that a
+  /// drop in capacity grew): probed past by the smallest step only.
+  private var ceilingFilledByProbe = false
   /// When the previous estimate came, and until when a connection's first readings only
   /// observe.
   private var lastEstimate: MonotonicInstant?
@@ -571,6 +574,7 @@ public struct RateController: Sendable {
       // link cannot carry a quarter more than its capacity over a second: that alone is
       // enough. Climb again.
       self.ceiling = nil
+      ceilingFilledByProbe = false
       probeTrial = nil
       state = .climb
     }
@@ -592,9 +596,12 @@ public struct RateController: Sendable {
       // grown (`probeTrial` takes it back otherwise).
       if probeTrial == nil { probeStep = configuration.nearCeilingStep }
       // Past the ceiling, steps of more than twice the first only once the link carries
-      // more than the ceiling (it grew); a link still at its ceiling is probed gently.
+      // more than the ceiling (it grew); a link still at its ceiling is probed gently, and
+      // one a probe step filled by the first step alone: at twice it, RTMP at half the
+      // nominal rate went 16 % over its median within two steps.
       if target >= ceiling && delivered < 1.05 * ceiling {
-        probeStep = min(probeStep, 2 * configuration.nearCeilingStep)
+        let largest = ceilingFilledByProbe ? 1.0 : 2.0
+        probeStep = min(probeStep, largest * configuration.nearCeilingStep)
       }
       next = target * (1 + probeStep)
       probeTrial = (now, targetBitsPerSecond, standing)
@@ -663,10 +670,10 @@ public struct RateController: Sendable {
     return decide(.pathChanged, .pathChanged, link, delay: delay, now: now)
   }
 
-  /// The probe step on trial grew the queue: the target goes just under the level before it,
-  /// and stays there a while. That level held: the ceiling is at least there (a take-back
-  /// below it, one keyframe's queue read as growth, does not lower it; a lower one would be
-  /// passed by 10 % on the same link and forgotten).
+  /// The probe step on trial grew the queue: the link is full. The ceiling is the level before
+  /// the step (or the one remembered, if higher), but no more than what the link carried, and
+  /// the target goes just under it and stays there a while. (A ceiling set low by a keyframe's
+  /// queue read as growth is passed by 10 % on the same link and forgotten.)
   private mutating func probeTakenBack(
     _ trial: (time: MonotonicInstant, before: Int, standing: Double), _ link: LinkEstimate,
     delay: Double,
@@ -676,8 +683,18 @@ public struct RateController: Sendable {
     probeStep = configuration.nearCeilingStep
     cruiseUntil = now + configuration.cruise
     state = .cruise
-    ceiling = max(ceiling ?? 0, Double(trial.before))
-    let next = max(configuration.floorBitsPerSecond, Int(Double(trial.before) * 0.97))
+    var held = max(ceiling ?? 0, Double(trial.before))
+    if let delivered = link.deliveredBitsPerSecond.map(videoShare), delivered > 0 {
+      // No more than the link carried: the level before may have been over it too (the
+      // encoder follows a target late, and a queue behind TCP's window grows slowly). Taken
+      // back to just under the level before, and recovering to just under it as a ceiling,
+      // the target stayed over the link until a cut for the standing queue took a quarter
+      // off (RTMP at half the nominal rate, every 8 s).
+      held = min(held, delivered)
+    }
+    ceiling = held
+    ceilingFilledByProbe = true
+    let next = max(configuration.floorBitsPerSecond, Int(held * 0.97))
     guard next < targetBitsPerSecond else { return nil }
     recentCuts.append((now, targetBitsPerSecond, ceiling))
     targetBitsPerSecond = next
@@ -735,6 +752,7 @@ public struct RateController: Sendable {
       } else {
         ceiling = point
       }
+      ceilingFilledByProbe = false
       targetBitsPerSecond = max(floor, Int(next))
       lastDecrease = now
       queueAtDecrease = delay

@@ -1,0 +1,53 @@
+import IngestCore
+import IngestSinks
+
+/// The rate controller's configuration for `ingest live`, by the network output it drives: what
+/// rides on the link beside the video (the audio that output carries) and its framing, and how
+/// far a climb may go where congestion shows late.
+public enum LiveRateConfiguration {
+  /// The configuration for a stream of `nominalBitsPerSecond` video (never under
+  /// `floorBitsPerSecond`) at `nominalFrameRate`, with `audioTracks` AAC tracks of
+  /// `audioBitsPerSecond` from the encoder, sent to `output` (the run's network output).
+  public static func make(
+    nominalBitsPerSecond: Int, floorBitsPerSecond: Int, nominalFrameRate: Int?,
+    audioBitsPerSecond: Int, audioTracks: Int, output: OutputTarget?
+  ) -> RateController.Configuration {
+    var configuration = RateController.Configuration(nominalBitsPerSecond: nominalBitsPerSecond)
+    configuration.floorBitsPerSecond = floorBitsPerSecond
+    // Audio rides on the same link: each AAC track at its bitrate, plus its framing.
+    configuration.fixedBitsPerSecond = audioTracks * audioBitsPerSecond * 115 / 100
+    switch output {
+    case .rtmp:
+      // FLV carries one audio track (the two mixed, or the one asked for), and its framing
+      // is a tag header a frame and the chunks' headers, some 2 % of the video, not TS and
+      // SRT's 8 %. Counted as two tracks in TS, the video a link of half the nominal rate
+      // carried read 18 % low, and a cut after a probe, meant to go to 85 % of it, went to
+      // 70 %: the video's bit rate sawed between 0.75 and 1.3 Mb/s.
+      configuration.fixedBitsPerSecond = audioBitsPerSecond * 115 / 100
+      configuration.framingShare = 0.02
+    case .whip:
+      // WHIP carries one Opus track at 64 kb/s (ingest-whip mixes and re-encodes), not the
+      // AAC tracks: counting those would leave the controller thinking the link carries a
+      // few hundred kb/s less video than it does, and cut to the floor for nothing.
+      configuration.fixedBitsPerSecond = 64_000 * 115 / 100
+      // Its link shows congestion only in the receiver's reports, about a second late, and
+      // webrtcbin does not pace (a keyframe leaves as one burst): the target climbs at most
+      // 5 % above the video that got through, so a bottleneck's queue grows slowly enough
+      // for the reports to show it before it overflows. With 1.5 the climb overshot a
+      // half-rate link by 40 % and lost a tenth of the frames; with 15 %, aiortc lost
+      // frames for seconds in one run of three through half the nominal rate (89 % and
+      // 92 % decoded), in the start-up climb and after a cut (docs/whip.md).
+      configuration.increaseLimitOfDelivered = 1.05
+      // RTP's framing is its 12-byte header and a byte or two of fragmentation a packet
+      // (some 1.5 % at the 1200-byte MTU), not the TS and SRT headers of the default: with
+      // those, each step of the climb above counted about 6 % less video than got through.
+      configuration.framingShare = 0.02
+    default: break
+    }
+    if let nominalFrameRate { configuration.nominalFrameRate = nominalFrameRate }
+    configuration.reducedFrameRates = configuration.reducedFrameRates.filter {
+      $0 < configuration.nominalFrameRate
+    }
+    return configuration
+  }
+}

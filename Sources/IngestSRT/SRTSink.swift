@@ -57,6 +57,8 @@ public final class SRTSink: OutputSink {
   /// When a unit last went out past the queue bound because nothing was acknowledged for a
   /// latency (see `write`); `nil` on a new connection.
   private var lastNudge: MonotonicInstant?
+  /// Bytes handed to libsrt on this connection: with its buffer and drops, what it delivered.
+  private var handedBytes: Int64 = 0
 
   /// The figures of the last connection as it closed (after `finish` or `close`), for an
   /// end-of-run summary; `nil` before the first connection ends.
@@ -150,7 +152,7 @@ public final class SRTSink: OutputSink {
     let roundTrip = measuredRoundTrip(stats)
     // The queue as the status shows it: the flight, then what waits beyond it.
     var estimate = linkMeter.estimate(
-      stats, now: now, latencyMilliseconds: agreedLatencyMilliseconds,
+      stats, handedBytes: handedBytes, now: now, latencyMilliseconds: agreedLatencyMilliseconds,
       queueMilliseconds: queueLimit.inFlightMilliseconds + queuedMilliseconds(stats),
       roundTripMilliseconds: roundTrip > 0 ? roundTrip : nil)
     // The queue as the rate controller reads it: what libsrt has not sent yet, never the span
@@ -270,6 +272,7 @@ public final class SRTSink: OutputSink {
       }
     }
     linkMeter.reset()
+    handedBytes = 0
     queueLimit.reset()
     measuredRTT = SRTMeasuredRoundTrip()
     runLatencyCheck = RunLatencyCheck()
@@ -460,7 +463,8 @@ public final class SRTSink: OutputSink {
       let latency = TimeSpan.milliseconds(Int64(agreedLatencyMilliseconds))
       let buffered = Int(max(stats.byteSndBuf, 0))
       queueLimit.observe(
-        acknowledgedBytes: SRTLinkMeter.acknowledgedBytes(stats), bufferedBytes: buffered,
+        acknowledgedBytes: SRTLinkMeter.acknowledgedBytes(stats, handedBytes: handedBytes),
+        bufferedBytes: buffered,
         roundTripMilliseconds: roundTrip, outage: sinceProgress >= Self.outageLength,
         now: clock)
       checkLatencyDuringRun(now: clock)
@@ -517,6 +521,7 @@ public final class SRTSink: OutputSink {
       observeDrops(stats, now: clock.now())
     }
     guard try socket.send(message) else { return false }
+    handedBytes += Int64(message.count)
     lastSend = clock.now()
     dropLedger.messageSent(now: lastSend)
     return true

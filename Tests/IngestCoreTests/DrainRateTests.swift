@@ -70,4 +70,30 @@ import Testing
     #expect(
       abs((drain.bytesPerSecond ?? 0) - before) < 0.1 * before, "\(drain.bytesPerSecond ?? 0)")
   }
+
+  /// A keyframe handed over at once dips the figure by its size for longer than the longest
+  /// interval (a slow link sends it over seconds); its leaving brings the figure back, which is
+  /// no delivery: the rate stays the link's.
+  @Test func aLongDipAndItsRecoveryAreNoDelivery() {
+    var drain = DrainRate()
+    var acknowledged: Int64 = 0
+    var now = MonotonicInstant.origin
+    func run(for span: TimeSpan, dip: (TimeSpan) -> Int64) {
+      let start = now
+      while now - start < span {
+        acknowledged += 3_200  // 160 kB/s
+        drain.observe(
+          delivered: acknowledged - dip(now - start), waiting: 50_000, now: now,
+          minimumInterval: 80 * ms)
+        now += 20 * ms
+      }
+    }
+    run(for: 5_000 * ms) { _ in 0 }
+    // 200 kB queued at once, leaving over 2.5 s while the link goes on delivering.
+    run(for: 2_500 * ms) { elapsed in 200_000 - Int64(elapsed.inSeconds * 80_000) }
+    run(for: 2_000 * ms) { _ in 0 }
+    let rate = drain.bytesPerSecond ?? 0
+    #expect(rate < 1.2 * 160_000, "\(rate)")
+    #expect(rate > 0.8 * 160_000, "\(rate)")
+  }
 }

@@ -45,29 +45,32 @@ public struct DrainRate: Sendable {
     }
     let interval = now - last.time
     guard interval >= max(minimumInterval, Self.minimumInterval) else { return }
+    // The figure can dip below what was delivered, never the delivery itself: SRT's counts a
+    // message as waiting once it is in the send buffer but as sent only once it leaves, so
+    // between the two the difference falls, and it comes back as the message leaves, which is
+    // no delivery either. So the level kept never goes down: read as a rate of zero, the dips
+    // of a blackout pulled the smoothed rate from 2.6 Mb/s to 0.5 in 1.5 s, and a level taken
+    // in a dip counted the message leaving as delivered (11 Mb/s on a 1.3 Mb/s link, after a
+    // keyframe's dip outlasted the longest interval).
+    let level = max(delivered, last.delivered)
     if delivered <= last.delivered && last.waiting > 0 && waiting > 0 {
-      // Nothing delivered while data waits: a loss's wait or an outage; see how it ends. (A
-      // figure below the last is no delivery either: SRT's counts a message as waiting once
-      // it is in the send buffer but as sent only once it leaves, so between the two the
-      // difference dips. Read as a rate of zero, every message queued during a blackout
-      // pulled the smoothed rate down: 2.6 Mb/s to 0.5 in 1.5 s.)
+      // Nothing delivered while data waits: a loss's wait or an outage; see how it ends.
       if inOutage || interval > max(maximumInterval, minimumInterval) {
         inOutage = true
-        self.last = (now, delivered, waiting)
+        self.last = (now, level, waiting)
       }
       return
     }
     if inOutage || interval > max(maximumInterval, 2 * minimumInterval) {
       // The first delivery after an outage is its backlog going out at once: no reading either.
       inOutage = false
-      self.last = (now, delivered, waiting)
+      self.last = (now, level, waiting)
       return
     }
     if last.waiting > 0 && waiting > 0 {
-      let rate =
-        Double(max(0, delivered - last.delivered)) / interval.inSeconds
+      let rate = Double(level - last.delivered) / interval.inSeconds
       bytesPerSecond = bytesPerSecond.map { $0 + Self.smoothing * (rate - $0) } ?? rate
     }
-    self.last = (now, delivered, waiting)
+    self.last = (now, level, waiting)
   }
 }

@@ -123,7 +123,7 @@ enum LiveCommand: Command {
       let audioTracks = args.has("--no-mic") || encoderMix || oneTrack ? 1 : 2
       options.rateControl = LiveRateConfiguration.make(
         nominalBitsPerSecond: bitrate, floorBitsPerSecond: floor,
-        nominalFrameRate: try positive(args, "--fps"),
+        nominalFrameRate: options.nominalFrameRate,
         audioBitsPerSecond: try positive(args, "--audio-bitrate") ?? 128_000,
         audioTracks: audioTracks, output: options.targets.first(where: \.isNetwork))
     case "off": break

@@ -8,6 +8,21 @@ import Testing
 @Suite struct SRTQueueLimitTests {
   private let ms = TimeSpan.milliseconds(1)
 
+  /// `count` readings 100 ms apart from `now` on: nothing acknowledged, 5 000 bytes buffered,
+  /// libsrt's round trip `roundTrip`; with `held`, a unit held back for the queue bound at each.
+  private func observe(
+    _ limit: inout SRTQueueLimit, _ count: Int, roundTrip: Double, outage: Bool = false,
+    held: Bool = false, from now: inout MonotonicInstant
+  ) {
+    for _ in 0..<count {
+      limit.observe(
+        acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: roundTrip,
+        outage: outage, now: now)
+      if held { limit.heldForQueueBound(now: now) }
+      now += 100 * ms
+    }
+  }
+
   /// A round trip that rose while data was in flight is the path's queue; once libsrt holds
   /// nothing of ours it is not (only acknowledgements of new data would bring libsrt's smoothed
   /// figure down again, and nothing is sent while it stays up).
@@ -261,21 +276,9 @@ import Testing
   @Test func anOutageStartsTheRoundTripAgain() {
     var limit = SRTQueueLimit()
     var now = MonotonicInstant.origin
-    for _ in 0..<50 {
-      limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 40, now: now)
-      now += 100 * ms
-    }
-    for _ in 0..<15 {
-      limit.observe(
-        acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 40, outage: true,
-        now: now)
-      now += 100 * ms
-    }
-    for _ in 0..<10 {
-      limit.observe(
-        acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 180, now: now)
-      now += 100 * ms
-    }
+    observe(&limit, 50, roundTrip: 40, from: &now)
+    observe(&limit, 15, roundTrip: 40, outage: true, from: &now)
+    observe(&limit, 10, roundTrip: 180, from: &now)
     #expect(limit.minimumRoundTripMilliseconds == 180)
     #expect(limit.pathQueueMilliseconds == 0)
   }
@@ -285,16 +288,8 @@ import Testing
   @Test func whileThePathSettlesThereIsNoPathQueue() {
     var limit = SRTQueueLimit()
     var now = MonotonicInstant.origin
-    for _ in 0..<30 {
-      limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 40, now: now)
-      now += 100 * ms
-    }
-    for _ in 0..<15 {
-      limit.observe(
-        acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 40, outage: true,
-        now: now)
-      now += 100 * ms
-    }
+    observe(&limit, 30, roundTrip: 40, from: &now)
+    observe(&limit, 15, roundTrip: 40, outage: true, from: &now)
     limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 183, now: now)
     #expect(limit.pathQueueMilliseconds == 0)
     #expect(
@@ -367,22 +362,10 @@ import Testing
   @Test func aQueueKeptAtTheBoundIsNoNewPath() {
     var limit = SRTQueueLimit()
     var now = MonotonicInstant.origin
-    for _ in 0..<30 {
-      limit.observe(acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 10, now: now)
-      now += 100 * ms
-    }
-    for _ in 0..<60 {
-      limit.observe(
-        acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 100, now: now)
-      limit.heldForQueueBound(now: now)
-      now += 100 * ms
-    }
+    observe(&limit, 30, roundTrip: 10, from: &now)
+    observe(&limit, 60, roundTrip: 100, held: true, from: &now)
     #expect(limit.minimumRoundTripMilliseconds == 10)
-    for _ in 0..<60 {
-      limit.observe(
-        acknowledgedBytes: 0, bufferedBytes: 5_000, roundTripMilliseconds: 100, now: now)
-      now += 100 * ms
-    }
+    observe(&limit, 60, roundTrip: 100, from: &now)
     #expect(limit.minimumRoundTripMilliseconds == 100)
   }
 }

@@ -45,13 +45,12 @@ public struct DrainRate: Sendable {
     }
     let interval = now - last.time
     guard interval >= max(minimumInterval, Self.minimumInterval) else { return }
-    // The figure can dip below what was delivered, never the delivery itself: SRT's counts a
-    // message as waiting once it is in the send buffer but as sent only once it leaves, so
-    // between the two the difference falls, and it comes back as the message leaves, which is
-    // no delivery either. So the level kept never goes down: read as a rate of zero, the dips
-    // of a blackout pulled the smoothed rate from 2.6 Mb/s to 0.5 in 1.5 s, and a level taken
-    // in a dip counted the message leaving as delivered (11 Mb/s on a 1.3 Mb/s link, after a
-    // keyframe's dip outlasted the longest interval).
+    // What was delivered never goes down: a figure below the last is no delivery (not a rate
+    // of zero), and the level kept never falls, so coming back up to it is not counted as
+    // delivered either. (SRT's figure, when it was the unique bytes sent less the buffer,
+    // dipped by every message queued: read as zero, the dips of a blackout pulled the rate
+    // from 2.6 Mb/s to 0.5 in 1.5 s; taken as the level, its rises read 11 Mb/s on a 1.3 Mb/s
+    // link.)
     let level = max(delivered, last.delivered)
     if delivered <= last.delivered && last.waiting > 0 && waiting > 0 {
       // Nothing delivered while data waits: a loss's wait or an outage; see how it ends.

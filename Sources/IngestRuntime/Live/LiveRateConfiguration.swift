@@ -9,13 +9,14 @@ public enum LiveRateConfiguration {
   /// `floorBitsPerSecond`) at `nominalFrameRate`, with `audioTracks` AAC tracks of
   /// `audioBitsPerSecond` from the encoder, sent to `output` (the run's network output).
   public static func make(
-    nominalBitsPerSecond: Int, floorBitsPerSecond: Int, nominalFrameRate: Int?,
+    nominalBitsPerSecond: Int, floorBitsPerSecond: Int, nominalFrameRate: Int,
     audioBitsPerSecond: Int, audioTracks: Int, output: OutputTarget?
   ) -> RateController.Configuration {
     var configuration = RateController.Configuration(nominalBitsPerSecond: nominalBitsPerSecond)
     configuration.floorBitsPerSecond = floorBitsPerSecond
-    // Audio rides on the same link: each AAC track at its bitrate, plus its framing.
-    configuration.fixedBitsPerSecond = audioTracks * audioBitsPerSecond * 115 / 100
+    // Audio rides on the same link: each track at its bitrate, plus 15 % of framing.
+    func framed(_ bitsPerSecond: Int) -> Int { bitsPerSecond * 115 / 100 }
+    configuration.fixedBitsPerSecond = framed(audioTracks * audioBitsPerSecond)
     switch output {
     case .rtmp:
       // FLV carries one audio track (the two mixed, or the one asked for), and its framing
@@ -23,13 +24,13 @@ public enum LiveRateConfiguration {
       // SRT's 8 %. Counted as two tracks in TS, the video a link of half the nominal rate
       // carried read 18 % low, and a cut after a probe, meant to go to 85 % of it, went to
       // 70 %: the video's bit rate sawed between 0.75 and 1.3 Mb/s.
-      configuration.fixedBitsPerSecond = audioBitsPerSecond * 115 / 100
+      configuration.fixedBitsPerSecond = framed(audioBitsPerSecond)
       configuration.framingShare = 0.02
     case .whip:
       // WHIP carries one Opus track at 64 kb/s (ingest-whip mixes and re-encodes), not the
       // AAC tracks: counting those would leave the controller thinking the link carries a
       // few hundred kb/s less video than it does, and cut to the floor for nothing.
-      configuration.fixedBitsPerSecond = 64_000 * 115 / 100
+      configuration.fixedBitsPerSecond = framed(64_000)
       // Its link shows congestion only in the receiver's reports, about a second late, and
       // webrtcbin does not pace (a keyframe leaves as one burst): the target climbs at most
       // 5 % above the video that got through, so a bottleneck's queue grows slowly enough
@@ -44,7 +45,7 @@ public enum LiveRateConfiguration {
       configuration.framingShare = 0.02
     default: break
     }
-    if let nominalFrameRate { configuration.nominalFrameRate = nominalFrameRate }
+    configuration.nominalFrameRate = nominalFrameRate
     configuration.reducedFrameRates = configuration.reducedFrameRates.filter {
       $0 < configuration.nominalFrameRate
     }

@@ -63,8 +63,11 @@ public final class BroadcastEngine: Sendable {
     var budget = try MemoryBudget(
       budget: configuration.budgetBytes, overhead: configuration.overheadBytes)
     try budget.reserve("sink buffers", bytes: sink.bufferBytes)
+    // A recording the extension was stopped in the middle of goes on after its segments.
+    var timed = configuration
+    if let start = sink.timelineStart { timed.timeline.startOffset = start }
     pipeline = try Pipeline(
-      configuration: configuration, tracks: tracks, payloadFormat: sink.payloadFormat,
+      configuration: timed, tracks: tracks, payloadFormat: sink.payloadFormat,
       budget: budget, clock: clock)
     let sender = Sender(pipeline: pipeline, sink: sink, clock: clock)
     // A recording has no link to steer by: the memory ladder alone asks the encoder for less.

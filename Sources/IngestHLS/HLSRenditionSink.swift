@@ -66,6 +66,8 @@ public final class HLSRenditionSink: OutputSink {
   }
 
   public var payloadFormat: PayloadFormat { .accessUnits }
+  /// After every rendition's earlier segments: the renditions share one timeline.
+  public var timelineStart: Int64? { renditions.compactMap { $0?.timelineStart }.max() }
 
   /// The largest sample the run admits (`holdSamples`): the video packetizer's buffer takes it.
   private var largestSample = 0

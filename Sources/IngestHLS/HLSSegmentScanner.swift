@@ -24,6 +24,9 @@ public struct HLSSegmentScan: Equatable, Sendable {
   public var completeAudioUnits = 0
   /// Duration of the whole units on the timing track (video, else audio), 90 kHz ticks.
   public var duration: Int64 = 0
+  /// Where the whole units end: the latest of every track's last decode time plus its frame
+  /// step, in 90 kHz ticks as the stream carries them (33 bits); nil without a whole unit.
+  public var endTime: Int64?
   /// Offset of the first packet without a sync byte, if any (the scan stopped there).
   public var malformedOffset: Int64?
 
@@ -64,6 +67,10 @@ public enum HLSSegmentScanner {
       guard units > 0 else { return 0 }
       let span = (lastDTS - firstDTS) & 0x1_FFFF_FFFF
       return span + (units > 1 ? lastDelta : lone)
+    }
+
+    func end(lone: Int64) -> Int64? {
+      units > 0 ? (lastDTS + (units > 1 ? lastDelta : lone)) & 0x1_FFFF_FFFF : nil
     }
   }
 
@@ -146,6 +153,10 @@ public enum HLSSegmentScanner {
     }
     scan.completeVideoUnits = tracks[0].units
     scan.completeAudioUnits = tracks[1].units + tracks[2].units
+    scan.endTime = [
+      tracks[0].end(lone: loneVideoDuration), tracks[1].end(lone: loneAudioDuration),
+      tracks[2].end(lone: loneAudioDuration),
+    ].compactMap { $0 }.max()
     if tracks[0].units > 0 {
       scan.duration = tracks[0].duration(lone: loneVideoDuration)
     } else if let audio = tracks[1...].first(where: { $0.units > 0 }) {

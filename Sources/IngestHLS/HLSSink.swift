@@ -59,6 +59,12 @@ public final class HLSSink: OutputSink {
 
   /// The transport stream for TS segments, access units for fMP4 ones.
   public var payloadFormat: PayloadFormat { configuration.container.payloadFormat }
+  /// After the TS segments the directory already holds (`HLSContinuation`). An fMP4 segment's
+  /// decode times restart at zero every run (`MP4DecodeClock`), so it is not moved.
+  public var timelineStart: Int64? {
+    configuration.container == .transportStream
+      ? HLSContinuation.timelineStart(directory: configuration.directory) : nil
+  }
   public let configuration: Configuration
   /// Called on the sender's thread after each segment is complete and listed.
   public var onSegment: ((HLSSegment) -> Void)?

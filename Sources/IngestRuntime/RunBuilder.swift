@@ -279,11 +279,19 @@ public struct RunBuilder {
         sinks, tracks: tracks, scanBytes: scanBytes, mixBytes: mixBytes, options: options)
       // The buffers that keep a whole sample take the run's largest, as planned.
       for sink in sinks { sink.holdSamples(upTo: configuration.maximumSampleBytes) }
+      // Each output's pipeline has its own timeline: one that continues a recording starts
+      // after it, and the others keep the default.
+      func configured(for sink: any OutputSink) -> PipelineConfiguration {
+        var own = configuration
+        if let start = sink.timelineStart { own.timeline.startOffset = start }
+        return own
+      }
       if sinks.count == 1 {
         return [
           try Pipeline(
-            configuration: configuration, tracks: carried[0], payloadFormat: sinks[0].payloadFormat,
-            budget: budget, clock: clock, pageRelease: AnonymousPageRelease())
+            configuration: configured(for: sinks[0]), tracks: carried[0],
+            payloadFormat: sinks[0].payloadFormat, budget: budget, clock: clock,
+            pageRelease: AnonymousPageRelease())
         ]
       }
       let ledger = RingLedger()
@@ -292,8 +300,9 @@ public struct RunBuilder {
       for (sink, tracks) in zip(sinks, carried) {
         pipelines.append(
           try Pipeline(
-            configuration: configuration, tracks: tracks, payloadFormat: sink.payloadFormat,
-            budget: budget, clock: clock, share: share, pageRelease: AnonymousPageRelease()))
+            configuration: configured(for: sink), tracks: tracks,
+            payloadFormat: sink.payloadFormat, budget: budget, clock: clock, share: share,
+            pageRelease: AnonymousPageRelease()))
       }
       return pipelines
     } catch {

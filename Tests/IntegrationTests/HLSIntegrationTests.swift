@@ -51,6 +51,15 @@ enum HLSHarness {
     func get() -> Data { lock.withLock { data ?? Data() } }
   }
 
+  /// Every packet's decode time in a segment file, as ffprobe reads it (90 kHz).
+  static func decodeTimes(_ segment: String) throws -> [Int64] {
+    let result = try run(
+      "/usr/bin/ffprobe",
+      ["-v", "error", "-show_entries", "packet=dts", "-of", "csv=p=0", segment])
+    guard result.status == 0 else { throw HarnessError("ffprobe \(segment): \(result.stderr)") }
+    return result.stdout.split(separator: "\n").compactMap { Int64($0) }
+  }
+
   static func ffmpegErrors(_ input: String) throws -> String {
     let result = try run(
       "/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-i", input, "-f", "null", "-"])
@@ -442,6 +451,11 @@ enum HLSHarness {
     #expect(resized == sizes)
     let errors = try HLSHarness.ffmpegErrors(directory + "/index.m3u8")
     #expect(errors == "", "\(errors)")
+    // The new run's timestamps go on after the recording's, whether the segment cut short by
+    // the kill was kept or removed: nothing steps back at the join.
+    let before = try HLSHarness.decodeTimes(directory + "/" + playlist.entries[firstNew - 1].name)
+    let after = try HLSHarness.decodeTimes(directory + "/" + playlist.entries[firstNew].name)
+    #expect(try #require(after.min()) > #require(before.max()))
   }
 }
 

@@ -79,6 +79,10 @@ public protocol OutputSink: LinkEstimateSource {
   func holdSamples(upTo maximumSampleBytes: Int)
   /// A one-line description safe to print (no secrets).
   var redactedDescription: String { get }
+  /// Where this output's timeline must start (`Timeline.Configuration.startOffset`), read once
+  /// before the pipeline is built; nil for the default. An HLS recording that goes on from an
+  /// earlier run's segments starts after them, so its timestamps never step back.
+  var timelineStart: Int64? { get }
 
   /// Connects or creates the destination. Called again after a failure whose `isRetryable`.
   func open(tracks: TrackFormats) throws(SinkError)
@@ -128,6 +132,7 @@ public protocol OutputSink: LinkEstimateSource {
 extension OutputSink {
   public func bufferBytes(forSamplesUpTo maximumSampleBytes: Int) -> Int { bufferBytes }
   public func holdSamples(upTo maximumSampleBytes: Int) {}
+  public var timelineStart: Int64? { nil }
   public func statusFields() -> JSONObject? { nil }
   public func linkReading() -> LinkReading? { nil }
   public func setStatusHandler(_ handler: @escaping @Sendable (String, JSONObject) -> Void) {}

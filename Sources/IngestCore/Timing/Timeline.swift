@@ -59,7 +59,8 @@ public struct Timeline: Sendable {
 
   /// Tuning of the timeline.
   public struct Configuration: Sendable {
-    /// Added to every timestamp so that samples slightly earlier than the base stay positive.
+    /// Added to every timestamp so that samples slightly earlier than the base stay positive;
+    /// later for a run that continues a recording (`OutputSink.timelineStart`).
     public var startOffset: Int64 = 10 * MediaTicks.perSecond
     /// A clock more than this far from the shared "now" counts as reset (default 1 s). Video may
     /// legitimately pause for longer (a still screen), so only backwards video jumps reset it.

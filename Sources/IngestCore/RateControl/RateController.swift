@@ -443,7 +443,12 @@ public struct RateController: Sendable {
       // with the first estimate.
       started = true
       if targetBitsPerSecond < configuration.nominalBitsPerSecond {
-        return decide(.start, .start, link, delay: 0, now: now)
+        let decision = decide(.start, .start, link, delay: 0, now: now)
+        // The start share takes back what the encoder made while connecting, not a step whose
+        // effect the link must show first: the climb's first step holds for nothing (at a
+        // 600 ms round trip the hold alone put 90 % of nominal past 3 s from the start).
+        lastChange = nil
+        return decision
       }
     }
     let outage = isOutage(link)
@@ -599,11 +604,20 @@ public struct RateController: Sendable {
       // more than the ceiling (it grew); a link still at its ceiling is probed gently, and
       // one a probe step filled by the first step alone: at twice it, RTMP at half the
       // nominal rate went 16 % over its median within two steps.
-      if target >= ceiling && delivered < 1.05 * ceiling {
+      let linkAtCeiling = delivered < 1.05 * ceiling
+      if target * (1 + configuration.nearCeilingStep) >= ceiling && linkAtCeiling {
         let largest = ceilingFilledByProbe ? 1.0 : 2.0
         probeStep = min(probeStep, largest * configuration.nearCeilingStep)
       }
       next = target * (1 + probeStep)
+      if target >= ceiling && linkAtCeiling {
+        // Past the ceiling, a step over what the link carried at most: one that did not
+        // carry the last step will not carry the next. RTMP at half the nominal rate went on
+        // in 3 % steps to 12 % past a full link before its queue showed (TCP's buffer takes
+        // it first), and came back 14 %.
+        next = min(next, max(ceiling, delivered) * (1 + configuration.nearCeilingStep))
+        guard next >= target + 1 else { return nil }
+      }
       probeTrial = (now, targetBitsPerSecond, standing)
       probeStep = min(2 * probeStep, configuration.largestProbeStep)
       rule = .probe

@@ -216,8 +216,8 @@ struct SRTQueueLimit {
   /// back while the measurement grew (at 100 ms, from the floor to 2 Mb/s took a second and
   /// left the first keyframe waiting in the ring); without the stream's rate a 50 Mb/s stream
   /// waited in the ring for its first two seconds while the doubling caught up. After the
-  /// first queue, the measured drain alone: a keyframe on a slow link is fed to libsrt as the
-  /// link takes it.
+  /// first queue, the measured drain alone (the stream's rate until it is measured): a keyframe
+  /// on a slow link is fed to libsrt as the link takes it.
   ///
   /// `flightBytes` is what libsrt has sent and not had acknowledged: the flight part of the
   /// limit is never less (see the type's note on retransmission waits).
@@ -236,6 +236,11 @@ struct SRTQueueLimit {
         slowStart = false
       }
     }
+    // Before the drain is measured, the stream's own rate even after the slow start: one that
+    // ended at once (the ring's backlog from the handshake handed over together spans more
+    // than a round trip) left the floor alone, a trickle at a 600 ms round trip, and the drain
+    // measured on the trickle held the stream back for 8 s.
+    if rate == nil { rate = streamBytesPerSecond }
     guard let rate, rate > 0 else { return max(Self.floorBytes, flightBytes) }
     // What waits for a retransmission is flight, but only for one more round trip than the
     // link's own flight: counted whole, a link that takes half the stream (a shaper queueing

@@ -219,6 +219,22 @@ private func simulate(
     #expect(steps.map(\.target) == [400_000, 600_000, 900_000, 1_000_000])
   }
 
+  /// A link that already carried more than the climb's next step (the backlog gathered while
+  /// connecting going out) is climbed to at once: here past the nominal rate, so to it.
+  @Test func theClimbGoesAtOnceToWhatTheLinkCarried() {
+    var configuration = RateController.Configuration(nominalBitsPerSecond: 1_000_000)
+    configuration.framingShare = 0
+    var controller = RateController(configuration: configuration)
+    var targets: [Int] = []
+    for reading in 1...2 {
+      let estimate = LinkEstimate(
+        time: .at(.milliseconds(200 * Int64(reading))), queueMilliseconds: 0,
+        deliveredBitsPerSecond: reading == 1 ? nil : 2_400_000, latencyMilliseconds: 400)
+      if let decision = controller.update(estimate) { targets.append(decision.targetBitsPerSecond) }
+    }
+    #expect(targets == [400_000, 1_000_000])
+  }
+
   @Test func neverUndershootsTheFloor() {
     let (samples, decisions) = simulate(seconds: 60) { _ in 150_000 }
     #expect(samples.allSatisfy { $0.target >= 300_000 })

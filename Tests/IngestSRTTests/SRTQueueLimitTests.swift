@@ -205,6 +205,20 @@ import Testing
         == 280_000)
   }
 
+  /// A slow start that ends before the drain is measured (the ring's backlog from the
+  /// handshake handed over at once spans more than a round trip) leaves the stream's rate, not
+  /// the floor: 250,000 bytes a second over a 600 ms round trip, the acknowledgement interval
+  /// and half of a 2,410 ms latency.
+  @Test func aSlowStartEndedBeforeAMeasurementKeepsTheStreamsRate() {
+    var limit = SRTQueueLimit()
+    var now = MonotonicInstant.origin
+    observe(&limit, 1, roundTrip: 600, from: &now)
+    let limitBytes = limit.limitBytes(
+      latencyMilliseconds: 2_410, queuedMilliseconds: 90, streamBytesPerSecond: 250_000)
+    #expect(!limit.slowStart)
+    #expect(limitBytes == Int(250_000 * (0.610 + 2.410 / 2)))
+  }
+
   /// Units held back for the queue bound for a second in a row end the slow start as well:
   /// the link is full. A moment's hold does not.
   @Test func unitsHeldForTheQueueBoundEndTheSlowStart() {

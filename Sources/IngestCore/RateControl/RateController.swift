@@ -555,7 +555,15 @@ public struct RateController: Sendable {
       guard now - (lastChange ?? .distantPast) >= configuration.increaseHold else {
         return nil
       }
-      let next = limitedIncrease(Double(targetBitsPerSecond) * configuration.startupStep, link)
+      // The video the link already carried (what the ring gathered while connecting going
+      // out) is a rate it takes: up to it at once, as BBR starts from the bandwidth it
+      // measured. At a 600 ms round trip the link carried more than the nominal rate while
+      // the steps of half again took 1.2 s to get there.
+      let carried = min(
+        Double(configuration.nominalBitsPerSecond),
+        link.deliveredBitsPerSecond.map(videoShare) ?? 0)
+      let next = limitedIncrease(
+        max(Double(targetBitsPerSecond) * configuration.startupStep, carried), link)
       guard next > targetBitsPerSecond else { return nil }
       targetBitsPerSecond = min(configuration.nominalBitsPerSecond, next)
       startingUp = targetBitsPerSecond < configuration.nominalBitsPerSecond

@@ -498,7 +498,14 @@ public struct RateController: Sendable {
     if delay > threshold || lossWithQueue {
       clearSince = nil
       // Nothing gets through: a lower rate would not either. Hold, so the return is at once.
-      if outage || observing(now) { return nil }
+      if outage { return nil }
+      if observing(now) {
+        // What the ring gathered while connecting is no reading of the link, but what the link
+        // carried of it is: the climb goes up to that, and no further while the queue is
+        // over the threshold. At a 600 ms round trip that backlog kept every reading over it
+        // for a second while the link carried twice the nominal rate.
+        return startingUp ? startupStep(to: carried(link), link, delay: delay, now: now) : nil
+      }
       // A queue over twice the threshold twice in a row, still rising, that the link does
       // not drain as fast as the target fills it: the capacity dropped. A burst (a keyframe)
       // or jitter falls by the next reading or is carried at the target's rate.
@@ -552,23 +559,9 @@ public struct RateController: Sendable {
     clearSince = since
     if state == .drain { state = stateForIncrease() }
     if startingUp {
-      guard now - (lastChange ?? .distantPast) >= configuration.increaseHold else {
-        return nil
-      }
-      // The video the link already carried (what the ring gathered while connecting going
-      // out) is a rate it takes: up to it at once, as BBR starts from the bandwidth it
-      // measured. At a 600 ms round trip the link carried more than the nominal rate while
-      // the steps of half again took 1.2 s to get there.
-      let carried = min(
-        Double(configuration.nominalBitsPerSecond),
-        link.deliveredBitsPerSecond.map(videoShare) ?? 0)
-      let next = limitedIncrease(
-        max(Double(targetBitsPerSecond) * configuration.startupStep, carried), link)
-      guard next > targetBitsPerSecond else { return nil }
-      targetBitsPerSecond = min(configuration.nominalBitsPerSecond, next)
-      startingUp = targetBitsPerSecond < configuration.nominalBitsPerSecond
-      state = startingUp ? .startup : .climb
-      return decide(.probe, .startupStep, link, delay: delay, now: now)
+      return startupStep(
+        to: max(Double(targetBitsPerSecond) * configuration.startupStep, carried(link)), link,
+        delay: delay, now: now)
     }
     if keyframesOnly && belowFloorSince == nil {
       keyframesOnly = false
@@ -650,6 +643,29 @@ public struct RateController: Sendable {
     lastHeld = rule == .probe ? (now, targetBitsPerSecond) : nil
     targetBitsPerSecond = min(configuration.nominalBitsPerSecond, limited)
     return decide(.probe, rule, link, delay: delay, now: now)
+  }
+
+  /// The video the link carried, up to the nominal rate: a rate the link takes, so the
+  /// start-up climb goes at once to it, as BBR starts from the bandwidth it measured. At a
+  /// 600 ms round trip, what the ring gathered while connecting went out at more than the
+  /// nominal rate while steps of half again took 1.2 s to get there.
+  private func carried(_ link: LinkEstimate) -> Double {
+    min(
+      Double(configuration.nominalBitsPerSecond), link.deliveredBitsPerSecond.map(videoShare) ?? 0)
+  }
+
+  /// A step of the start-up climb to `next` (bits per second, within `limitedIncrease`), once
+  /// the increase hold since the last change is over; nil when that is no increase.
+  private mutating func startupStep(
+    to next: Double, _ link: LinkEstimate, delay: Double, now: MonotonicInstant
+  ) -> Decision? {
+    guard now - (lastChange ?? .distantPast) >= configuration.increaseHold else { return nil }
+    let limited = limitedIncrease(next, link)
+    guard limited > targetBitsPerSecond else { return nil }
+    targetBitsPerSecond = min(configuration.nominalBitsPerSecond, limited)
+    startingUp = targetBitsPerSecond < configuration.nominalBitsPerSecond
+    state = startingUp ? .startup : .climb
+    return decide(.probe, .startupStep, link, delay: delay, now: now)
   }
 
   /// A backlog in the ring at least this long says the sender is held back: a flat round

@@ -504,7 +504,8 @@ public struct RateController: Sendable {
         // carried of it is: the climb goes up to that, and no further while the queue is
         // over the threshold. At a 600 ms round trip that backlog kept every reading over it
         // for a second while the link carried twice the nominal rate.
-        return startingUp ? startupStep(to: carried(link), link, delay: delay, now: now) : nil
+        return startingUp
+          ? startupStep(to: carried(link), blind: false, link, delay: delay, now: now) : nil
       }
       // A queue over twice the threshold twice in a row, still rising, that the link does
       // not drain as fast as the target fills it: the capacity dropped. A burst (a keyframe)
@@ -559,9 +560,10 @@ public struct RateController: Sendable {
     clearSince = since
     if state == .drain { state = stateForIncrease() }
     if startingUp {
+      let step = Double(targetBitsPerSecond) * configuration.startupStep
+      let carried = carried(link)
       return startupStep(
-        to: max(Double(targetBitsPerSecond) * configuration.startupStep, carried(link)), link,
-        delay: delay, now: now)
+        to: max(step, carried), blind: step >= carried, link, delay: delay, now: now)
     }
     if keyframesOnly && belowFloorSince == nil {
       keyframesOnly = false
@@ -654,12 +656,16 @@ public struct RateController: Sendable {
       Double(configuration.nominalBitsPerSecond), link.deliveredBitsPerSecond.map(videoShare) ?? 0)
   }
 
-  /// A step of the start-up climb to `next` (bits per second, within `limitedIncrease`), once
-  /// the increase hold since the last change is over; nil when that is no increase.
+  /// A step of the start-up climb to `next` (bits per second, within `limitedIncrease`); nil
+  /// when that is no increase. A `blind` step (half again, beyond what the link carried) waits
+  /// for the increase hold since the last change, so that its effect shows before the next;
+  /// one to what the link carried does not: the link has shown it takes that.
   private mutating func startupStep(
-    to next: Double, _ link: LinkEstimate, delay: Double, now: MonotonicInstant
+    to next: Double, blind: Bool, _ link: LinkEstimate, delay: Double, now: MonotonicInstant
   ) -> Decision? {
-    guard now - (lastChange ?? .distantPast) >= configuration.increaseHold else { return nil }
+    if blind {
+      guard now - (lastChange ?? .distantPast) >= configuration.increaseHold else { return nil }
+    }
     let limited = limitedIncrease(next, link)
     guard limited > targetBitsPerSecond else { return nil }
     targetBitsPerSecond = min(configuration.nominalBitsPerSecond, limited)

@@ -254,6 +254,26 @@ private func simulate(
     #expect(targets == [400_000, 500_000, 800_000])
   }
 
+  /// ...but not while the ring holds half a second of backlog or more: a higher rate would
+  /// add to what waits.
+  @Test func whileObservedABacklogHoldsTheClimbToWhatWasCarried() {
+    var configuration = RateController.Configuration(nominalBitsPerSecond: 1_000_000)
+    configuration.framingShare = 0
+    var controller = RateController(configuration: configuration)
+    var targets: [Int: Int] = [:]
+    for (reading, backlog) in [0.0, 1_600, 400].enumerated() {
+      var estimate = LinkEstimate(
+        time: .at(.milliseconds(200 * Int64(reading + 1))),
+        queueMilliseconds: reading == 0 ? 0 : 1_000,
+        deliveredBitsPerSecond: reading == 0 ? nil : 2_400_000, latencyMilliseconds: 400)
+      estimate.backlogMilliseconds = backlog
+      if let decision = controller.update(estimate) {
+        targets[reading] = decision.targetBitsPerSecond
+      }
+    }
+    #expect(targets == [0: 400_000, 2: 1_000_000])
+  }
+
   @Test func neverUndershootsTheFloor() {
     let (samples, decisions) = simulate(seconds: 60) { _ in 150_000 }
     #expect(samples.allSatisfy { $0.target >= 300_000 })

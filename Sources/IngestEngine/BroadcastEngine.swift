@@ -64,10 +64,9 @@ public final class BroadcastEngine: Sendable {
       budget: configuration.budgetBytes, overhead: configuration.overheadBytes)
     try budget.reserve("sink buffers", bytes: sink.bufferBytes)
     // A recording the extension was stopped in the middle of goes on after its segments.
-    var timed = configuration
-    if let start = sink.timelineStart { timed.timeline.startOffset = start }
     pipeline = try Pipeline(
-      configuration: timed, tracks: tracks, payloadFormat: sink.payloadFormat,
+      configuration: configuration.timed(for: sink), tracks: tracks,
+      payloadFormat: sink.payloadFormat,
       budget: budget, clock: clock)
     let sender = Sender(pipeline: pipeline, sink: sink, clock: clock)
     // A recording has no link to steer by: the memory ladder alone asks the encoder for less.

@@ -281,15 +281,10 @@ public struct RunBuilder {
       for sink in sinks { sink.holdSamples(upTo: configuration.maximumSampleBytes) }
       // Each output's pipeline has its own timeline: one that continues a recording starts
       // after it, and the others keep the default.
-      func configured(for sink: any OutputSink) -> PipelineConfiguration {
-        var own = configuration
-        if let start = sink.timelineStart { own.timeline.startOffset = start }
-        return own
-      }
       if sinks.count == 1 {
         return [
           try Pipeline(
-            configuration: configured(for: sinks[0]), tracks: carried[0],
+            configuration: configuration.timed(for: sinks[0]), tracks: carried[0],
             payloadFormat: sinks[0].payloadFormat, budget: budget, clock: clock,
             pageRelease: AnonymousPageRelease())
         ]
@@ -300,7 +295,7 @@ public struct RunBuilder {
       for (sink, tracks) in zip(sinks, carried) {
         pipelines.append(
           try Pipeline(
-            configuration: configured(for: sink), tracks: tracks,
+            configuration: configuration.timed(for: sink), tracks: tracks,
             payloadFormat: sink.payloadFormat, budget: budget, clock: clock, share: share,
             pageRelease: AnonymousPageRelease()))
       }

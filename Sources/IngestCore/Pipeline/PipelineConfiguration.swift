@@ -22,3 +22,13 @@ public struct PipelineConfiguration: Sendable {
   /// The buffer bound in 90 kHz ticks.
   public var bufferTicks: Int64 { Int64(bufferMilliseconds) * 90 }
 }
+
+extension PipelineConfiguration {
+  /// This configuration with the timeline starting where `sink` asks
+  /// (`OutputSink.timelineStart`: an HLS recording a run continues starts after it), or as it is.
+  public func timed(for sink: any OutputSink) -> PipelineConfiguration {
+    var timed = self
+    if let start = sink.timelineStart { timed.timeline.startOffset = start }
+    return timed
+  }
+}

@@ -37,6 +37,22 @@ typedef struct {
 } ingest_report_slot;
 
 #define INGEST_REPORT_SLOTS 64
+// The least repeat window (µs, ingest_delivery_set_round_trip). The round trip comes from the
+// receiver's reports, a second apart, and a bottleneck's queue can add hundreds of
+// milliseconds before the next one, while aiortc lists every packet it misses again at each
+// new gap: a window of 20 ms on a 10 ms path answered the same requests again and again once
+// a half-rate link's queue grew.
+#define INGEST_REPEAT_WINDOW_MIN 100000
+// Retransmissions are bounded by a budget, like the second copies: a retransmission costs
+// INGEST_RTX_COST video packets sent (a fifth of the video at most), at most
+// INGEST_RTX_BUDGET_MAX / INGEST_RTX_COST in a burst (aiortc's list after a blackout: the
+// last 128 packets it misses; with 40, two thirds of it went unserved and then too old). A link that loses a third of what it is
+// sent cannot carry that third again beside the stream: when the half-rate link overflowed,
+// retransmissions reached 1.6 Mb/s in a second, beside 1.2 Mb/s of video, over a link of
+// 1.3, and the reports said 42 to 50 % lost for seconds. A request over the budget is not
+// served now (it counts as unserved, which asks for a keyframe); the receiver asks again.
+#define INGEST_RTX_COST 5
+#define INGEST_RTX_BUDGET_MAX (128 * INGEST_RTX_COST)
 // Second copies of retransmissions (ingest_rtx_request_probe): one costs 20 video packets sent,
 // at most 8 in a burst, and only while the last report's fraction lost is at most 13/256 (5 %).
 #define INGEST_COPY_COST 20
@@ -100,6 +116,7 @@ typedef struct {
   guint64 rtx_packets;
   guint64 rtx_bytes;
   guint64 rtx_copies;      // requests answered with a second copy of the retransmission
+  guint64 rtx_refused;     // requests not served for the retransmission budget
   guint64 history_bytes;   // bytes of video packets the retransmission history holds now
   guint64 history_packets;
   gint64 video_lost_reported;  // the receiver's cumulative lost for the video stream
@@ -189,6 +206,9 @@ typedef struct {
   // copy, one for each video packet sent, so that copies stay within 5 % of the packets.
   guint copy_budget;
   guint64 rtx_copies;
+  // Retransmissions: a budget in fifths of one, one for each video packet sent.
+  guint rtx_budget;
+  guint64 rtx_refused;  // requests not served for the budget
   gint64 unserved_checked;  // requests up to this time were checked for service
   guint64 new_unserved;
   // Transport-wide congestion control: the header extension's id (0: not negotiated), the
@@ -218,13 +238,14 @@ static inline ingest_delivery *ingest_delivery_new(guint history_packets, guint 
 }
 
 /// Sets the window within which a request for a packet already sent again is a repeat: the
-/// round trip the receiver reports measure (at least 20 ms). A list of missing packets made
-/// before the retransmission could arrive comes back within a round trip of it (aiortc repeats
-/// its whole list at each new gap); a receiver that asks again because the retransmission was
-/// lost does so a round trip of its own after its last request (Chromium), at the earliest.
+/// round trip the receiver reports measure (at least INGEST_REPEAT_WINDOW_MIN). A list of
+/// missing packets made before the retransmission could arrive comes back within a round trip
+/// of it (aiortc repeats its whole list at each new gap); a receiver that asks again because
+/// the retransmission was lost does so a round trip of its own after its last request
+/// (Chromium), at the earliest.
 static inline void ingest_delivery_set_round_trip(ingest_delivery *delivery, double seconds) {
   gint64 window = (gint64)(seconds * 0.9e6);
-  if (window < 20000) window = 20000;
+  if (window < INGEST_REPEAT_WINDOW_MIN) window = INGEST_REPEAT_WINDOW_MIN;
   g_mutex_lock(&delivery->lock);
   delivery->repeat_window = window;
   g_mutex_unlock(&delivery->lock);
@@ -296,6 +317,7 @@ static inline void ingest_delivery_video_packet(ingest_delivery *delivery, GstBu
   }
   delivery->packets++;
   if (delivery->copy_budget < INGEST_COPY_BUDGET_MAX) delivery->copy_budget++;
+  if (delivery->rtx_budget < INGEST_RTX_BUDGET_MAX) delivery->rtx_budget++;
   delivery->video_bytes += size;
   if (delivery->frames == 0 || time != delivery->last_rtp_time) {
     delivery->frames++;
@@ -699,13 +721,22 @@ static inline GstPadProbeReturn ingest_rtx_request_probe(GstPad *pad, GstPadProb
     return GST_PAD_PROBE_OK;
   }
   gint64 now = g_get_monotonic_time();
-  gboolean repeat = FALSE, copy = FALSE;
+  gboolean repeat = FALSE, copy = FALSE, refused = FALSE;
   g_mutex_lock(&delivery->lock);
   if (delivery->have_video && ssrc == delivery->video_ssrc) {
     guint64 ext = ingest_extend_seq(delivery->last_ext, (guint16)seqnum);
     ingest_seq_slot *slot = &delivery->seqs[ext % INGEST_SEQ_SLOTS];
     repeat = slot->ext == ext && ingest_delivery_is_repeat(delivery, slot, now);
-    copy = !repeat && slot->ext == ext && delivery->video_fraction <= INGEST_COPY_MAX_FRACTION &&
+    if (!repeat && slot->ext == ext) {
+      if (delivery->rtx_budget < INGEST_RTX_COST) {
+        refused = TRUE;
+        delivery->rtx_refused++;
+      } else {
+        delivery->rtx_budget -= INGEST_RTX_COST;
+      }
+    }
+    copy = !refused && !repeat && slot->ext == ext &&
+           delivery->video_fraction <= INGEST_COPY_MAX_FRACTION &&
            delivery->copy_budget >= INGEST_COPY_COST;
     if (copy) {
       delivery->copy_budget -= INGEST_COPY_COST;
@@ -713,7 +744,7 @@ static inline GstPadProbeReturn ingest_rtx_request_probe(GstPad *pad, GstPadProb
     }
   }
   g_mutex_unlock(&delivery->lock);
-  if (repeat) return GST_PAD_PROBE_DROP;
+  if (repeat || refused) return GST_PAD_PROBE_DROP;
   if (copy) {
     // Marked, so that this probe lets it through as it is.
     GstEvent *second = gst_event_copy(event);
@@ -918,6 +949,7 @@ static inline void ingest_delivery_collect(ingest_delivery *delivery, guint sett
   out->rtx_packets = delivery->rtx_packets;
   out->rtx_bytes = delivery->rtx_bytes;
   out->rtx_copies = delivery->rtx_copies;
+  out->rtx_refused = delivery->rtx_refused;
   out->video_lost_reported = delivery->video_lost_reported;
   out->audio_lost_reported = delivery->audio_lost_reported;
   out->rtx_lost_reported = delivery->rtx_lost_reported;

@@ -29,6 +29,18 @@ struct WHIPLinkMeter {
   /// the same report, read again until the next line a second later, is not taken for new
   /// congestion once the rate is already lowered.
   static let overflowFreshness: TimeSpan = .milliseconds(450)
+  /// RTCP silence from this on, sampled once a second, may be a blackout (aiortc reports every
+  /// 0.5 to 1.5 s; a 2 s blackout read 1.4 s): heavy loss in the reports after it, with the
+  /// round trip within `darkRoundTripMargin` of its least, is what was sent into the dark, not
+  /// a bottleneck's queue overflowing (which shows in the round trip: 400 ms through the
+  /// half-rate link). Read as an overflow, a 2 s blackout cut a 2 Mb/s target to the 0.3 Mb/s
+  /// floor, and aiortc, which holds every frame behind a packet it did not ask for until 512
+  /// more packets came, showed nothing for 7 to 8 s.
+  static let darkMilliseconds = 1000.0
+  static let darkRoundTripMargin = 25.0
+  /// How long after a silence the reports' loss is the blackout's: the report that covers it
+  /// and the one after.
+  static let afterDark: TimeSpan = .milliseconds(2500)
   /// The span the delivered rate is measured over.
   private static let window: TimeSpan = .seconds(1)
 
@@ -41,6 +53,8 @@ struct WHIPLinkMeter {
   private var lastProgress: MonotonicInstant = .origin
   /// How long nothing left while more than `floorBytes` waited, as of the last statistics.
   private var stalled: TimeSpan = .zero
+  /// When the statistics last said the receiver had been silent for `darkMilliseconds`.
+  private var lastDark: MonotonicInstant?
 
   /// Takes one `stats` line, received at `now` (pipeline clock).
   mutating func observe(_ statistics: WHIPStatistics, now: MonotonicInstant) {
@@ -48,6 +62,7 @@ struct WHIPLinkMeter {
       lastProgress = now
     }
     stalled = now - lastProgress
+    if (statistics.rtcpSilenceMilliseconds ?? 0) >= Self.darkMilliseconds { lastDark = now }
     latest = statistics
     if statistics.transportReceivedBitsPerSecond != nil { latestWithFeedback = statistics }
     if samples.count == 16 { samples.removeFirst() }
@@ -100,7 +115,12 @@ struct WHIPLinkMeter {
     // latency, which the controller answers at once rather than after the round trip rises.
     if let loss, let sent = delivered {
       if !feedback { delivered = sent * (1 - min(1, max(0, loss))) }
-      if loss >= Self.overflowLoss, now - newest.time <= Self.overflowFreshness {
+      let least = samples.compactMap(\.roundTrip).min()
+      let afterDark =
+        (lastDark.map { now - $0 <= Self.afterDark } ?? false)
+        && (latest.roundTripMilliseconds.map { $0 <= (least ?? $0) + Self.darkRoundTripMargin }
+          ?? true)
+      if loss >= Self.overflowLoss, now - newest.time <= Self.overflowFreshness, !afterDark {
         queueMilliseconds = max(queueMilliseconds, Self.latencyMilliseconds)
       }
     }

@@ -23,7 +23,7 @@ struct WHIPClientOptions {
       and video in another profile is not sent. Without it the offer names the stream's own
       profile, and an answer that refuses it ends with the error profileRefused.
       A receiver's NACKs are answered by retransmission (RTX, RFC 4588) from a history of
-      the last --rtx-history-ms milliseconds of video (default 1000), at most
+      the last --rtx-history-ms milliseconds of video (default 3000), at most
       --rtx-history-bytes bytes (default 1048576; counted at the MTU, 1200 bytes a packet).
       --ca-file PEM: for https, trust the certificate authorities in PEM instead of the
       system's (a private CA); a certificate that is not trusted ends with the error
@@ -42,7 +42,7 @@ struct WHIPClientOptions {
   var deadAfterSeconds = 10
   /// The retransmission history's bounds: bytes (as packets of the MTU) and time.
   var historyBytes = 1 << 20
-  var historyMilliseconds = 1000
+  var historyMilliseconds = 3000
   /// What one packet of the history is counted as: the payloaders' MTU (1200 bytes).
   static let historyPacketBytes = 1200
 

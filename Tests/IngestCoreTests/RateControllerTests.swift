@@ -178,7 +178,8 @@ private func simulate(
   }
 
   /// With `increaseLimitOfDelivered` the climb stays within that multiple of the video the
-  /// link delivered, and does not climb while it gives no delivered rate at all.
+  /// link delivered (or of the target, while that video is within 15 % of it: an encoder makes
+  /// a little less than asked), and does not climb while it gives no delivered rate at all.
   @Test func anIncreaseLimitBoundsTheClimbByWhatWasDelivered() {
     var configuration = RateController.Configuration(nominalBitsPerSecond: 1_000_000)
     configuration.framingShare = 0
@@ -195,7 +196,83 @@ private func simulate(
     for _ in 0..<20 { _ = controller.update(clear(delivered: nil)) }
     #expect(controller.targetBitsPerSecond == 400_000)
     for _ in 0..<50 { _ = controller.update(clear(delivered: 420_000)) }
-    #expect((482_000...483_000).contains(controller.targetBitsPerSecond))
+    // 400 → 483 (of 420) → 555 (of 483: 420 is within 15 % of it) → no more (420 is not).
+    #expect((555_000...556_000).contains(controller.targetBitsPerSecond))
+  }
+
+  /// A start-up bound of its own lets the start-up climb go further above what got through than
+  /// the climb after a congestion may, while the newest reading shows no queue: readings a
+  /// second apart, the link delivering the target.
+  @Test func theStartUpClimbHasABoundOfItsOwn() {
+    func targets(startupLimit: Double?, queue: Double = 0) -> [Int] {
+      var configuration = RateController.Configuration(nominalBitsPerSecond: 2_000_000)
+      configuration.framingShare = 0
+      configuration.increaseLimitOfDelivered = 1.05
+      configuration.startupIncreaseLimitOfDelivered = startupLimit
+      var controller = RateController(configuration: configuration)
+      var now = MonotonicInstant.origin
+      var targets: [Int] = []
+      for reading in 0..<8 {
+        now += .seconds(1)
+        let delivered = Double(controller.targetBitsPerSecond)
+        // The queue over its least: none in the first two readings (the first only starts).
+        _ = controller.update(
+          LinkEstimate(
+            time: now, queueMilliseconds: reading < 2 ? 0 : queue,
+            deliveredBitsPerSecond: delivered, latencyMilliseconds: 400))
+        targets.append(controller.targetBitsPerSecond)
+      }
+      return targets
+    }
+    let gentle = targets(startupLimit: nil)
+    let quick = targets(startupLimit: 1.25)
+    // Both start at 40 % and climb at once; within 1.05 or 1.25 of the last target a step.
+    #expect(gentle.first == 800_000 && quick.first == 800_000)
+    for (before, after) in zip(gentle, gentle.dropFirst()) {
+      #expect(after <= before * 105 / 100 + 1)
+    }
+    for (before, after) in zip(quick, quick.dropFirst()) {
+      #expect(after <= before * 125 / 100 + 1)
+    }
+    #expect(quick.last == 2_000_000)
+    #expect(gentle.last! < 1_200_000)
+    // A queue of 20 ms (clear for the climb, not for the quick bound): the gentle one, after
+    // the quick first step.
+    #expect(
+      Array(targets(startupLimit: 1.25, queue: 20).prefix(3)) == [800_000, 1_000_000, 1_050_000])
+  }
+
+  /// The control loop reads the link every 200 ms, a receiver reports once a second: the least
+  /// of the last second is the report before, so a queue that only the newest shows does not
+  /// hold the climb, unless `increaseNeedsClearReading`.
+  @Test func aQueueInTheNewestReportHoldsTheClimbWhenAsked() {
+    func step(needsClearReading: Bool) -> Int {
+      var configuration = RateController.Configuration(nominalBitsPerSecond: 2_000_000)
+      configuration.framingShare = 0
+      configuration.increaseLimitOfDelivered = 1.05
+      configuration.increaseNeedsClearReading = needsClearReading
+      // A step at every reading the queue allows.
+      configuration.increaseHold = .milliseconds(100)
+      var controller = RateController(configuration: configuration)
+      var now = MonotonicInstant.origin
+      func reading(queue: Double, delivered: Double) {
+        now += .milliseconds(200)
+        _ = controller.update(
+          LinkEstimate(
+            time: now, queueMilliseconds: queue, deliveredBitsPerSecond: delivered,
+            latencyMilliseconds: 400))
+      }
+      for _ in 0..<3 {
+        let delivered = Double(controller.targetBitsPerSecond)
+        for _ in 0..<5 { reading(queue: 0, delivered: delivered) }
+      }
+      let before = controller.targetBitsPerSecond
+      // Over half the threshold (100 ms), under the threshold: not congested, not clear.
+      reading(queue: 80, delivered: Double(before))
+      return controller.targetBitsPerSecond - before
+    }
+    #expect(step(needsClearReading: false) > 0)
+    #expect(step(needsClearReading: true) == 0)
   }
 
   /// The start share takes back what the encoder made while connecting; the climb's first step

@@ -104,6 +104,31 @@ import Testing
     #expect(stale.queueMilliseconds == 0)
   }
 
+  /// The heavy loss of the reports after a blackout (the receiver silent for a second and more,
+  /// the round trip at its least) is what was sent into the dark, no overflow; with the round
+  /// trip up by the bottleneck's queue, or later, it is one again.
+  @Test(arguments: [(42.0, false), (400.0, true)])
+  func lossAfterABlackoutIsNoOverflow(roundTrip: Double, overflows: Bool) throws {
+    var meter = WHIPLinkMeter()
+    var dark = Self.statistics(bytes: 0, packets: 0)
+    dark.rtcpSilenceMilliseconds = 1400
+    dark.roundTripMilliseconds = 40
+    meter.observe(dark, now: .origin)
+    var after = Self.statistics(bytes: 125_000, packets: 100, lost: 60)
+    after.fractionLost = 0.6
+    after.roundTripMilliseconds = roundTrip
+    meter.observe(after, now: .at(.seconds(1)))
+    let estimate = try #require(meter.estimate(now: .at(.milliseconds(1200)), pendingBytes: 0))
+    #expect(estimate.queueMilliseconds == (overflows ? WHIPLinkMeter.latencyMilliseconds : 0))
+    #expect(estimate.lossRatio == 0.6)
+    var later = Self.statistics(bytes: 250_000, packets: 200, lost: 80)
+    later.fractionLost = 0.2
+    later.roundTripMilliseconds = 40
+    meter.observe(later, now: .at(.seconds(3)))
+    let overflow = try #require(meter.estimate(now: .at(.milliseconds(3200)), pendingBytes: 0))
+    #expect(overflow.queueMilliseconds == WHIPLinkMeter.latencyMilliseconds)
+  }
+
   @Test func theReceiverReportsLossFractionWins() throws {
     var meter = WHIPLinkMeter()
     meter.observe(Self.statistics(bytes: 0, packets: 0), now: .origin)

@@ -39,6 +39,21 @@ public enum LiveRateConfiguration {
       // frames for seconds in one run of three through half the nominal rate (89 % and
       // 92 % decoded), in the start-up climb and after a cut (docs/whip.md).
       configuration.increaseLimitOfDelivered = 1.05
+      // Until the first congestion, 15 % above it a step while the newest report shows no
+      // queue: from the start share (40 %) steps within 5 % took 20 s and more to the
+      // nominal rate, and a path that loses 2 % with a 100 ms round trip carried 55 to 65 %
+      // of it to aiortc over 45 s (84 % with this). With 25 %, the start-up went up to a
+      // fifth past the half-rate link before the reports showed it, and aiortc lost frames
+      // for seconds in about half the runs; a queue in the newest report and the lower
+      // threshold (below) are what warn of a bottleneck.
+      configuration.startupIncreaseLimitOfDelivered = 1.15
+      configuration.increaseNeedsClearReading = true
+      // Congested from a queue of 50 ms, half SRT's 100 (an eighth of the 400 ms latency the
+      // WHIP link estimate gives): the reports' round trip is the only warning of a
+      // bottleneck there is, a second apart. Through the half-rate link the start-up climb's
+      // queue read 72 ms a second before it was 322 ms and losing.
+      configuration.congestedQueueMilliseconds = 50
+      configuration.congestedQueueShare = 0.125
       // RTP's framing is its 12-byte header and a byte or two of fragmentation a packet
       // (some 1.5 % at the 1200-byte MTU), not the TS and SRT headers of the default: with
       // those, each step of the climb above counted about 6 % less video than got through.

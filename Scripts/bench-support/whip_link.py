@@ -195,12 +195,14 @@ def report(args):
         if freezes is None and row.get("freezes") is not None:
             freezes = f"{row['freezes']} freezes, {row.get('freezes_s', 0):.2f} s (Chromium's)"
         rate = row.get("video_bps")
+        # Chromium's gaps are differences of page timestamps: float milliseconds.
+        gap = "-" if row.get("longest_gap_ms") is None else f"{row['longest_gap_ms']:.1f} ms"
         possibly = f", {row['possibly_lost']} possibly lost" if row.get("possibly_lost") else ""
         lines.append(
             f"| {row['label']} | {row['receiver']} "
             f"| {decodable} of {row.get('sendable')} ({percent(decodable, row.get('sendable'))}) "
             f"| {percent(decodable, row.get('encoded'))} "
-            f"| {row.get('longest_gap_ms')} ms | {freezes} "
+            f"| {gap} | {freezes} "
             f"| {rate / 1e6 if rate else 0:.2f} Mb/s ({percent(rate, row.get('nominal_video_bps'))}) "
             f"| {sent} ({difference}{possibly}) "
             f"| {row.get('rtx_packets')} / {row.get('nack_requests')} / {row.get('nack_unserved')} "

@@ -77,8 +77,11 @@ struct WHIPLinkMeter {
   /// statistics where the path's queue comes from transport-cc feedback, else 0.
   var queueBaseMilliseconds: Double {
     guard latest?.transportQueueMilliseconds != nil else { return 0 }
-    return samples.compactMap(\.roundTrip).min() ?? 0
+    return leastRoundTrip ?? 0
   }
+
+  /// The least round trip of the recent statistics, nil before the first report gave one.
+  private var leastRoundTrip: Double? { samples.compactMap(\.roundTrip).min() }
 
   /// The estimate at `now`; nil before the first statistics.
   /// - Parameter pendingBytes: bytes written for the child and not yet taken by its pipe.
@@ -115,10 +118,11 @@ struct WHIPLinkMeter {
     // latency, which the controller answers at once rather than after the round trip rises.
     if let loss, let sent = delivered {
       if !feedback { delivered = sent * (1 - min(1, max(0, loss))) }
-      let least = samples.compactMap(\.roundTrip).min()
       let afterDark =
         (lastDark.map { now - $0 <= Self.afterDark } ?? false)
-        && (latest.roundTripMilliseconds.map { $0 <= (least ?? $0) + Self.darkRoundTripMargin }
+        && (latest.roundTripMilliseconds.map {
+          $0 <= (leastRoundTrip ?? $0) + Self.darkRoundTripMargin
+        }
           ?? true)
       if loss >= Self.overflowLoss, now - newest.time <= Self.overflowFreshness, !afterDark {
         queueMilliseconds = max(queueMilliseconds, Self.latencyMilliseconds)

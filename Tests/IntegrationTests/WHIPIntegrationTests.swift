@@ -251,7 +251,8 @@ import Testing
       "\(summary)")
     #expect(LoopbackServers.text(of: status).contains("\"request\":\"keyframe\""))
     try peer.waitForClose(name)
-    #expect(try CommandRunner.decodeErrors(peer.recording(name).path) == "")
+    let errors = try CommandRunner.decodeErrors(peer.recording(name).path)
+    #expect(errors == "", "ffmpeg decoding the recording: \(errors)\n\(summary)")
   }
 
   /// A token the endpoint refuses: the run fails as an authentication failure, at once, and
@@ -381,7 +382,8 @@ import Testing
   /// H.264 and an Opus stream.
   static func expectCleanRecording(_ recording: URL) throws {
     #expect(try CommandRunner.streams(recording.path) == ["h264", "opus,48000,2"])
-    #expect(try CommandRunner.decodeErrors(recording.path) == "")
+    let errors = try CommandRunner.decodeErrors(recording.path)
+    #expect(errors == "", "ffmpeg decoding \(recording.lastPathComponent): \(errors)")
     let result = try CommandRunner.run(
       "env",
       [

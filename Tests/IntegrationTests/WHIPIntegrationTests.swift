@@ -66,7 +66,7 @@ import Testing
     #expect(summary.contains("RTP packets sent"))
     #expect(summary.contains("H.264 Constrained Baseline (42e01f) negotiated"), "\(summary)")
     try peer.waitForClose(name)
-    try Self.expectCleanRecording(
+    try Self.expectRecordingDecodes(
       peer.recording(name), receiverLostPackets: Self.receiverLostPackets(summary))
     let events = peer.events(name).compactMap { $0["event"] as? String }
     #expect(events.contains("post"))
@@ -153,7 +153,7 @@ import Testing
     live.send(SIGINT)
     #expect(live.wait() == 0, "\(live.stderr)")
     try peer.waitForClose(name)
-    try Self.expectCleanRecording(
+    try Self.expectRecordingDecodes(
       peer.recording(name), receiverLostPackets: Self.receiverLostPackets(live.stdout))
     #expect(peer.events(name).contains { $0["event"] as? String == "delete" })
     // High was offered first, then Main and Constrained Baseline: aiortc at its defaults takes
@@ -254,7 +254,7 @@ import Testing
     #expect(LoopbackServers.text(of: status).contains("\"request\":\"keyframe\""))
     try peer.waitForClose(name)
     // Packets were lost (asserted above): the recording decodes to the end.
-    try Self.expectCleanRecording(peer.recording(name), receiverLostPackets: true)
+    try Self.expectRecordingDecodes(peer.recording(name), receiverLostPackets: true)
   }
 
   /// A token the endpoint refuses: the run fails as an authentication failure, at once, and
@@ -305,7 +305,7 @@ import Testing
       ], timeout: 60)
     #expect(trusted.status == 0, "\(trusted.stderr)")
     try peer.waitForClose("trusted")
-    try Self.expectCleanRecording(
+    try Self.expectRecordingDecodes(
       peer.recording("trusted"), receiverLostPackets: Self.receiverLostPackets(trusted.stderr))
   }
 
@@ -389,7 +389,7 @@ import Testing
   /// makes its jitter buffer hand on, after 512 more packets, the frames from the loss to the
   /// next keyframe, some without their first packets: the recording is aiortc's, and those
   /// frames decode with errors there, as they would for any application behind it.
-  static func expectCleanRecording(_ recording: URL, receiverLostPackets lost: Bool) throws {
+  static func expectRecordingDecodes(_ recording: URL, receiverLostPackets lost: Bool) throws {
     #expect(try CommandRunner.streams(recording.path) == ["h264", "opus,48000,2"])
     let errors = try CommandRunner.decodeErrors(recording.path)
     if lost {

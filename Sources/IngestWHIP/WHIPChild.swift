@@ -16,6 +16,8 @@ final class WHIPChild: Sendable {
   private struct State {
     /// Whether the child closed its output.
     var ended = false
+    /// Whether our end of the child's input was closed.
+    var inputClosed = false
     /// The reader thread, until it is joined.
     var reader: pthread_t?
     /// How the child ended, once waited for.
@@ -97,7 +99,7 @@ final class WHIPChild: Sendable {
   }
 
   deinit {
-    input.close()
+    closeInput()
     output.close()
   }
 
@@ -123,7 +125,18 @@ final class WHIPChild: Sendable {
   }
 
   /// Ends the child's input: it sends what it holds, deletes the session and exits.
-  func closeInput() { input.close() }
+  ///
+  /// Once only: after the first close the number is free, and another thread (another output,
+  /// a file being written) may already hold it. `deinit` closed it again after `finish`, which
+  /// closes whatever was given that number in between: in the unit tests, which run side by
+  /// side, another stand-in child's input.
+  func closeInput() {
+    let first = state.withLock { state in
+      defer { state.inputClosed = true }
+      return !state.inputClosed
+    }
+    if first { input.close() }
+  }
 
   /// Whether the child closed its output (it exited, or is about to).
   var hasEnded: Bool { state.withLock { $0.ended } }

@@ -59,6 +59,17 @@ typedef struct {
 #define INGEST_COPY_COST 20
 #define INGEST_COPY_BUDGET_MAX (8 * INGEST_COPY_COST)
 #define INGEST_COPY_MAX_FRACTION 13
+// Asking the receiver for its list of missing packets again (ingest_delivery_poll_due): aiortc
+// sends its list only when it sees a new gap, and only of the last 128 packets; a list lost on
+// the way (or a retransmission lost after it) with no new gap in the next 128 packets is never
+// asked for again, and its jitter buffer holds every later frame until 512 packets came (some
+// 2 s), then asks for a keyframe. So while loss is about (a NACK, or a report counting loss,
+// in the last INGEST_POLL_LOSS_WINDOW µs), a video packet goes out one place late once
+// INGEST_POLL_PACKETS followed the last request or poll: the gap it leaves for a moment makes
+// the receiver send its list again. The request for the late packet itself, made before it
+// arrived, is not answered (ingest_delivery_sent_late).
+#define INGEST_POLL_PACKETS 64
+#define INGEST_POLL_LOSS_WINDOW 3000000
 
 // Transport-wide congestion control (transport-cc): every packet that leaves (video, audio,
 // retransmissions) by its transport-wide sequence number, and what the receiver's feedback says
@@ -117,6 +128,7 @@ typedef struct {
   guint64 rtx_packets;
   guint64 rtx_bytes;
   guint64 rtx_copies;      // requests answered with a second copy of the retransmission
+  guint64 polls;           // packets sent one place late to have the receiver list its losses
   guint64 rtx_refused;     // requests not served for the retransmission budget
   guint64 history_bytes;   // bytes of video packets the retransmission history holds now
   guint64 history_packets;
@@ -207,6 +219,13 @@ typedef struct {
   // copy, one for each video packet sent, so that copies stay within 5 % of the packets.
   guint copy_budget;
   guint64 rtx_copies;
+  // Polls (ingest_delivery_poll_due): video packets since the last NACK or poll, when loss was
+  // last seen (µs; 0: not yet), polls made.
+  guint64 since_request;
+  gint64 loss_seen;
+  guint64 polls;
+  GstBuffer *poll_held;   // the packet held back, until the next one has left
+  gboolean poll_pushing;  // the two are being pushed (the probe lets them pass)
   // Retransmissions: a budget in fifths of one, one for each video packet sent.
   guint rtx_budget;
   guint64 rtx_refused;  // requests not served for the budget
@@ -317,6 +336,7 @@ static inline void ingest_delivery_video_packet(ingest_delivery *delivery, GstBu
     if (ext > delivery->last_ext) delivery->last_ext = ext;
   }
   delivery->packets++;
+  delivery->since_request++;
   if (delivery->copy_budget < INGEST_COPY_BUDGET_MAX) delivery->copy_budget++;
   if (delivery->rtx_budget < INGEST_RTX_BUDGET_MAX) delivery->rtx_budget++;
   delivery->video_bytes += size;
@@ -650,6 +670,7 @@ static inline void ingest_delivery_rtcp(ingest_delivery *delivery, GstBuffer *bu
           delivery->have_video_report = TRUE;
           delivery->video_lost_reported = lost;
           delivery->video_fraction = fraction;
+          if (fraction > 0) delivery->loss_seen = now;
           if (delivery->report_count < INGEST_REPORT_SLOTS) {
             ingest_report_slot *report =
                 &delivery->reports[(delivery->report_head + delivery->report_count) % INGEST_REPORT_SLOTS];
@@ -676,6 +697,8 @@ static inline void ingest_delivery_rtcp(ingest_delivery *delivery, GstBuffer *bu
                gst_rtcp_packet_fb_get_media_ssrc(&packet) == delivery->video_ssrc) {
       guint8 *fci = gst_rtcp_packet_fb_get_fci(&packet);
       guint words = gst_rtcp_packet_fb_get_fci_length(&packet);
+      delivery->since_request = 0;
+      delivery->loss_seen = now;
       for (guint i = 0; fci != NULL && i < words; i++) {
         guint16 pid = GST_READ_UINT16_BE(fci + 4 * i);
         guint16 blp = GST_READ_UINT16_BE(fci + 4 * i + 2);
@@ -795,6 +818,74 @@ static inline GstPadProbeReturn ingest_rtx_sent_probe(GstPad *pad, GstPadProbeIn
   return GST_PAD_PROBE_OK;
 }
 
+/// Whether a poll is due (see INGEST_POLL_PACKETS); counted as made when it is.
+static inline gboolean ingest_delivery_poll_due(ingest_delivery *delivery) {
+  gint64 now = g_get_monotonic_time();
+  g_mutex_lock(&delivery->lock);
+  gboolean due = delivery->rtx_active && delivery->loss_seen != 0 &&
+                 now - delivery->loss_seen < INGEST_POLL_LOSS_WINDOW &&
+                 delivery->since_request >= INGEST_POLL_PACKETS;
+  if (due) {
+    delivery->since_request = 0;
+    delivery->polls++;
+  }
+  g_mutex_unlock(&delivery->lock);
+  return due;
+}
+
+/// The packet a poll sent late counts as just sent again: the request the poll provokes for it
+/// (made before it arrived) is a repeat, not answered with a retransmission that aiortc, once
+/// 100 packets past it, would take for a new stream.
+static inline void ingest_delivery_sent_late(ingest_delivery *delivery, guint16 seq) {
+  g_mutex_lock(&delivery->lock);
+  guint64 ext = ingest_extend_seq(delivery->last_ext, seq);
+  ingest_seq_slot *slot = &delivery->seqs[ext % INGEST_SEQ_SLOTS];
+  if (slot->ext == ext) slot->served_time = g_get_monotonic_time();
+  g_mutex_unlock(&delivery->lock);
+}
+
+/// rtprtxsend's source pad (after its history, which must stay in order: it finds a packet by
+/// a binary search), for video packets as they leave one by one: when a poll is due, a packet
+/// that is not its frame's last is held back and goes out right after the next one.
+static inline GstPadProbeReturn ingest_poll_probe(GstPad *pad, GstPadProbeInfo *info,
+                                                  gpointer data) {
+  ingest_delivery *delivery = (ingest_delivery *)data;
+  if (!(info->type & GST_PAD_PROBE_TYPE_BUFFER)) return GST_PAD_PROBE_OK;
+  GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+  GstRTPBuffer rtp = GST_RTP_BUFFER_INIT;
+  if (!gst_rtp_buffer_map(buffer, GST_MAP_READ, &rtp)) return GST_PAD_PROBE_OK;
+  guint32 ssrc = gst_rtp_buffer_get_ssrc(&rtp);
+  guint16 seq = gst_rtp_buffer_get_seq(&rtp);
+  gboolean last_of_frame = gst_rtp_buffer_get_marker(&rtp);
+  gst_rtp_buffer_unmap(&rtp);
+  g_mutex_lock(&delivery->lock);
+  // Media packets only (retransmissions leave with their own SSRC, from rtprtxsend's thread);
+  // the two pushed below come through here again, and pass.
+  gboolean video = delivery->have_video && ssrc == delivery->video_ssrc && !delivery->poll_pushing;
+  GstBuffer *held = video ? delivery->poll_held : NULL;
+  if (held != NULL) {
+    delivery->poll_held = NULL;
+    delivery->poll_pushing = TRUE;
+  }
+  g_mutex_unlock(&delivery->lock);
+  if (!video) return GST_PAD_PROBE_OK;
+  if (held != NULL) {
+    // This packet first, then the one held back.
+    gst_pad_push(pad, gst_buffer_ref(buffer));
+    gst_pad_push(pad, held);
+    g_mutex_lock(&delivery->lock);
+    delivery->poll_pushing = FALSE;
+    g_mutex_unlock(&delivery->lock);
+    return GST_PAD_PROBE_DROP;
+  }
+  if (last_of_frame || !ingest_delivery_poll_due(delivery)) return GST_PAD_PROBE_OK;
+  g_mutex_lock(&delivery->lock);
+  delivery->poll_held = gst_buffer_ref(buffer);
+  g_mutex_unlock(&delivery->lock);
+  ingest_delivery_sent_late(delivery, seq);
+  return GST_PAD_PROBE_DROP;
+}
+
 /// Bounds the history of an rtprtxsend webrtcbin made (it sets 500 packets and no time
 /// bound) and watches what it is asked for and sends.
 static inline void ingest_delivery_take_rtxsend(ingest_delivery *delivery, GstElement *rtx) {
@@ -806,6 +897,7 @@ static inline void ingest_delivery_take_rtxsend(ingest_delivery *delivery, GstEl
                       NULL);
     gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST,
                       ingest_rtx_sent_probe, delivery, NULL);
+    gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_BUFFER, ingest_poll_probe, delivery, NULL);
     gst_object_unref(src);
   }
   g_mutex_lock(&delivery->lock);
@@ -950,6 +1042,7 @@ static inline void ingest_delivery_collect(ingest_delivery *delivery, guint sett
   out->rtx_packets = delivery->rtx_packets;
   out->rtx_bytes = delivery->rtx_bytes;
   out->rtx_copies = delivery->rtx_copies;
+  out->polls = delivery->polls;
   out->rtx_refused = delivery->rtx_refused;
   out->video_lost_reported = delivery->video_lost_reported;
   out->audio_lost_reported = delivery->audio_lost_reported;

@@ -109,6 +109,9 @@ public struct WHIPStatistics: Sendable, Equatable {
   public var nackRequests: Int64 = 0
   public var nackRepeats: Int64 = 0
   public var nackUnserved: Int64 = 0
+  /// Video packets sent one place late so that the receiver lists what it misses again
+  /// (`delivery.h`, INGEST_POLL_PACKETS).
+  public var nackPolls: Int64 = 0
   /// Video packets the receiver reported lost and never asked for (placed by `ingest-whip`).
   public var videoPacketsNotAsked: Int64 = 0
   /// Retransmissions sent, and what the history holds now.
@@ -174,6 +177,7 @@ public struct WHIPStatistics: Sendable, Equatable {
     nackRequests = int64("nack_requests")
     nackRepeats = int64("nack_repeats")
     nackUnserved = int64("nack_unserved")
+    nackPolls = int64("nack_polls")
     videoPacketsNotAsked = int64("video_packets_not_asked")
     rtxPackets = int64("rtx_packets")
     rtxBytes = int64("rtx_bytes")

@@ -109,6 +109,7 @@ public final class WHIPSink: OutputSink {
     var audioSamples = 0
     var nackRequests: Int64 = 0
     var nackUnserved: Int64 = 0
+    var nackPolls: Int64 = 0
     var rtxPackets: Int64 = 0
     var notAsked: Int64 = 0
     var retransmission = false
@@ -123,6 +124,7 @@ public final class WHIPSink: OutputSink {
       audioSamples = statistics.audioSamplesDelivered
       nackRequests = statistics.nackRequests
       nackUnserved = statistics.nackUnserved
+      nackPolls = statistics.nackPolls
       rtxPackets = statistics.rtxPackets
       notAsked = statistics.videoPacketsNotAsked
       retransmission = statistics.retransmission
@@ -136,6 +138,7 @@ public final class WHIPSink: OutputSink {
       sum.audioSamples = a.audioSamples + b.audioSamples
       sum.nackRequests = a.nackRequests + b.nackRequests
       sum.nackUnserved = a.nackUnserved + b.nackUnserved
+      sum.nackPolls = a.nackPolls + b.nackPolls
       sum.rtxPackets = a.rtxPackets + b.rtxPackets
       sum.notAsked = a.notAsked + b.notAsked
       sum.retransmission = a.retransmission || b.retransmission
@@ -486,6 +489,7 @@ public final class WHIPSink: OutputSink {
       object.add("retransmission", delivery.retransmission)
       object.add("nack_requests", delivery.nackRequests)
       object.add("nack_unserved", delivery.nackUnserved)
+      object.add("nack_polls", delivery.nackPolls)
       object.add("rtx_packets", delivery.rtxPackets)
       object.add("lost_not_asked", delivery.notAsked)
       object.add("sessions", report.earlierSessions + (report.meter.latest == nil ? 0 : 1))

@@ -116,6 +116,7 @@ struct WebRTCStatistics {
     object.add("rtx_packets", Int64(delivery.rtx_packets))
     object.add("rtx_bytes", Int64(delivery.rtx_bytes))
     object.add("rtx_copies", Int64(delivery.rtx_copies))
+    object.add("nack_polls", Int64(delivery.polls))
     object.add("rtx_refused", Int64(delivery.rtx_refused))
     object.add("rtx_history_bytes", Int64(delivery.history_bytes))
     object.add("rtx_history_packets", Int64(delivery.history_packets))

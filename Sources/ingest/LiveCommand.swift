@@ -32,12 +32,6 @@ enum LiveCommand: Command {
                                 another profile is not sent. An endpoint that accepts none
                                 ends the run with an error naming what it accepts. With
                                 --codec hevc the offer is HEVC alone
-      keyframes                 when every output is WHIP and the codec H.264, the encoder
-                                keys every 10 s unless --gop says otherwise (a WebRTC
-                                receiver asks for a keyframe when it needs one, and on a
-                                lossy path each periodic keyframe costs the frames still
-                                waiting for a retransmission when it arrives); with any other
-                                output, every 2 s
 
     The child's memory is not the pipeline's: the summary reports the encoder's peak resident
     size apart (`encoder.peak_resident`), as VideoToolbox is outside an extension's budget.
@@ -106,12 +100,6 @@ enum LiveCommand: Command {
       if let value = args[name] { encoderArguments += [name, value] }
     }
     for name in encoderFlags.sorted() where args.has(name) { encoderArguments.append(name) }
-    if args["--gop"] == nil,
-      let gop = whipKeyframeInterval(
-        targets: options.targets, codec: args["--codec"], fps: try positive(args, "--fps"))
-    {
-      encoderArguments += ["--gop", String(gop)]
-    }
     let encoderMix = args.has("--encoder-mix")
     if encoderMix {
       guard options.audio == nil || options.audio == .mix else {
@@ -164,21 +152,6 @@ enum LiveCommand: Command {
     return ReplayCommand.report(
       summary, command: "live", input: source, options: options, status: status,
       json: args.has("--json"))
-  }
-
-  /// Seconds between keyframes when every output is WHIP.
-  static let whipKeyframeSeconds = 10
-
-  /// The keyframe interval (frames) of a run whose every output is WHIP with H.264, or nil
-  /// (the encoder's 2 s). A libwebrtc receiver (Chromium) that has a whole keyframe skips to it
-  /// and drops the frames before it still waiting for a retransmission: at a 100 ms round trip
-  /// with 2 % loss each way, 7 to 15 frames in 45 s with a keyframe every 2 s, 4 to 6 with one
-  /// every 10 s. Receivers ask for a keyframe (PLI) when they need one. HEVC keeps 2 s: libx265
-  /// applies a bitrate request only at a keyframe.
-  static func whipKeyframeInterval(targets: [OutputTarget], codec: String?, fps: Int?) -> Int? {
-    guard codec == nil || codec == "h264", !targets.isEmpty else { return nil }
-    guard targets.allSatisfy({ if case .whip = $0 { true } else { false } }) else { return nil }
-    return (fps ?? 30) * whipKeyframeSeconds
   }
 
   private static func positive(_ args: Arguments, _ name: String) throws(UsageError) -> Int? {

@@ -64,7 +64,10 @@ typedef struct {
 // the way (or a retransmission lost after it) with no new gap in the next 128 packets is never
 // asked for again, and its jitter buffer holds every later frame until 512 packets came (some
 // 2 s), then asks for a keyframe. So while loss is about (a NACK, or a report counting loss,
-// in the last INGEST_POLL_LOSS_WINDOW µs), a video packet goes out one place late once
+// in the last INGEST_POLL_LOSS_WINDOW µs) but light (the last report's fraction lost at most
+// INGEST_COPY_MAX_FRACTION: under heavier loss every packet or two leaves a new gap anyway,
+// and after a blackout a list asked again brings retransmissions of packets the receiver may
+// have given up on), a video packet goes out one place late once
 // INGEST_POLL_PACKETS followed the last request or poll: the gap it leaves for a moment makes
 // the receiver send its list again. The request for the late packet itself, made before it
 // arrived, is not answered (ingest_delivery_sent_late).
@@ -824,6 +827,8 @@ static inline gboolean ingest_delivery_poll_due(ingest_delivery *delivery) {
   g_mutex_lock(&delivery->lock);
   gboolean due = delivery->rtx_active && delivery->loss_seen != 0 &&
                  now - delivery->loss_seen < INGEST_POLL_LOSS_WINDOW &&
+                 delivery->video_fraction >= 0 &&
+                 delivery->video_fraction <= INGEST_COPY_MAX_FRACTION &&
                  delivery->since_request >= INGEST_POLL_PACKETS;
   if (due) {
     delivery->since_request = 0;

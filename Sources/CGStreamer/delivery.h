@@ -70,7 +70,7 @@ typedef struct {
 // have given up on), a video packet goes out one place late once
 // INGEST_POLL_PACKETS followed the last request or poll: the gap it leaves for a moment makes
 // the receiver send its list again. The request for the late packet itself, made before it
-// arrived, is not answered (ingest_delivery_sent_late).
+// arrived, is not answered (ingest_poll_probe).
 #define INGEST_POLL_PACKETS 64
 #define INGEST_POLL_LOSS_WINDOW 3000000
 
@@ -821,10 +821,9 @@ static inline GstPadProbeReturn ingest_rtx_sent_probe(GstPad *pad, GstPadProbeIn
   return GST_PAD_PROBE_OK;
 }
 
-/// Whether a poll is due (see INGEST_POLL_PACKETS); counted as made when it is.
-static inline gboolean ingest_delivery_poll_due(ingest_delivery *delivery) {
-  gint64 now = g_get_monotonic_time();
-  g_mutex_lock(&delivery->lock);
+/// Whether a poll is due (see INGEST_POLL_PACKETS); counted as made when it is. Called with the
+/// lock held.
+static inline gboolean ingest_delivery_poll_due(ingest_delivery *delivery, gint64 now) {
   gboolean due = delivery->rtx_active && delivery->loss_seen != 0 &&
                  now - delivery->loss_seen < INGEST_POLL_LOSS_WINDOW &&
                  delivery->video_fraction >= 0 &&
@@ -834,24 +833,15 @@ static inline gboolean ingest_delivery_poll_due(ingest_delivery *delivery) {
     delivery->since_request = 0;
     delivery->polls++;
   }
-  g_mutex_unlock(&delivery->lock);
   return due;
-}
-
-/// The packet a poll sent late counts as just sent again: the request the poll provokes for it
-/// (made before it arrived) is a repeat, not answered with a retransmission that aiortc, once
-/// 100 packets past it, would take for a new stream.
-static inline void ingest_delivery_sent_late(ingest_delivery *delivery, guint16 seq) {
-  g_mutex_lock(&delivery->lock);
-  guint64 ext = ingest_extend_seq(delivery->last_ext, seq);
-  ingest_seq_slot *slot = &delivery->seqs[ext % INGEST_SEQ_SLOTS];
-  if (slot->ext == ext) slot->served_time = g_get_monotonic_time();
-  g_mutex_unlock(&delivery->lock);
 }
 
 /// rtprtxsend's source pad (after its history, which must stay in order: it finds a packet by
 /// a binary search), for video packets as they leave one by one: when a poll is due, a packet
-/// that is not its frame's last is held back and goes out right after the next one.
+/// that is not its frame's last is held back and goes out right after the next one. The held
+/// packet counts as just sent again: the request the poll provokes for it (made before it
+/// arrived) is a repeat, not answered with a retransmission that aiortc, once 100 packets past
+/// it, would take for a new stream.
 static inline GstPadProbeReturn ingest_poll_probe(GstPad *pad, GstPadProbeInfo *info,
                                                   gpointer data) {
   ingest_delivery *delivery = (ingest_delivery *)data;
@@ -863,17 +853,26 @@ static inline GstPadProbeReturn ingest_poll_probe(GstPad *pad, GstPadProbeInfo *
   guint16 seq = gst_rtp_buffer_get_seq(&rtp);
   gboolean last_of_frame = gst_rtp_buffer_get_marker(&rtp);
   gst_rtp_buffer_unmap(&rtp);
+  gint64 now = g_get_monotonic_time();
+  GstBuffer *held = NULL;
+  gboolean hold = FALSE;
   g_mutex_lock(&delivery->lock);
   // Media packets only (retransmissions leave with their own SSRC, from rtprtxsend's thread);
   // the two pushed below come through here again, and pass.
-  gboolean video = delivery->have_video && ssrc == delivery->video_ssrc && !delivery->poll_pushing;
-  GstBuffer *held = video ? delivery->poll_held : NULL;
-  if (held != NULL) {
-    delivery->poll_held = NULL;
-    delivery->poll_pushing = TRUE;
+  if (delivery->have_video && ssrc == delivery->video_ssrc && !delivery->poll_pushing) {
+    if (delivery->poll_held != NULL) {
+      held = delivery->poll_held;
+      delivery->poll_held = NULL;
+      delivery->poll_pushing = TRUE;
+    } else if (!last_of_frame && ingest_delivery_poll_due(delivery, now)) {
+      delivery->poll_held = gst_buffer_ref(buffer);
+      guint64 ext = ingest_extend_seq(delivery->last_ext, seq);
+      ingest_seq_slot *slot = &delivery->seqs[ext % INGEST_SEQ_SLOTS];
+      if (slot->ext == ext) slot->served_time = now;
+      hold = TRUE;
+    }
   }
   g_mutex_unlock(&delivery->lock);
-  if (!video) return GST_PAD_PROBE_OK;
   if (held != NULL) {
     // This packet first, then the one held back.
     gst_pad_push(pad, gst_buffer_ref(buffer));
@@ -883,12 +882,7 @@ static inline GstPadProbeReturn ingest_poll_probe(GstPad *pad, GstPadProbeInfo *
     g_mutex_unlock(&delivery->lock);
     return GST_PAD_PROBE_DROP;
   }
-  if (last_of_frame || !ingest_delivery_poll_due(delivery)) return GST_PAD_PROBE_OK;
-  g_mutex_lock(&delivery->lock);
-  delivery->poll_held = gst_buffer_ref(buffer);
-  g_mutex_unlock(&delivery->lock);
-  ingest_delivery_sent_late(delivery, seq);
-  return GST_PAD_PROBE_DROP;
+  return hold ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK;
 }
 
 /// Bounds the history of an rtprtxsend webrtcbin made (it sets 500 packets and no time

@@ -25,45 +25,33 @@ package struct TornUnits {
   }
 
   package init(stream: Data) {
-    let size = 188
-    let packetCount = stream.count / size
-    var dropped = [Bool](repeating: false, count: packetCount)
-    // Per PID: the packets of the unit being read, whether a break touched it, the last counter.
+    let check = TransportStreamCheck(bytes: stream)
+    let breaks = check.continuityBreaks
+    var dropped = [Bool](repeating: false, count: check.packets.count)
+    // Per PID: the packets of the unit being read, and whether a break touched it.
     var open: [UInt16: (packets: [Int], torn: Bool)] = [:]
-    var lastCounter: [UInt16: UInt8] = [:]
     func close(_ pid: UInt16) {
       guard let unit = open.removeValue(forKey: pid), unit.torn else { return }
       byPID[pid, default: 0] += 1
       for index in unit.packets { dropped[index] = true }
     }
-    stream.withUnsafeBytes { raw in
-      for index in 0..<packetCount {
-        let offset = index * size
-        guard raw[offset] == 0x47 else { continue }
-        let pid = UInt16(raw[offset + 1] & 0x1F) << 8 | UInt16(raw[offset + 2])
-        let control = raw[offset + 3] >> 4 & 0x3
-        guard TransportStreamCheck.isElementary(pid), control & 0x1 != 0 else { continue }
-        let unitStart = raw[offset + 1] & 0x40 != 0
-        let counter = raw[offset + 3] & 0x0F
-        let flagged = control & 0x2 != 0 && raw[offset + 4] > 0 && raw[offset + 5] & 0x80 != 0
-        let broken = lastCounter[pid].map { !flagged && counter != ($0 + 1) & 0x0F } ?? false
-        lastCounter[pid] = counter
-        if broken { open[pid]?.torn = true }
-        if unitStart {
-          close(pid)
-          open[pid] = ([index], false)
-        } else if open[pid] != nil {
-          open[pid]!.packets.append(index)
-        } else {
-          dropped[index] = true
-        }
+    for (index, packet) in check.packets.enumerated()
+    where TransportStreamCheck.isElementary(packet.pid) && packet.hasPayload {
+      if breaks[index] { open[packet.pid]?.torn = true }
+      if packet.unitStart {
+        close(packet.pid)
+        open[packet.pid] = ([index], false)
+      } else if open[packet.pid] != nil {
+        open[packet.pid]!.packets.append(index)
+      } else {
+        dropped[index] = true
       }
     }
     for pid in Array(open.keys) { close(pid) }
     var intact = Data(capacity: stream.count)
-    for index in 0..<packetCount where !dropped[index] {
-      intact.append(
-        stream[(stream.startIndex + index * size)..<(stream.startIndex + (index + 1) * size)])
+    for (index, packet) in check.packets.enumerated() where !dropped[index] {
+      let start = stream.startIndex + packet.offset
+      intact.append(stream[start..<(start + 188)])
     }
     self.intact = intact
   }

@@ -7,6 +7,8 @@ import IngestPOSIX
 /// `conformanceViolations(parameterSets:)`.
 package struct TransportStreamCheck {
   package struct Packet {
+    /// Where the packet starts in the stream (bytes).
+    package var offset: Int
     package var pid: UInt16
     package var unitStart: Bool
     package var hasPayload: Bool
@@ -146,7 +148,7 @@ package struct TransportStreamCheck {
         let unitStart = raw[offset + 1] & 0x40 != 0
         let control = raw[offset + 3] >> 4 & 0x3
         var packet = Packet(
-          pid: pid, unitStart: unitStart, hasPayload: control & 0x1 != 0,
+          offset: offset, pid: pid, unitStart: unitStart, hasPayload: control & 0x1 != 0,
           continuity: raw[offset + 3] & 0x0F, discontinuity: false, randomAccess: false,
           hasPCR: false)
         var payloadStart = offset + 4
@@ -209,20 +211,19 @@ package struct TransportStreamCheck {
     return unit
   }
 
-  /// Continuity-counter errors per PID: a payload packet whose counter is not the previous + 1
-  /// (modulo 16), unless it signals a discontinuity.
-  package var continuityErrors: Int {
+  /// Continuity-counter errors: payload packets that break their PID's continuity.
+  package var continuityErrors: Int { continuityBreaks.count(where: \.self) }
+
+  /// For each packet, whether it breaks its PID's continuity: a payload packet whose counter is
+  /// not the previous + 1 (modulo 16) and that signals no discontinuity (null packets never do).
+  package var continuityBreaks: [Bool] {
     var last: [UInt16: UInt8] = [:]
-    var errors = 0
-    for packet in packets where packet.hasPayload && packet.pid != 0x1FFF {
-      if let previous = last[packet.pid], !packet.discontinuity,
-        packet.continuity != (previous + 1) & 0x0F
-      {
-        errors += 1
-      }
-      last[packet.pid] = packet.continuity
+    return packets.map { packet in
+      guard packet.hasPayload, packet.pid != 0x1FFF else { return false }
+      defer { last[packet.pid] = packet.continuity }
+      guard let previous = last[packet.pid] else { return false }
+      return !packet.discontinuity && packet.continuity != (previous + 1) & 0x0F
     }
-    return errors
   }
 
   /// PIDs that carry payload, in order of first appearance.

@@ -156,6 +156,10 @@ let package = Package(
     .testTarget(
       name: "IngestWHIPTests", dependencies: ["IngestWHIP", "IngestTestSupport", "CTransportCC"]),
     .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI"]),
+    // ingest-whip's delivery bookkeeping (delivery.h) on hand-made RTP packets.
+    .testTarget(name: "CGStreamerTests", dependencies: ["CGStreamer", "CTransportCC"]),
+    // ingest-whip's own types that need no pipeline (multicast DNS for `.local` candidates).
+    .testTarget(name: "IngestWHIPChildTests", dependencies: ["ingest-whip"]),
     .testTarget(
       name: "IngestEncoderTests",
       dependencies: ["IngestEncoder", "IngestCore", "IngestTestSupport"]),

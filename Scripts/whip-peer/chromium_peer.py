@@ -103,8 +103,30 @@ async function take(work) {
       };
       element.requestVideoFrameCallback(frame);
     };
+    // The ICE state too, and the candidate pairs when ICE fails or is still checking after 10 s:
+    // what a session that never connects tried.
+    const pairs = async () => {
+      const out = [];
+      for (const r of (await pc.getStats()).values()) {
+        if (r.type === "candidate-pair") {
+          out.push({ state: r.state, nominated: r.nominated, sent: r.requestsSent,
+                     received: r.responsesReceived, requests: r.requestsReceived });
+        }
+      }
+      return out;
+    };
     pc.onconnectionstatechange = () =>
       post("/state", { session: work.session, connection: pc.connectionState });
+    pc.oniceconnectionstatechange = async () => {
+      const state = { session: work.session, ice: pc.iceConnectionState };
+      if (pc.iceConnectionState === "failed") state.pairs = await pairs();
+      post("/state", state);
+    };
+    setTimeout(async () => {
+      if (pc.iceConnectionState === "new" || pc.iceConnectionState === "checking") {
+        post("/state", { session: work.session, ice: pc.iceConnectionState, pairs: await pairs() });
+      }
+    }, 10000);
     try {
       await pc.setRemoteDescription({ type: "offer", sdp: work.sdp });
       await pc.setLocalDescription(await pc.createAnswer());
@@ -163,7 +185,8 @@ class Session:
     def __init__(self, name: str, directory: str) -> None:
         self.name = name
         self.lock = threading.Lock()
-        self.events = open(os.path.join(directory, name + ".events.jsonl"), "w", buffering=1)
+        # Appended: a publisher that retries under the same name keeps the failed attempt's.
+        self.events = open(os.path.join(directory, name + ".events.jsonl"), "a", buffering=1)
         self.answer = queue.Queue()
         self.closed = threading.Event()
         self.last = {}
@@ -240,7 +263,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif self.path == "/answer" and session is not None:
             session.answer.put(data)
         elif self.path == "/state" and session is not None:
-            session.event("connection", state=data.get("connection"))
+            if "connection" in data:
+                session.event("connection", state=data.get("connection"))
+            else:
+                session.event("ice", state=data.get("ice"), pairs=data.get("pairs"))
         elif self.path == "/stats" and session is not None:
             data.pop("session", None)
             final = data.pop("final", False)

@@ -26,6 +26,7 @@ typedef struct {
   guint32 size;
   guint32 rtp_time;
   gboolean presumed_lost;  // lost without being asked for (see ingest_delivery_place_losses)
+  gboolean covered;        // sent again before a keyframe, unasked (INGEST_COVER_MARGIN)
 } ingest_seq_slot;
 
 /// One receiver report's figures for the video stream, kept until the losses between it and the
@@ -70,9 +71,37 @@ typedef struct {
 // have given up on), a video packet goes out one place late once
 // INGEST_POLL_PACKETS followed the last request or poll: the gap it leaves for a moment makes
 // the receiver send its list again. The request for the late packet itself, made before it
-// arrived, is not answered (ingest_poll_probe).
+// arrived, is not answered (ingest_order_probe).
 #define INGEST_POLL_PACKETS 64
 #define INGEST_POLL_LOSS_WINDOW 3000000
+// At a low rate 64 packets take a second (0.8 Mb/s at start-up): a poll is due after a round
+// trip and 50 ms too (100 to INGEST_POLL_INTERVAL µs), once INGEST_POLL_MIN_PACKETS followed:
+// by then a lost retransmission would have been asked for again by a receiver that repeats
+// its requests (a retransmission lost in the start-up climb stopped aiortc's picture for 537
+// ms; with a poll 200 ms on at a 100 ms round trip, 480 ms).
+#define INGEST_POLL_INTERVAL 200000
+#define INGEST_POLL_MIN_PACKETS 8
+// Covering a keyframe (ingest_order_probe): libwebrtc (Chromium) drops every frame still
+// incomplete when a newer keyframe is whole ("has no GoP, dropping frame"), so a packet lost in
+// the last round trip before a periodic keyframe (its request comes after the keyframe is
+// whole), or a retransmission lost, costs the frames from it to the keyframe although all
+// their packets arrive: 1 to 2 % of the frames at 2 % loss. So while loss is about but light
+// (as for polls), the video packets sent, asked for or sent again in the last round trip and
+// INGEST_COVER_MARGIN µs before a keyframe (among the INGEST_COVER_SCAN before it) go out again
+// beside its first packet (at most INGEST_COVER_MAX), as retransmissions: a lost one, or one
+// whose retransmission is lost or leaves after the keyframe, is there before it is whole.
+// Holding the keyframe back a round trip instead kept every frame but made a freeze of some
+// 200 ms at each one (20 in 45 s). Not within INGEST_COVER_AFTER_REQUEST µs of the receiver
+// asking for a keyframe: the frames before that one are given up. Only among the
+// INGEST_COVER_SCAN packets before the keyframe: aiortc takes a packet 100 or more behind the
+// oldest it holds for a new stream, empties its jitter buffer and asks for a keyframe
+// (covering 512 back, a copy of a packet retransmitted long before did that: its buffer then
+// waited from that packet on for packets already gone, a 1.6 s gap and two keyframe requests
+// at 2 % loss). At 8 Mb/s the last round trip may hold more: its last 90 packets are covered.
+#define INGEST_COVER_MARGIN 40000
+#define INGEST_COVER_MAX 64
+#define INGEST_COVER_SCAN 90
+#define INGEST_COVER_AFTER_REQUEST 1000000
 
 // Transport-wide congestion control (transport-cc): every packet that leaves (video, audio,
 // retransmissions) by its transport-wide sequence number, and what the receiver's feedback says
@@ -132,6 +161,8 @@ typedef struct {
   guint64 rtx_bytes;
   guint64 rtx_copies;      // requests answered with a second copy of the retransmission
   guint64 polls;           // packets sent one place late to have the receiver list its losses
+  guint64 keyframes_covered;  // keyframes whose last round trip before went out again
+  guint64 cover_packets;      // packets sent again for that
   guint64 rtx_refused;     // requests not served for the retransmission budget
   guint64 history_bytes;   // bytes of video packets the retransmission history holds now
   guint64 history_packets;
@@ -225,10 +256,19 @@ typedef struct {
   // Polls (ingest_delivery_poll_due): video packets since the last NACK or poll, when loss was
   // last seen (µs; 0: not yet), polls made.
   guint64 since_request;
+  gint64 request_time;  // the last NACK or poll (µs)
   gint64 loss_seen;
   guint64 polls;
   GstBuffer *poll_held;   // the packet held back, until the next one has left
-  gboolean poll_pushing;  // the two are being pushed (the probe lets them pass)
+  gboolean pushing;       // held packets are being pushed (the probe lets them pass)
+  // Keyframes covered (INGEST_COVER_MARGIN): the round trip (µs; 0: not yet measured), the
+  // receiver's last keyframe request (PLI or FIR), the RTP time of the last keyframe seen.
+  gint64 round_trip;
+  gint64 key_requested;
+  gboolean have_key_time;
+  guint32 key_time;
+  guint64 keyframes_covered;
+  guint64 cover_packets;
   // Retransmissions: a budget in fifths of one, one for each video packet sent.
   guint rtx_budget;
   guint64 rtx_refused;  // requests not served for the budget
@@ -271,6 +311,7 @@ static inline void ingest_delivery_set_round_trip(ingest_delivery *delivery, dou
   if (window < INGEST_REPEAT_WINDOW_MIN) window = INGEST_REPEAT_WINDOW_MIN;
   g_mutex_lock(&delivery->lock);
   delivery->repeat_window = window;
+  delivery->round_trip = (gint64)(seconds * 1e6);
   g_mutex_unlock(&delivery->lock);
 }
 
@@ -369,6 +410,7 @@ static inline void ingest_delivery_video_packet(ingest_delivery *delivery, GstBu
   slot->nack_time = 0;
   slot->served_time = 0;
   slot->presumed_lost = FALSE;
+  slot->covered = FALSE;
   slot->size = size;
   slot->rtp_time = time;
   g_mutex_unlock(&delivery->lock);
@@ -452,6 +494,19 @@ static inline gboolean ingest_delivery_is_repeat(ingest_delivery *delivery, inge
          now - slot->served_time < delivery->repeat_window;
 }
 
+/// Notes a request for the packet in `slot` made at `time`. One placed as lost without being
+/// asked for (a poll made the receiver list it) is no longer: its fate is the request's.
+/// Called with the lock held.
+static inline void ingest_delivery_asked(ingest_delivery *delivery, ingest_seq_slot *slot,
+                                         gint64 time) {
+  delivery->nack_requests++;
+  slot->nack_time = time;
+  if (slot->presumed_lost) {
+    slot->presumed_lost = FALSE;
+    delivery->presumed_lost--;
+  }
+}
+
 /// One NACK's packet (RTCP thread): noted as asked for, unless it is a repeat.
 static inline void ingest_delivery_nacked(ingest_delivery *delivery, guint16 seq, gint64 now) {
   if (!delivery->have_video) return;
@@ -459,11 +514,16 @@ static inline void ingest_delivery_nacked(ingest_delivery *delivery, guint16 seq
   ingest_seq_slot *slot = &delivery->seqs[ext % INGEST_SEQ_SLOTS];
   if (slot->ext != ext) return;
   if (ingest_delivery_is_repeat(delivery, slot, now)) {
+    if (slot->covered && slot->nack_time == 0) {
+      // The first request for a packet a keyframe's cover sent again: it was lost, and the
+      // copy on its way answers it (not sent a third time), as if asked for then.
+      ingest_delivery_asked(delivery, slot, slot->served_time);
+      return;
+    }
     delivery->nack_repeats++;
     return;
   }
-  delivery->nack_requests++;
-  slot->nack_time = now;
+  ingest_delivery_asked(delivery, slot, now);
 }
 
 /// One packet leaving rtpbin: its transport-wide sequence number (written by rtpsession, across
@@ -701,6 +761,7 @@ static inline void ingest_delivery_rtcp(ingest_delivery *delivery, GstBuffer *bu
       guint8 *fci = gst_rtcp_packet_fb_get_fci(&packet);
       guint words = gst_rtcp_packet_fb_get_fci_length(&packet);
       delivery->since_request = 0;
+      delivery->request_time = now;
       delivery->loss_seen = now;
       for (guint i = 0; fci != NULL && i < words; i++) {
         guint16 pid = GST_READ_UINT16_BE(fci + 4 * i);
@@ -710,6 +771,11 @@ static inline void ingest_delivery_rtcp(ingest_delivery *delivery, GstBuffer *bu
           if (blp & (1u << bit)) ingest_delivery_nacked(delivery, (guint16)(pid + bit + 1), now);
         }
       }
+    }
+    if (type == GST_RTCP_TYPE_PSFB &&
+        (gst_rtcp_packet_fb_get_type(&packet) == GST_RTCP_PSFB_TYPE_PLI ||
+         gst_rtcp_packet_fb_get_type(&packet) == GST_RTCP_PSFB_TYPE_FIR)) {
+      delivery->key_requested = now;
     }
     if (type == GST_RTCP_TYPE_RTPFB &&
         gst_rtcp_packet_fb_get_type(&packet) == GST_RTCP_RTPFB_TYPE_TWCC) {
@@ -828,22 +894,60 @@ static inline gboolean ingest_delivery_poll_due(ingest_delivery *delivery, gint6
                  now - delivery->loss_seen < INGEST_POLL_LOSS_WINDOW &&
                  delivery->video_fraction >= 0 &&
                  delivery->video_fraction <= INGEST_COPY_MAX_FRACTION &&
-                 delivery->since_request >= INGEST_POLL_PACKETS;
+                 (delivery->since_request >= INGEST_POLL_PACKETS ||
+                  (delivery->since_request >= INGEST_POLL_MIN_PACKETS &&
+                   now - delivery->request_time >=
+                       CLAMP(delivery->round_trip + 50000, 100000, INGEST_POLL_INTERVAL)));
   if (due) {
     delivery->since_request = 0;
+    delivery->request_time = now;
     delivery->polls++;
   }
   return due;
 }
 
+/// Whether the keyframe starting now is covered (see INGEST_COVER_MARGIN). Called with the
+/// lock held.
+static inline gboolean ingest_delivery_cover_due(ingest_delivery *delivery, gint64 now) {
+  return delivery->rtx_active && delivery->round_trip > 0 && delivery->loss_seen != 0 &&
+         now - delivery->loss_seen < INGEST_POLL_LOSS_WINDOW &&
+         delivery->video_fraction >= 0 &&
+         delivery->video_fraction <= INGEST_COPY_MAX_FRACTION &&
+         (delivery->key_requested == 0 ||
+          now - delivery->key_requested >= INGEST_COVER_AFTER_REQUEST);
+}
+
+/// The packets before `first` (extended) that cover a keyframe starting there: sent, asked for
+/// or sent again within the last round trip and INGEST_COVER_MARGIN, newest first, into `seqs`
+/// (INGEST_COVER_MAX). Called with the lock held.
+static inline guint ingest_delivery_cover(ingest_delivery *delivery, guint64 first, gint64 now,
+                                          guint16 *seqs) {
+  gint64 since = now - delivery->round_trip - INGEST_COVER_MARGIN;
+  guint count = 0;
+  for (guint64 ext = first - 1; ext > 0 && first - ext <= INGEST_COVER_SCAN &&
+                                count < INGEST_COVER_MAX; ext--) {
+    ingest_seq_slot *slot = &delivery->seqs[ext % INGEST_SEQ_SLOTS];
+    if (slot->ext != ext) break;
+    ingest_frame_slot *frame = &delivery->frame_slots[slot->frame % INGEST_FRAME_SLOTS];
+    gboolean recent = frame->number == slot->frame && frame->sent_time >= since;
+    if (!recent && slot->nack_time < since && slot->served_time < since) continue;
+    if (slot->nack_time == 0 && slot->served_time == 0) slot->covered = TRUE;
+    seqs[count++] = (guint16)ext;
+  }
+  return count;
+}
+
 /// rtprtxsend's source pad (after its history, which must stay in order: it finds a packet by
-/// a binary search), for video packets as they leave one by one: when a poll is due, a packet
-/// that is not its frame's last is held back and goes out right after the next one. The held
-/// packet counts as just sent again: the request the poll provokes for it (made before it
-/// arrived) is a repeat, not answered with a retransmission that aiortc, once 100 packets past
-/// it, would take for a new stream.
-static inline GstPadProbeReturn ingest_poll_probe(GstPad *pad, GstPadProbeInfo *info,
-                                                  gpointer data) {
+/// a binary search), for video packets as they leave one by one:
+///
+/// - a poll: when one is due, a packet that is not its frame's last is held back and goes out
+///   right after the next one. The held packet counts as just sent again: the request the
+///   poll provokes for it (made before it arrived) is a repeat, not answered with a
+///   retransmission that aiortc, once 100 packets past it, would take for a new stream.
+/// - a keyframe covered (INGEST_COVER_MARGIN): at its first packet, rtprtxsend is asked to
+///   send the packets before it again, as a receiver's request asks.
+static inline GstPadProbeReturn ingest_order_probe(GstPad *pad, GstPadProbeInfo *info,
+                                                   gpointer data) {
   ingest_delivery *delivery = (ingest_delivery *)data;
   if (!(info->type & GST_PAD_PROBE_TYPE_BUFFER)) return GST_PAD_PROBE_OK;
   GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
@@ -851,34 +955,55 @@ static inline GstPadProbeReturn ingest_poll_probe(GstPad *pad, GstPadProbeInfo *
   if (!gst_rtp_buffer_map(buffer, GST_MAP_READ, &rtp)) return GST_PAD_PROBE_OK;
   guint32 ssrc = gst_rtp_buffer_get_ssrc(&rtp);
   guint16 seq = gst_rtp_buffer_get_seq(&rtp);
+  guint32 time = gst_rtp_buffer_get_timestamp(&rtp);
   gboolean last_of_frame = gst_rtp_buffer_get_marker(&rtp);
+  gboolean key = ingest_payload_is_key(gst_rtp_buffer_get_payload(&rtp),
+                                       gst_rtp_buffer_get_payload_len(&rtp), delivery->hevc);
   gst_rtp_buffer_unmap(&rtp);
   gint64 now = g_get_monotonic_time();
+  guint16 cover[INGEST_COVER_MAX];
+  guint covered = 0;
   GstBuffer *held = NULL;
   gboolean hold = FALSE;
   g_mutex_lock(&delivery->lock);
   // Media packets only (retransmissions leave with their own SSRC, from rtprtxsend's thread);
   // the two pushed below come through here again, and pass.
-  if (delivery->have_video && ssrc == delivery->video_ssrc && !delivery->poll_pushing) {
+  if (delivery->have_video && ssrc == delivery->video_ssrc && !delivery->pushing) {
+    guint64 ext = ingest_extend_seq(delivery->last_ext, seq);
+    if (key && (!delivery->have_key_time || time != delivery->key_time)) {
+      delivery->have_key_time = TRUE;
+      delivery->key_time = time;
+      if (ingest_delivery_cover_due(delivery, now)) {
+        covered = ingest_delivery_cover(delivery, ext, now, cover);
+        delivery->keyframes_covered++;
+        delivery->cover_packets += covered;
+      }
+    }
     if (delivery->poll_held != NULL) {
       held = delivery->poll_held;
       delivery->poll_held = NULL;
-      delivery->poll_pushing = TRUE;
+      delivery->pushing = TRUE;
     } else if (!last_of_frame && ingest_delivery_poll_due(delivery, now)) {
       delivery->poll_held = gst_buffer_ref(buffer);
-      guint64 ext = ingest_extend_seq(delivery->last_ext, seq);
       ingest_seq_slot *slot = &delivery->seqs[ext % INGEST_SEQ_SLOTS];
       if (slot->ext == ext) slot->served_time = now;
       hold = TRUE;
     }
   }
   g_mutex_unlock(&delivery->lock);
+  // Marked as copies, so that the request probe lets them through as they are.
+  for (guint i = 0; i < covered; i++) {
+    GstStructure *request = gst_structure_new(
+        "GstRTPRetransmissionRequest", "seqnum", G_TYPE_UINT, (guint)cover[i], "ssrc",
+        G_TYPE_UINT, ssrc, "ingest-copy", G_TYPE_BOOLEAN, TRUE, NULL);
+    gst_pad_send_event(pad, gst_event_new_custom(GST_EVENT_CUSTOM_UPSTREAM, request));
+  }
   if (held != NULL) {
     // This packet first, then the one held back.
     gst_pad_push(pad, gst_buffer_ref(buffer));
     gst_pad_push(pad, held);
     g_mutex_lock(&delivery->lock);
-    delivery->poll_pushing = FALSE;
+    delivery->pushing = FALSE;
     g_mutex_unlock(&delivery->lock);
     return GST_PAD_PROBE_DROP;
   }
@@ -896,7 +1021,7 @@ static inline void ingest_delivery_take_rtxsend(ingest_delivery *delivery, GstEl
                       NULL);
     gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST,
                       ingest_rtx_sent_probe, delivery, NULL);
-    gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_BUFFER, ingest_poll_probe, delivery, NULL);
+    gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_BUFFER, ingest_order_probe, delivery, NULL);
     gst_object_unref(src);
   }
   g_mutex_lock(&delivery->lock);
@@ -1042,6 +1167,8 @@ static inline void ingest_delivery_collect(ingest_delivery *delivery, guint sett
   out->rtx_bytes = delivery->rtx_bytes;
   out->rtx_copies = delivery->rtx_copies;
   out->polls = delivery->polls;
+  out->keyframes_covered = delivery->keyframes_covered;
+  out->cover_packets = delivery->cover_packets;
   out->rtx_refused = delivery->rtx_refused;
   out->video_lost_reported = delivery->video_lost_reported;
   out->audio_lost_reported = delivery->audio_lost_reported;

@@ -364,6 +364,12 @@ static inline gchar *ingest_webrtc_set_description(GstElement *webrtc, const cha
   return failure;
 }
 
+/// Gives webrtcbin a remote ICE candidate (`candidate:...`) of media section `section`.
+static inline void ingest_webrtc_add_candidate(GstElement *webrtc, guint section,
+                                               const char *candidate) {
+  g_signal_emit_by_name(webrtc, "add-ice-candidate", section, candidate);
+}
+
 /// The SDP text of webrtcbin's local description (g_free it), NULL when it has none.
 static inline gchar *ingest_webrtc_local_sdp(GstElement *webrtc) {
   GstWebRTCSessionDescription *description = NULL;

@@ -18,6 +18,13 @@ final class PendingBytes: ByteSink {
     bytes.append(contentsOf: data)
   }
 
+  /// Drops what is pending: the rest of a record for a child that ended, which the next child
+  /// must not get before its stream's header.
+  func discard() {
+    bytes.removeAll(keepingCapacity: true)
+    start = 0
+  }
+
   /// Hands what is pending to `take`, which returns how many bytes it took.
   func drain(_ take: (UnsafeRawBufferPointer) throws(Errno) -> Int) throws(Errno) {
     while !isEmpty {

@@ -14,6 +14,9 @@ public enum WHIPEvent: Sendable, Equatable {
   /// H.264 the `profile-level-id` the answer gives it and the profile it stands for in the
   /// offer (a live run's: the encoder is asked for it).
   case negotiated(codec: String, payloadType: Int, profileLevelID: String?, profile: H264Profile?)
+  /// The answer's ICE candidates that hid their address behind a `.local` name, and how many
+  /// of them multicast DNS resolved.
+  case candidates(mdns: Int, resolved: Int)
   /// Periodic statistics.
   case stats(WHIPStatistics)
   /// A keyframe is wanted: the receiver asked (PLI or FIR; `unserved` false), or it asked for
@@ -40,6 +43,8 @@ public enum WHIPEvent: Sendable, Equatable {
         codec: value["codec"]?.string ?? "", payloadType: value["payload_type"]?.int ?? 0,
         profileLevelID: value["profile_level_id"]?.string,
         profile: value["profile"]?.string.flatMap(H264Profile.init(rawValue:)))
+    case "candidates":
+      self = .candidates(mdns: value["mdns"]?.int ?? 0, resolved: value["resolved"]?.int ?? 0)
     case "stats": self = .stats(WHIPStatistics(value))
     case "keyframe": self = .keyframe(unserved: value["cause"]?.string == "unserved")
     case "deleted": self = .deleted(status: value["status"]?.int, error: value["error"]?.string)
@@ -112,6 +117,10 @@ public struct WHIPStatistics: Sendable, Equatable {
   /// Video packets sent one place late so that the receiver lists what it misses again
   /// (`delivery.h`, INGEST_POLL_PACKETS).
   public var nackPolls: Int64 = 0
+  /// Keyframes covered: the video packets of the last round trip before each sent again beside
+  /// it (`delivery.h`, INGEST_COVER_MARGIN), and those packets.
+  public var keyframesCovered: Int64 = 0
+  public var coverPackets: Int64 = 0
   /// Video packets the receiver reported lost and never asked for (placed by `ingest-whip`).
   public var videoPacketsNotAsked: Int64 = 0
   /// Retransmissions sent, and what the history holds now.
@@ -178,6 +187,8 @@ public struct WHIPStatistics: Sendable, Equatable {
     nackRepeats = int64("nack_repeats")
     nackUnserved = int64("nack_unserved")
     nackPolls = int64("nack_polls")
+    keyframesCovered = int64("keyframes_covered")
+    coverPackets = int64("cover_packets")
     videoPacketsNotAsked = int64("video_packets_not_asked")
     rtxPackets = int64("rtx_packets")
     rtxBytes = int64("rtx_bytes")

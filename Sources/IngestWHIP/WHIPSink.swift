@@ -37,6 +37,9 @@ public final class WHIPSink: OutputSink {
     var delivery: Delivery { earlier + Delivery(meter.latest) }
     var deleteStatus: Int?
     var deleteError: String?
+    /// The answers' `.local` candidates and those resolved, over every session.
+    var mdnsCandidates = 0
+    var mdnsResolved = 0
   }
 
   /// The child's reports, and where its `negotiated` event goes: all that its reader thread
@@ -94,6 +97,9 @@ public final class WHIPSink: OutputSink {
           report.deleteError = error
         case .error(let name, let message, let retryable):
           report.error = (name, message, retryable)
+        case .candidates(let mdns, let resolved):
+          report.mdnsCandidates += mdns
+          report.mdnsResolved += resolved
         case .ice, .session, .end: break
         }
       }
@@ -110,6 +116,8 @@ public final class WHIPSink: OutputSink {
     var nackRequests: Int64 = 0
     var nackUnserved: Int64 = 0
     var nackPolls: Int64 = 0
+    var keyframesCovered: Int64 = 0
+    var coverPackets: Int64 = 0
     var rtxPackets: Int64 = 0
     var notAsked: Int64 = 0
     var retransmission = false
@@ -125,6 +133,8 @@ public final class WHIPSink: OutputSink {
       nackRequests = statistics.nackRequests
       nackUnserved = statistics.nackUnserved
       nackPolls = statistics.nackPolls
+      keyframesCovered = statistics.keyframesCovered
+      coverPackets = statistics.coverPackets
       rtxPackets = statistics.rtxPackets
       notAsked = statistics.videoPacketsNotAsked
       retransmission = statistics.retransmission
@@ -139,6 +149,8 @@ public final class WHIPSink: OutputSink {
       sum.nackRequests = a.nackRequests + b.nackRequests
       sum.nackUnserved = a.nackUnserved + b.nackUnserved
       sum.nackPolls = a.nackPolls + b.nackPolls
+      sum.keyframesCovered = a.keyframesCovered + b.keyframesCovered
+      sum.coverPackets = a.coverPackets + b.coverPackets
       sum.rtxPackets = a.rtxPackets + b.rtxPackets
       sum.notAsked = a.notAsked + b.notAsked
       sum.retransmission = a.retransmission || b.retransmission
@@ -239,6 +251,10 @@ public final class WHIPSink: OutputSink {
       throw .connect(
         endpoint: target.redacted, reason: "cannot start \(executable): \(error)", retryable: false)
     }
+    // A child that stopped reading (its connection failed) may have left part of a record:
+    // the new one's input starts with the header. (Sent first, that part read as "not a
+    // dump", and a run whose first session did not connect failed at its retry.)
+    pending.discard()
     do {
       var writer = try DumpWriter(sink: pending)
       for kind in tracks.kinds {
@@ -490,6 +506,8 @@ public final class WHIPSink: OutputSink {
       object.add("nack_requests", delivery.nackRequests)
       object.add("nack_unserved", delivery.nackUnserved)
       object.add("nack_polls", delivery.nackPolls)
+      object.add("keyframes_covered", delivery.keyframesCovered)
+      object.add("cover_packets", delivery.coverPackets)
       object.add("rtx_packets", delivery.rtxPackets)
       object.add("lost_not_asked", delivery.notAsked)
       object.add("sessions", report.earlierSessions + (report.meter.latest == nil ? 0 : 1))
@@ -507,6 +525,10 @@ public final class WHIPSink: OutputSink {
       object.add("keyframe_requests", report.keyframeRequests)
       object.add("keyframes_for_unserved", report.unservedKeyframes)
       if let status = report.deleteStatus { object.add("delete_status", status) }
+      if report.mdnsCandidates > 0 {
+        object.add("mdns_candidates", report.mdnsCandidates)
+        object.add("mdns_resolved", report.mdnsResolved)
+      }
       if let childPeakResident { object.add("ingest_whip_peak_resident", childPeakResident) }
       return object
     }

@@ -101,6 +101,7 @@ struct WHIPPublisher {
         answer: response.body, graph: session.graph, offered: offered, session: session,
         http: http, offer: offer)
       try session.applyAnswer(response.body)
+      session.resolveHiddenCandidates(in: response.body)
       try session.waitConnected(deadline: clock.now() + timeout) { WHIPStop.requested }
       try stream(session: session, feeder: feeder, clock: clock)
     } catch {

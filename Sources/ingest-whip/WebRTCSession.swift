@@ -361,6 +361,22 @@ final class WebRTCSession: @unchecked Sendable {
     }
   }
 
+  /// Gives webrtcbin the addresses of the answer's `.local` host candidates, resolved over
+  /// multicast DNS (MDNSResolver); a `candidates` line says how many there were and how many
+  /// resolved. Called once the answer is applied: what ICE can do without them goes on.
+  func resolveHiddenCandidates(in answer: String) {
+    let hidden = MDNSCandidates(answer: answer)
+    guard !hidden.candidates.isEmpty else { return }
+    let resolved = hidden.resolved(MDNSResolver.resolve(hidden.names))
+    for candidate in resolved {
+      ingest_webrtc_add_candidate(webrtc, candidate.section, candidate.text)
+    }
+    var fields = JSONObject()
+    fields.add("mdns", hidden.candidates.count)
+    fields.add("resolved", resolved.count)
+    events.emit("candidates", fields)
+  }
+
   /// Waits for the connection (ICE and DTLS) until `deadline`.
   func waitConnected(deadline: MonotonicInstant, stop: () -> Bool) throws(WHIPClientError) {
     let clock = SystemClock()
@@ -371,7 +387,16 @@ final class WebRTCSession: @unchecked Sendable {
       if let error = busError() { throw .pipeline(error) }
       if stop() { return }
       guard clock.now() < deadline else {
-        throw .connectionFailed("no ICE/DTLS connection within the time allowed")
+        // Where it stopped: ICE not connected is the path (or the candidates), ICE connected
+        // without the connection is DTLS.
+        let (ice, connection) = lock.withLock { (lastIce, lastConnection) }
+        let iceState = Self.iceStates.indices.contains(ice) ? Self.iceStates[ice] : "new"
+        let connectionState =
+          Self.connectionStates.indices.contains(connection)
+          ? Self.connectionStates[connection] : "new"
+        throw .connectionFailed(
+          "no ICE/DTLS connection within the time allowed (ICE \(iceState), connection "
+            + "\(connectionState))")
       }
       lock.withLock { _ = lock.wait(until: min(deadline, clock.now() + .milliseconds(100))) }
     }

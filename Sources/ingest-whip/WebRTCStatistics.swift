@@ -117,6 +117,8 @@ struct WebRTCStatistics {
     object.add("rtx_bytes", Int64(delivery.rtx_bytes))
     object.add("rtx_copies", Int64(delivery.rtx_copies))
     object.add("nack_polls", Int64(delivery.polls))
+    object.add("keyframes_covered", Int64(delivery.keyframes_covered))
+    object.add("cover_packets", Int64(delivery.cover_packets))
     object.add("rtx_refused", Int64(delivery.rtx_refused))
     object.add("rtx_history_bytes", Int64(delivery.history_bytes))
     object.add("rtx_history_packets", Int64(delivery.history_packets))

@@ -37,6 +37,7 @@ import Testing
     #expect(whip.fixedBitsPerSecond == 64_000 * 115 / 100)
     #expect(whip.framingShare == 0.02)
     #expect(whip.increaseLimitOfDelivered == 1.05)
+    #expect(whip.probeQueueGrowthMilliseconds == 25)
   }
 
   /// The ladder's frame rates stay under the nominal one.

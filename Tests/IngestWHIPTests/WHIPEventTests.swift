@@ -62,6 +62,9 @@ import Testing
       WHIPEvent(
         line: #"{"event":"error","name":"rejected","message":"HTTP 401","retryable":false}"#)
         == .error(name: "rejected", message: "HTTP 401", retryable: false))
+    #expect(
+      WHIPEvent(line: #"{"event":"candidates","mdns":2,"resolved":1}"#)
+        == .candidates(mdns: 2, resolved: 1))
   }
 
   @Test func unknownAndMalformedLinesAreSkipped() {

@@ -1,3 +1,4 @@
+import IngestCore
 import Testing
 
 @testable import IngestWHIP
@@ -104,28 +105,49 @@ import Testing
     #expect(stale.queueMilliseconds == 0)
   }
 
+  /// A report losing a tenth (but under a fifth) is an overflow only with the round trip up by
+  /// the queue that overflowed: at the path's round trip it is random loss on a short report.
+  @Test(arguments: [(104.0, false), (160.0, true)])
+  func aTenthLostIsAnOverflowOnlyWithTheQueue(roundTrip: Double, overflows: Bool) throws {
+    var meter = WHIPLinkMeter()
+    let estimate = try Self.reportAfter(
+      roundTrip: 102, silence: nil, fractionLost: 0.117, roundTripAfter: roundTrip, in: &meter)
+    #expect(estimate.queueMilliseconds == (overflows ? WHIPLinkMeter.latencyMilliseconds : 0))
+  }
+
+  /// The estimate 200 ms after a second report (1 s after a first at `roundTrip`, with
+  /// `silence` since the receiver's last RTCP), which lost `fractionLost`.
+  static func reportAfter(
+    roundTrip: Double, silence: Double?, fractionLost: Double, roundTripAfter: Double,
+    in meter: inout WHIPLinkMeter
+  ) throws -> LinkEstimate {
+    var first = statistics(bytes: 0, packets: 0)
+    first.roundTripMilliseconds = roundTrip
+    first.rtcpSilenceMilliseconds = silence
+    meter.observe(first, now: .origin)
+    var second = statistics(
+      bytes: 125_000, packets: 100, lost: Int64((fractionLost * 100).rounded()))
+    second.fractionLost = fractionLost
+    second.roundTripMilliseconds = roundTripAfter
+    meter.observe(second, now: .at(.seconds(1)))
+    return try #require(meter.estimate(now: .at(.milliseconds(1200)), pendingBytes: 0))
+  }
+
   /// The heavy loss of the reports after a blackout (the receiver silent for a second and more,
   /// the round trip at its least) is what was sent into the dark, no overflow; with the round
   /// trip up by the bottleneck's queue, or later, it is one again.
   @Test(arguments: [(42.0, false), (400.0, true)])
   func lossAfterABlackoutIsNoOverflow(roundTrip: Double, overflows: Bool) throws {
     var meter = WHIPLinkMeter()
-    var dark = Self.statistics(bytes: 0, packets: 0)
-    dark.rtcpSilenceMilliseconds = 1400
-    dark.roundTripMilliseconds = 40
-    meter.observe(dark, now: .origin)
-    var after = Self.statistics(bytes: 125_000, packets: 100, lost: 60)
-    after.fractionLost = 0.6
-    after.roundTripMilliseconds = roundTrip
-    meter.observe(after, now: .at(.seconds(1)))
-    let estimate = try #require(meter.estimate(now: .at(.milliseconds(1200)), pendingBytes: 0))
+    let estimate = try Self.reportAfter(
+      roundTrip: 40, silence: 1400, fractionLost: 0.6, roundTripAfter: roundTrip, in: &meter)
     #expect(estimate.queueMilliseconds == (overflows ? WHIPLinkMeter.latencyMilliseconds : 0))
     #expect(estimate.lossRatio == 0.6)
     var later = Self.statistics(bytes: 250_000, packets: 200, lost: 80)
     later.fractionLost = 0.2
     later.roundTripMilliseconds = 40
-    meter.observe(later, now: .at(.seconds(3)))
-    let overflow = try #require(meter.estimate(now: .at(.milliseconds(3200)), pendingBytes: 0))
+    meter.observe(later, now: .at(.seconds(5)))
+    let overflow = try #require(meter.estimate(now: .at(.milliseconds(5200)), pendingBytes: 0))
     #expect(overflow.queueMilliseconds == WHIPLinkMeter.latencyMilliseconds)
   }
 

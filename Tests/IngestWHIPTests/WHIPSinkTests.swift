@@ -36,6 +36,29 @@ import Testing
     return url
   }
 
+  /// A sink running `fake` as its child, open on the fixture's tracks.
+  static func openSink(running fake: URL) throws -> (WHIPSink, TrackFormats, MediaSample) {
+    let (tracks, sample) = try fixture()
+    let sink = WHIPSink(target: try target(), executable: fake.path, clock: SystemClock())
+    try sink.open(tracks: tracks)
+    return (sink, tracks, sample)
+  }
+
+  static let keyframe = OutgoingUnit(
+    kind: .video, pts: 0, dts: 0, isKeyframe: true, isDiscontinuity: false, prefixLength: 0)
+
+  /// Writes `sample` until the sink asks to be called again (a child that stopped reading
+  /// fills the pipe, 64 KiB) or 1000 times; the units written, and whether it asked.
+  static func fill(_ sink: WHIPSink, with sample: MediaSample) throws -> (Int, Bool) {
+    for written in 0..<1000 {
+      let result = try sample.payload.withUnsafeBytes { bytes in
+        try sink.write(keyframe, bytes: bytes, now: SystemClock().now())
+      }
+      if case .wouldBlock = result { return (written, true) }
+    }
+    return (1000, false)
+  }
+
   static func target() throws -> WHIPTarget {
     try WHIPTarget(parsing: "whip+http://127.0.0.1:9/whip/test", environment: [:])
   }
@@ -172,27 +195,37 @@ import Testing
   @Test func aChildThatStopsReadingMakesWritesWaitNotBlock() throws {
     let fake = try Self.script("exec sleep 60")
     defer { try? FileManager.default.removeItem(at: fake) }
-    let (tracks, sample) = try Self.fixture()
-    let clock = SystemClock()
-    let sink = WHIPSink(target: try Self.target(), executable: fake.path, clock: clock)
-    try sink.open(tracks: tracks)
+    let (sink, _, sample) = try Self.openSink(running: fake)
     defer { sink.close() }
-    let unit = OutgoingUnit(
-      kind: .video, pts: 0, dts: 0, isKeyframe: true, isDiscontinuity: false, prefixLength: 0)
-    var written = 0
-    var waited = false
     // The pipe (64 KiB) fills within a few units; the sink then asks to be called again.
-    for _ in 0..<1000 {
-      let result = try sample.payload.withUnsafeBytes { bytes in
-        try sink.write(unit, bytes: bytes, now: clock.now())
-      }
-      if case .wouldBlock = result {
-        waited = true
-        break
-      }
-      written += 1
-    }
+    let (written, waited) = try Self.fill(sink, with: sample)
     #expect(waited)
     #expect(written * sample.payload.count >= 32 << 10)
+  }
+
+  /// A child that stopped reading leaves part of a record pending; the next child (a reconnect)
+  /// gets its stream from the header, not that part.
+  @Test func aNewChildsInputStartsWithTheHeader() throws {
+    let marker = FileManager.default.temporaryDirectory.appending(path: "whip-second-\(UUID())")
+    defer { try? FileManager.default.removeItem(at: marker) }
+    let fake = try Self.script(
+      """
+      if [ ! -e '\(marker.path)' ]; then : > '\(marker.path)'; exec sleep 60; fi
+      if [ "$(head -c 7)" = INGDUMP ]; then echo '{"event":"deleted","status":200}'; fi
+      cat >/dev/null
+      """)
+    defer { try? FileManager.default.removeItem(at: fake) }
+    let (sink, tracks, sample) = try Self.openSink(running: fake)
+    #expect(try Self.fill(sink, with: sample).1)
+    sink.close()
+    try sink.open(tracks: tracks)
+    defer { sink.close() }
+    // The header goes with the first write.
+    _ = try sample.payload.withUnsafeBytes { bytes in
+      try sink.write(Self.keyframe, bytes: bytes, now: SystemClock().now())
+    }
+    try LoopbackServers.waitUntil("the second child's header") {
+      sink.summaryFields?.rendered.contains("\"delete_status\":200") ?? false
+    }
   }
 }

@@ -95,7 +95,9 @@ import Testing
         + "from the connection on decoded (\(String(format: "%.1f", share * 100)) %; "
         + "\(outcome.encoded) encoded), summary sent.video \(outcome.sent) "
         + "(possibly lost \(outcome.possiblyLost)), "
-        + "freezes \(outcome.closed["freezeCount"] ?? "?"), profile \(outcome.link["profile"] ?? "?")"
+        + "freezes \(outcome.closed["freezeCount"] ?? "?"), profile \(outcome.link["profile"] ?? "?"), "
+        + ".local candidates \(outcome.link["mdns_candidates"] ?? 0), resolved "
+        + "\(outcome.link["mdns_resolved"] ?? 0)"
     )
     #expect(share >= 0.95, "\(outcome.closed)")
     outcome.expectSummaryAgrees(tolerance: max(5, outcome.decoded / 50))

@@ -54,6 +54,10 @@ public enum LiveRateConfiguration {
       // queue read 72 ms a second before it was 322 ms and losing.
       configuration.congestedQueueMilliseconds = 50
       configuration.congestedQueueShare = 0.125
+      // A probe step is taken back when the queue grew by 25 ms, not 10: the reports' round
+      // trip alone moves by 10 to 20 ms from one to the next (aiortc's at a 100 ms path read
+      // 102, 123, 105 and 115 ms), and at 10 a step was taken back for that noise.
+      configuration.probeQueueGrowthMilliseconds = 25
       // RTP's framing is its 12-byte header and a byte or two of fragmentation a packet
       // (some 1.5 % at the 1200-byte MTU), not the TS and SRT headers of the default: with
       // those, each step of the climb above counted about 6 % less video than got through.

@@ -243,6 +243,29 @@ private func simulate(
       Array(targets(startupLimit: 1.25, queue: 20).prefix(3)) == [800_000, 1_000_000, 1_050_000])
   }
 
+  /// A reading with a queue keeps the start-up climb to the gentle bound for 2 s, though the
+  /// next reads clear (a keyframe's burst shows a bottleneck once, then is gone).
+  @Test func aQueuedReadingKeepsTheStartUpGentleForTwoSeconds() {
+    var configuration = RateController.Configuration(nominalBitsPerSecond: 4_000_000)
+    configuration.framingShare = 0
+    configuration.increaseLimitOfDelivered = 1.05
+    configuration.startupIncreaseLimitOfDelivered = 1.25
+    var controller = RateController(configuration: configuration)
+    var now = MonotonicInstant.origin
+    var targets: [Int] = []
+    for queue in [0.0, 0, 20, 0, 0, 0] {
+      now += .seconds(1)
+      let delivered = Double(controller.targetBitsPerSecond)
+      _ = controller.update(
+        LinkEstimate(
+          time: now, queueMilliseconds: queue, deliveredBitsPerSecond: delivered,
+          latencyMilliseconds: 400))
+      targets.append(controller.targetBitsPerSecond)
+    }
+    // Quick, gentle at the queue, gentle 1 s after it, quick again 2 s after.
+    #expect(targets == [1_600_000, 2_000_000, 2_100_000, 2_205_000, 2_756_250, 3_445_312])
+  }
+
   /// The control loop reads the link every 200 ms, a receiver reports once a second: the least
   /// of the last second is the report before, so a queue that only the newest shows does not
   /// hold the climb, unless `increaseNeedsClearReading`.

@@ -289,6 +289,10 @@ public struct RateController: Sendable {
   private var started = false
   /// Still in the start-up climb (no congestion seen yet).
   private var startingUp = true
+  /// When a reading last showed a queue of `startupIncreaseClearMilliseconds` or more.
+  private var lastQueuedReading: MonotonicInstant?
+  /// How long such a reading keeps the start-up climb to the gentle bound.
+  private static let queuedReadingMemory: TimeSpan = .seconds(2)
   /// The queueing delay when the target was last lowered.
   private var queueAtDecrease = 0.0
   /// The queueing delay of the previous estimate.
@@ -481,6 +485,7 @@ public struct RateController: Sendable {
       if now - since >= configuration.pathRoundTrip.outageLength { observingSince = now }
     }
     let delay = queueDelay(link)
+    if delay >= configuration.startupIncreaseClearMilliseconds { lastQueuedReading = now }
     let grewLoss = lossGrew(link)
     defer { previousQueueDelay = delay }
     let threshold = congestionThreshold(link)
@@ -685,8 +690,13 @@ public struct RateController: Sendable {
     }
     // A queue in the newest reading, however small, may be the bottleneck's: the gentle
     // bound then. (Through the half-rate link, a reading of 25 ms came two steps before one
-    // of 234 ms; at a 100 ms round trip with 2 % loss the readings stayed within 1 ms.)
-    let quick = delay < configuration.startupIncreaseClearMilliseconds
+    // of 234 ms; at a 100 ms round trip with 2 % loss the readings stayed within 1 ms.) And
+    // for 2 s after one: a keyframe's burst can show the queue in one report and be gone by
+    // the next (43 ms, then 9 ms: two quick steps went to 1.18 Mb/s through the half-rate
+    // link, and it overflowed for 4 s).
+    let quick =
+      delay < configuration.startupIncreaseClearMilliseconds
+      && now - (lastQueuedReading ?? .distantPast) >= Self.queuedReadingMemory
     let limited = limitedIncrease(
       next, link,
       limit: quick

@@ -887,13 +887,19 @@ static inline GstPadProbeReturn ingest_rtx_sent_probe(GstPad *pad, GstPadProbeIn
   return GST_PAD_PROBE_OK;
 }
 
+/// Whether loss is about but light, the condition of polls and covers: retransmission on, a
+/// NACK or a report counting loss in the last INGEST_POLL_LOSS_WINDOW µs, the last report's
+/// fraction lost at most INGEST_COPY_MAX_FRACTION. Called with the lock held.
+static inline gboolean ingest_delivery_loss_light(ingest_delivery *delivery, gint64 now) {
+  return delivery->rtx_active && delivery->loss_seen != 0 &&
+         now - delivery->loss_seen < INGEST_POLL_LOSS_WINDOW && delivery->video_fraction >= 0 &&
+         delivery->video_fraction <= INGEST_COPY_MAX_FRACTION;
+}
+
 /// Whether a poll is due (see INGEST_POLL_PACKETS); counted as made when it is. Called with the
 /// lock held.
 static inline gboolean ingest_delivery_poll_due(ingest_delivery *delivery, gint64 now) {
-  gboolean due = delivery->rtx_active && delivery->loss_seen != 0 &&
-                 now - delivery->loss_seen < INGEST_POLL_LOSS_WINDOW &&
-                 delivery->video_fraction >= 0 &&
-                 delivery->video_fraction <= INGEST_COPY_MAX_FRACTION &&
+  gboolean due = ingest_delivery_loss_light(delivery, now) &&
                  (delivery->since_request >= INGEST_POLL_PACKETS ||
                   (delivery->since_request >= INGEST_POLL_MIN_PACKETS &&
                    now - delivery->request_time >=
@@ -909,10 +915,7 @@ static inline gboolean ingest_delivery_poll_due(ingest_delivery *delivery, gint6
 /// Whether the keyframe starting now is covered (see INGEST_COVER_MARGIN). Called with the
 /// lock held.
 static inline gboolean ingest_delivery_cover_due(ingest_delivery *delivery, gint64 now) {
-  return delivery->rtx_active && delivery->round_trip > 0 && delivery->loss_seen != 0 &&
-         now - delivery->loss_seen < INGEST_POLL_LOSS_WINDOW &&
-         delivery->video_fraction >= 0 &&
-         delivery->video_fraction <= INGEST_COPY_MAX_FRACTION &&
+  return ingest_delivery_loss_light(delivery, now) && delivery->round_trip > 0 &&
          (delivery->key_requested == 0 ||
           now - delivery->key_requested >= INGEST_COVER_AFTER_REQUEST);
 }

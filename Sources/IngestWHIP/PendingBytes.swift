@@ -11,10 +11,7 @@ final class PendingBytes: ByteSink {
   var isEmpty: Bool { count == 0 }
 
   func write(_ data: UnsafeRawBufferPointer) {
-    if start == bytes.count {
-      bytes.removeAll(keepingCapacity: true)
-      start = 0
-    }
+    if isEmpty { discard() }
     bytes.append(contentsOf: data)
   }
 

@@ -9,11 +9,39 @@ package enum LoopbackServers {
     package init(_ description: String) { self.description = description }
   }
 
-  /// A port on 127.0.0.1 that the kernel just handed out for `type` (SOCK_DGRAM or SOCK_STREAM).
+  /// A port on 127.0.0.1 that the kernel just handed out for `type` (SOCK_DGRAM or SOCK_STREAM),
+  /// never one handed out before in this process: tests run in parallel, and a port one test got
+  /// and closed is free again until its server binds it, so the kernel may give it to another.
   package static func freePort(_ type: __socket_type) throws -> Int {
+    for _ in 0..<64 {
+      let port = try kernelPort(type)
+      if handedOut.claim(port) { return port }
+    }
+    throw Failure("no port on 127.0.0.1 that this process has not handed out already")
+  }
+
+  /// A UDP socket bound to a fresh port on 127.0.0.1 that never answers: a peer that is absent,
+  /// whose port nothing else can take while the socket is held. Close it with `close(_:)`.
+  package static func silentUDPPort() throws -> (port: Int, descriptor: Int32) {
+    for _ in 0..<64 {
+      let (fd, port) = try boundSocket(SOCK_DGRAM)
+      if handedOut.claim(port) { return (port, fd) }
+      close(fd)
+    }
+    throw Failure("no port on 127.0.0.1 that this process has not handed out already")
+  }
+
+  private static let handedOut = PortRegistry()
+
+  private static func kernelPort(_ type: __socket_type) throws -> Int {
+    let (fd, port) = try boundSocket(type)
+    close(fd)
+    return port
+  }
+
+  private static func boundSocket(_ type: __socket_type) throws -> (Int32, Int) {
     let fd = socket(AF_INET, Int32(type.rawValue), 0)
     guard fd >= 0 else { throw Failure("socket: errno \(errno)") }
-    defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -23,8 +51,12 @@ package enum LoopbackServers {
         bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
       }
     }
-    guard bound else { throw Failure("bind: errno \(errno)") }
-    return Int(UInt16(bigEndian: address.sin_port))
+    guard bound else {
+      let code = errno
+      close(fd)
+      throw Failure("bind: errno \(code)")
+    }
+    return (fd, Int(UInt16(bigEndian: address.sin_port)))
   }
 
   /// Waits until `condition` holds, checking every 20 ms, for at most `timeout` seconds.
@@ -193,4 +225,15 @@ package final class NginxRTMP {
 
   /// Kills nginx by pid (also what `deinit` does).
   package func kill() { child.kill() }
+}
+
+/// The ports this process has handed out, so no two tests are given the same one.
+private final class PortRegistry: @unchecked Sendable {
+  private let lock = NSLock()
+  private var ports = Set<Int>()
+
+  /// Records `port`; false when it was handed out before.
+  func claim(_ port: Int) -> Bool {
+    lock.withLock { ports.insert(port).inserted }
+  }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import IngestCore
 import IngestRTMP
 import IngestTestSupport
@@ -195,7 +196,10 @@ struct SRTSinkTests {
   }
 
   @Test func absentListenerIsRetryable() throws {
-    let port = try TestServers.freeUDPPort()
+    // A bound socket that never answers, so no listener another test starts can take the port.
+    let silent = try LoopbackServers.silentUDPPort()
+    defer { Glibc.close(silent.descriptor) }
+    let port = UInt16(silent.port)
     let sink = SRTSink(
       options: try SRTOptions(host: "127.0.0.1", port: port), connectTimeoutMilliseconds: 1000)
     let error = try #require(throws: SinkError.self) { try sink.open(tracks: TrackFormats()) }

@@ -9,23 +9,10 @@ enum TestServers {
 
   static var serversScript: URL { packageRoot.appending(path: "Scripts/servers") }
 
-  /// A UDP port on 127.0.0.1 the kernel just handed out, so nothing is bound to it.
+  /// A UDP port on 127.0.0.1 the kernel just handed out, so nothing is bound to it, and that no
+  /// other test of this process was given.
   static func freeUDPPort() throws -> UInt16 {
-    let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-    guard fd >= 0 else { throw TestServerError.system("socket", errno) }
-    defer { Glibc.close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-        bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
-      }
-    }
-    guard bound else { throw TestServerError.system("bind", errno) }
-    return UInt16(bigEndian: address.sin_port)
+    UInt16(try LoopbackServers.freePort(SOCK_DGRAM))
   }
 
   /// A fresh directory under the system temporary directory.
@@ -52,12 +39,10 @@ enum TestServers {
 }
 
 enum TestServerError: Error, CustomStringConvertible {
-  case system(String, Int32)
   case exitedBeforeReady(String)
 
   var description: String {
     switch self {
-    case .system(let call, let code): "\(call) failed: errno \(code)"
     case .exitedBeforeReady(let output): "server exited before it was ready: \(output)"
     }
   }

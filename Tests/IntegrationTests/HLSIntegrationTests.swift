@@ -82,8 +82,7 @@ enum HLSHarness {
     guard FileManager.default.isExecutableFile(atPath: ingest) else {
       throw HarnessError("build the package first: \(ingest) is missing")
     }
-    let directory = NSTemporaryDirectory() + "hls-media-" + UUID().uuidString
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let directory = ProcessFixtureDirectory.make(prefix: "hls-media")
     let mp4 = directory + "/three.mp4"
     let encode = try run(
       "/usr/bin/ffmpeg",

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import IngestCore
+import IngestTestSupport
 import Testing
 
 @testable import IngestRTMP
@@ -374,9 +375,10 @@ private final class NginxRTMP {
 
   init() throws {
     directory = try temporaryDirectory("rtmp-nginx")
-    // Ports the kernel just handed out and took back; nginx binds them again at once.
-    rtmpPort = try ListeningSocket().port
-    let httpPort = try ListeningSocket().port
+    // Ports the kernel just handed out and took back, and no other test got; nginx binds them
+    // again at once.
+    rtmpPort = try LoopbackServers.freePort(SOCK_STREAM)
+    let httpPort = try LoopbackServers.freePort(SOCK_STREAM)
     let prefix = directory.path
     let config = """
       daemon off;
@@ -483,6 +485,7 @@ private final class NginxRTMP {
   deinit {
     stop()
     Glibc.close(log)
+    try? FileManager.default.removeItem(at: directory)
   }
 }
 

@@ -423,8 +423,8 @@ private final class NginxRTMP {
     let environment: [String] = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"]
     var envp = environment.map { strdup($0) } + [nil]
     defer {
-      argv.forEach { free($0) }
-      envp.forEach { free($0) }
+      for argument in argv { free(argument) }
+      for variable in envp { free(variable) }
     }
     let status = posix_spawnp(&pid, "nginx", &actions, nil, &argv, &envp)
     Glibc.close(pipeEnds[1])

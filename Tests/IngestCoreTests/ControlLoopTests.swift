@@ -96,7 +96,7 @@ private final class Recorder {
     // 150 ms above the 30 ms in flight: under the link's 648 kb/s of video by 17.5 %.
     #expect(congestion.queueDelayMilliseconds == 150)
     #expect(congestion.targetBitsPerSecond == 534_722)
-    #expect(congestion.link.queueMilliseconds == 180)
+    #expect(congestion.link?.queueMilliseconds == 180)
     #expect(recorder.delivered.prefix(2) == [.bitrate(800_000), .bitrate(534_722)])
     // Each decision is reported before the requests that carry it out.
     #expect(
@@ -120,15 +120,28 @@ private final class Recorder {
     #expect(recorder.events == [.encoderRequest(.keyframe, delivered: true)])
   }
 
-  @Test func withoutAnEstimateNothingIsDecided() throws {
+  /// Before the output has a link to read (it connects), the encoder is asked for the start
+  /// share at the first tick, and nothing else is decided; the first clear estimate takes the
+  /// climb's first step, not the start share again.
+  @Test func withoutAnEstimateOnlyTheStartShareIsAsked() throws {
     let clock = VirtualClock()
     let link = FakeLink(nil)
     let (loop, recorder) = try loop(
       clock, link: link, .init(rateControl: .init(nominalBitsPerSecond: 2_000_000)))
     run(loop, clock, seconds: 2)
     #expect(link.reads > 0)
-    #expect(recorder.events.isEmpty)
-    #expect(recorder.delivered.isEmpty)
+    #expect(recorder.delivered == [.bitrate(800_000)])
+    guard case .rate(let start)? = recorder.events.first else {
+      Issue.record("expected the start share first, got \(recorder.events)")
+      return
+    }
+    #expect(start.rule == .start && start.link == nil && start.targetBitsPerSecond == 800_000)
+    #expect(recorder.events.count == 2)
+    link.estimate = LinkEstimate(
+      time: clock.now(), queueMilliseconds: 20, roundTripMilliseconds: 20,
+      deliveredBitsPerSecond: 900_000, latencyMilliseconds: 400)
+    run(loop, clock, seconds: 0.5)
+    #expect(recorder.delivered == [.bitrate(800_000), .bitrate(1_200_000)])
   }
 
   /// One event per request, exactly once, whether the encoder took it or not.
@@ -188,7 +201,9 @@ private final class Recorder {
     let (loop, recorder) = try loop(
       clock, probe: probe, link: link, .init(rateControl: .init(nominalBitsPerSecond: 2_000_000)))
     run(loop, clock, seconds: 3)
-    #expect(recorder.events.isEmpty, "the sink's own congestion is the controller's business")
+    // The start share alone: the sink's own congestion is the controller's business.
+    #expect(recorder.requests == [.bitrate(800_000)])
+    recorder.events = []
     probe.bytes.store(Self.budget * 96 / 100, ordering: .relaxed)
     run(loop, clock, seconds: 1.2)
     #expect(recorder.requests == [.mic(false), .keyframesOnly(true)])

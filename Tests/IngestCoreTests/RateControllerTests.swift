@@ -417,9 +417,9 @@ private func simulate(
   @Test func everyDecisionCarriesItsInputs() {
     let (_, decisions) = simulate(seconds: 20) { _ in Double(nominal) * 0.5 }
     let first = try! #require(decisions.first { $0.reason == .congestion })
-    #expect(first.link.deliveredBitsPerSecond != nil)
+    #expect(first.link?.deliveredBitsPerSecond != nil)
     #expect(first.targetBitsPerSecond < nominal)
-    #expect(first.link.statusObject.rendered.contains("\"queue_ms\""))
+    #expect(first.link?.statusObject.rendered.contains("\"queue_ms\"") == true)
   }
 
   /// Distance is not congestion: 100 ms and 300 ms round trips (a latency of 1000 ms on the
@@ -501,6 +501,23 @@ private func simulate(
     }
   }
 
+  /// An SRT link that dropped to 40 % and came back: the ceiling the drop left is probed in half
+  /// seconds and the climb past it goes by half again up to the level held before the drop,
+  /// so the nominal rate is back within 2 s of the link (2.8 s before: steps of a second) (a steady narrow link's ceiling,
+  /// found by a probe, is probed a second a step: `aSteadyNarrowLinkIsProbedNearItsCeilingNotClimbedPast`).
+  @Test func aLinkThatComesBackAfterADropIsClimbedQuickly() {
+    let (samples, decisions) = simulate(
+      seconds: 60, shape: { link, _ in link.reportsUnsent = true },
+      capacity: { t in t >= 20 && t < 30 ? Double(nominal) * 0.4 : Double(nominal) * 1.2 })
+    let back = samples.first { $0.seconds >= 30 && $0.target == nominal }
+    #expect((back?.seconds ?? 999) - 30 <= 2, "back at \(back?.seconds ?? -1) s")
+    // Within the low phase the ceiling holds: nothing over a fifth past the link.
+    let low = samples.filter { $0.seconds >= 23 && $0.seconds < 30 }
+    #expect(low.allSatisfy { Double($0.target) <= Double(nominal) * 0.4 * 1.2 })
+    #expect(
+      decisions.contains { $0.rule == .climb && ($0.link?.time ?? .origin) >= .at(.seconds(30)) })
+  }
+
   /// 2 s blackouts every 15 s: nothing is delivered, so the target is held, and it is at the
   /// nominal rate within 3 s of each return.
   @Test func blackoutsHoldTheRateAndItIsBackAtOnce() {
@@ -566,7 +583,9 @@ private func simulate(
     let after = samples.filter { $0.seconds >= 25 }
     #expect(after.allSatisfy { Double($0.target) >= 0.9 * Double(nominal) })
     #expect(
-      !decisions.contains { $0.reason == .congestion && $0.link.time >= .at(.milliseconds(21500)) })
+      !decisions.contains {
+        $0.reason == .congestion && ($0.link?.time ?? .origin) >= .at(.milliseconds(21500))
+      })
     #expect((after.last?.baseRoundTrip ?? 0) >= 175)
   }
 
@@ -588,8 +607,9 @@ private func simulate(
     let back = samples.first { $0.seconds >= 20 && $0.target == nominal }
     #expect((back?.seconds ?? 99) - 20 <= 8, "back at \(back?.seconds ?? 99) s")
     #expect(samples.filter { $0.seconds >= 30 }.allSatisfy { $0.target == nominal })
-    if decisions.contains(where: { $0.reason == .congestion && $0.link.time >= .at(.seconds(20)) })
-    {
+    if decisions.contains(where: {
+      $0.reason == .congestion && ($0.link?.time ?? .origin) >= .at(.seconds(20))
+    }) {
       #expect(decisions.contains { $0.rule == .pathChanged })
     }
   }
@@ -631,7 +651,9 @@ private func simulate(
     // the link's video before that rule).
     #expect(settled.max()! <= 1.04 * video)
     // Every probe after the first cut starts from near the ceiling then in force.
-    let probes = decisions.filter { $0.rule == .probe && $0.link.time >= .at(.seconds(10)) }
+    let probes = decisions.filter {
+      $0.rule == .probe && ($0.link?.time ?? .origin) >= .at(.seconds(10))
+    }
     #expect(!probes.isEmpty)
     for probe in probes {
       let ceiling = Double(probe.ceilingBitsPerSecond ?? 0)

@@ -52,6 +52,8 @@ public final class ControlLoop {
   /// bitrate request waits for the first measurement (a rate read from nothing sent would ask
   /// for the floor and hold the encoder there).
   private var reductionPending = false
+  /// Whether the first tick asked for the controller's start share.
+  private var begun = false
 
   /// Hands a request to the encoder; answers whether it got there (false: its input was full
   /// or gone). Nil when there is no encoder to ask (a dump replayed): requests are then
@@ -99,6 +101,12 @@ public final class ControlLoop {
   /// ladder's requests), reads the link when due, and memory once a second.
   /// - Parameter force: read memory now even if a second has not passed (end of run).
   public func tick(now: MonotonicInstant, force: Bool = false) {
+    if !begun {
+      begun = true
+      // The start share goes to the encoder at once, not when the output first has a link to
+      // read: what the ring gathers while the output connects is made at it.
+      if let decision = controller?.begin(at: now) { carryOut(decision, now: now) }
+    }
     while let event = pipeline.nextEvent() { handle(event, now: now) }
     // The profile before the keyframe: the encoder reopens in it on that keyframe.
     if let link, let profile = link.takeProfileRequest() { ask(.profile(profile), now: now) }
@@ -149,6 +157,10 @@ public final class ControlLoop {
     // shows as a backlog in the ring: it is queue all the same.
     estimate.backlogMilliseconds = Double(pipeline.waitingTicks) / 90
     guard let decision = controller?.update(estimate) else { return }
+    carryOut(decision, now: now)
+  }
+
+  private func carryOut(_ decision: RateController.Decision, now: MonotonicInstant) {
     onEvent?(.rate(decision), now)
     for request in decision.requests { ask(request, now: now) }
   }

@@ -211,8 +211,9 @@ public struct RateController: Sendable {
     public var rule: Rule
     /// The controller's state after the decision.
     public var state: State
-    /// The estimate the decision was made on.
-    public var link: LinkEstimate
+    /// The estimate the decision was made on; nil for the start share asked before the
+    /// output had a link to read (`begin(at:)`).
+    public var link: LinkEstimate?
     /// The queueing delay the controller read from it (above the baselines), milliseconds.
     public var queueDelayMilliseconds: Double
     /// The path's round trip the delay was measured against, when known (milliseconds).
@@ -225,7 +226,7 @@ public struct RateController: Sendable {
 
     public init(
       targetBitsPerSecond: Int, frameRate: Int, keyframesOnly: Bool, reason: Reason,
-      rule: Rule? = nil, state: State = .climb, link: LinkEstimate,
+      rule: Rule? = nil, state: State = .climb, link: LinkEstimate?,
       queueDelayMilliseconds: Double, requests: [EncoderRequest] = []
     ) {
       self.targetBitsPerSecond = targetBitsPerSecond
@@ -281,6 +282,13 @@ public struct RateController: Sendable {
   /// The ceiling was set where a probe step filled the link (not by a cut for a queue that a
   /// drop in capacity grew): probed past by the smallest step only.
   private var ceilingFilledByProbe = false
+  /// The level the link held before its capacity dropped (a cut, after the start-up, from
+  /// `dropShare` times the ceiling it left or more), until a probe finds the link full or the
+  /// target is back at it: the link may come back (an oscillating or shared link, a handover),
+  /// so the ceiling the drop left is probed quickly and the climb past it is fast.
+  private var levelBeforeDrop: Double?
+  /// A cut from this many times the ceiling it sets is a drop in capacity.
+  private static let dropShare = 1.5
   /// When the previous estimate came, and until when a connection's first readings only
   /// observe.
   private var lastEstimate: MonotonicInstant?
@@ -413,6 +421,26 @@ public struct RateController: Sendable {
       Double(targetBitsPerSecond) * (1 + configuration.framingShare)
       + Double(configuration.fixedBitsPerSecond)
     return delivered < asked * configuration.outageShare
+  }
+
+  /// Asks for the start share before the output has a link to read (while it connects), so
+  /// that what the ring gathers meanwhile is made at that rate rather than the nominal one: at
+  /// a 300 ms round trip connecting takes 0.9 s (1.9 s when a handshake packet is lost), and
+  /// the drain of that much nominal-rate backlog made the slowest frames of the run. The first
+  /// estimate then starts the observation, not the start share again.
+  /// - Returns: the `start` decision (no link in it), or nil when the start share went out
+  ///   already or is the nominal rate.
+  public mutating func begin(at now: MonotonicInstant) -> Decision? {
+    guard !started, targetBitsPerSecond < configuration.nominalBitsPerSecond else { return nil }
+    started = true
+    // Like the start share on the first estimate, no step whose effect the link must show.
+    lastChange = nil
+    var decision = Decision(
+      targetBitsPerSecond: targetBitsPerSecond, frameRate: frameRate, keyframesOnly: keyframesOnly,
+      reason: .start, rule: .start, state: state, link: nil, queueDelayMilliseconds: 0)
+    decision.ceilingBitsPerSecond = ceilingBitsPerSecond
+    decision.requests = [.bitrate(targetBitsPerSecond)]
+    return decision
   }
 
   /// Feeds one estimate (a few a second is right).
@@ -569,7 +597,7 @@ public struct RateController: Sendable {
       } else {
         // A whole window without growth: the standing figure no longer remembers the time
         // before the step.
-        probePassed = age >= configuration.standingWindow
+        probePassed = age >= probeTrialLength
       }
     }
     // Clear by the standing queue: a keyframe's burst does not hold the climb back.
@@ -650,6 +678,11 @@ public struct RateController: Sendable {
     } else {
       probeTrial = nil
       next = max(target * configuration.increaseStep, target + 0.05 * nominal)
+      if ceiling == nil, let level = levelBeforeDrop, target < level {
+        // Back towards the level the link held before it dropped, by the start-up's steps:
+        // an oscillating link's high phase was half over before steps of a quarter got there.
+        next = max(next, min(level, target * configuration.startupStep))
+      }
       if let ceiling {
         // Below the ceiling: quickly up to just under it, then probes.
         next = min(next, 0.95 * ceiling)
@@ -666,6 +699,7 @@ public struct RateController: Sendable {
     // may have passed the link's limit by far: what the link delivered says where it is.
     lastHeld = rule == .probe ? (now, targetBitsPerSecond) : nil
     targetBitsPerSecond = min(configuration.nominalBitsPerSecond, limited)
+    if let level = levelBeforeDrop, Double(targetBitsPerSecond) >= level { levelBeforeDrop = nil }
     return decide(.probe, rule, link, delay: delay, now: now)
   }
 
@@ -725,6 +759,15 @@ public struct RateController: Sendable {
     configuration.pathRoundTrip.stepHold + 2 * configuration.standingWindow
   }
 
+  /// How long a probe step stands on trial before the next: a standing window, or half a
+  /// second (`increaseHold`) below a level the link held before it dropped, while no probe has
+  /// found the link full: the 3, 6 and 12 % steps past a ceiling left by the drop took 3 s of
+  /// an oscillating link's 10 s high phase.
+  private var probeTrialLength: TimeSpan {
+    levelBeforeDrop != nil && !ceilingFilledByProbe
+      ? configuration.increaseHold : configuration.standingWindow
+  }
+
   /// The state an increase from here is in: below the ceiling, near it, or none known.
   private func stateForIncrease() -> State {
     if startingUp { return .startup }
@@ -773,6 +816,7 @@ public struct RateController: Sendable {
     }
     ceiling = held
     ceilingFilledByProbe = true
+    levelBeforeDrop = nil
     let next = max(configuration.floorBitsPerSecond, Int(held * 0.97))
     guard next < targetBitsPerSecond else { return nil }
     recentCuts.append((now, targetBitsPerSecond, ceiling))
@@ -788,6 +832,7 @@ public struct RateController: Sendable {
     if let lastDecrease, now - lastDecrease < configuration.decreaseHold {
       return nil
     }
+    let afterStartUp = !startingUp
     startingUp = false
     probeTrial = nil
     probeStep = configuration.nearCeilingStep
@@ -832,6 +877,16 @@ public struct RateController: Sendable {
         ceiling = point
       }
       ceilingFilledByProbe = false
+      // The highest level of this drop's cuts (the start-up's overshoot is no level the link
+      // held). Only where the output tells what it has not sent (SRT): what a TCP socket
+      // acknowledged over a second swings by half either way, so a cut there can set a
+      // ceiling half the link's without any drop.
+      let from = recentCuts.map { Double($0.before) }.max() ?? target
+      if afterStartUp, link.unsentMilliseconds != nil, let ceiling,
+        from >= Self.dropShare * ceiling
+      {
+        levelBeforeDrop = max(levelBeforeDrop ?? 0, from)
+      }
       targetBitsPerSecond = max(floor, Int(next))
       lastDecrease = now
       queueAtDecrease = delay

@@ -212,7 +212,7 @@ public final class StatusReporter: @unchecked Sendable {
         object.add("target_bps", decision.targetBitsPerSecond)
         object.add("frame_rate", decision.frameRate)
         object.add("keyframes_only", decision.keyframesOnly)
-        object.add("link", decision.link.statusObject)
+        if let link = decision.link { object.add("link", link.statusObject) }
       }
     case .encoderRequest(let request, let delivered):
       emitForOutput("encoder", now: now) {

@@ -258,7 +258,8 @@ public final class SRTSink: OutputSink {
         }
         try socket.connect(
           host: options.host, port: options.port, hasPassphrase: options.passphrase != nil,
-          hasStreamID: options.streamID != nil)
+          hasStreamID: options.streamID != nil,
+          timeoutMilliseconds: options.mode == .caller ? connectTimeoutMilliseconds : nil)
       } catch {
         socket.close()
         throw error

@@ -664,8 +664,12 @@ private func simulate(
 
   /// A ceiling set from what got through just after a blackout (a fifth of the link) is
   /// disproved as soon as the link carries a quarter more than it: no slow probing from there.
-  @Test func aCeilingTheLinkCarriesFarMoreThanIsForgotten() {
+  /// Where readings swing (`forgetsDisprovedCeiling` off, RTMP), it rises to what the link
+  /// carried instead: the target recovers to near that and probes past it, far from the nominal rate.
+  @Test(arguments: [true, false])
+  func aCeilingTheLinkCarriesFarMoreThanIsForgotten(forgets: Bool) {
     var configuration = RateController.Configuration(nominalBitsPerSecond: nominal)
+    configuration.forgetsDisprovedCeiling = forgets
     configuration.framingShare = 0
     configuration.startShare = 1
     var controller = RateController(configuration: configuration)
@@ -687,11 +691,19 @@ private func simulate(
     // The link carries 1.5 Mb/s with no queue: the ceiling is gone, the climb multiplicative
     // (from the floor to the nominal rate within 8 s).
     var decisions: [RateController.Decision] = []
-    for _ in 0..<40 {
+    for _ in 0..<(forgets ? 40 : 30) {
       if let decision = reading(queue: 0, delivered: 1_500_000) { decisions.append(decision) }
     }
-    #expect(controller.ceilingBitsPerSecond == nil)
-    #expect(decisions.contains { $0.rule == .climb })
-    #expect(controller.targetBitsPerSecond == nominal)
+    if forgets {
+      #expect(controller.ceilingBitsPerSecond == nil)
+      #expect(decisions.contains { $0.rule == .climb })
+      #expect(controller.targetBitsPerSecond == nominal)
+    } else {
+      #expect(controller.ceilingBitsPerSecond == 1_500_000)
+      #expect(decisions.contains { $0.rule == .recover })
+      #expect(!decisions.contains { $0.rule == .climb })
+      #expect(controller.targetBitsPerSecond <= 1_650_000)
+      #expect(controller.targetBitsPerSecond >= 1_300_000)
+    }
   }
 }

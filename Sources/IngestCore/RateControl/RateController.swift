@@ -93,6 +93,12 @@ public struct RateController: Sendable {
     public var cruise: TimeSpan = .milliseconds(1500)
     /// The ceiling is forgotten once the link carries this much more video than it.
     public var ceilingPassedShare: Double = 0.1
+    /// Whether a ceiling the link carried a quarter more than (the target not there) is
+    /// forgotten, or raised to what the link carried. Raised where a reading of what got
+    /// through swings by half either way (a TCP socket's acknowledgements): a cut on a low
+    /// reading left a ceiling at half the link, a reading as the queue drained disproved it,
+    /// and the climb with no ceiling went to the nominal rate and through the link's queue.
+    public var forgetsDisprovedCeiling = true
     /// Least time between two decreases, so one backlog is not answered twice.
     public var decreaseHold: TimeSpan = .milliseconds(500)
     /// While the target is already under what the link delivered, a queue that is not growing
@@ -623,7 +629,14 @@ public struct RateController: Sendable {
     let nominal = Double(configuration.nominalBitsPerSecond)
     let delivered = link.deliveredBitsPerSecond.map(videoShare) ?? 0
     let passed = 1 + configuration.ceilingPassedShare
-    if let ceiling,
+    if let ceiling, !configuration.forgetsDisprovedCeiling,
+      target < passed * ceiling, delivered >= Self.ceilingDisprovedShare * ceiling
+    {
+      // What the link carried is the better lower bound: recover to it, then probe.
+      self.ceiling = min(delivered, Double(configuration.nominalBitsPerSecond))
+      ceilingFilledByProbe = false
+      probeTrial = nil
+    } else if let ceiling,
       delivered >= passed * ceiling && target >= passed * ceiling
         || delivered >= Self.ceilingDisprovedShare * ceiling
     {

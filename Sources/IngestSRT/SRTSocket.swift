@@ -205,13 +205,8 @@ final class SRTSocket {
     let deadline = ContinuousClock.now + .milliseconds(timeoutMilliseconds + 1000)
     var ready = SRT_EPOLL_EVENT()
     while csrt_getsockstate(handle) == SRTS_CONNECTING, ContinuousClock.now < deadline {
-      let left = deadline - ContinuousClock.now
-      _ = csrt_epoll_uwait(
-        poll, &ready, 1,
-        max(
-          1,
-          Int64(left.components.seconds * 1000)
-            + left.components.attoseconds / 1_000_000_000_000_000))
+      let left = (deadline - ContinuousClock.now) / .milliseconds(1)
+      _ = csrt_epoll_uwait(poll, &ready, 1, max(1, Int64(left.rounded(.up))))
     }
     guard csrt_getsockstate(handle) == SRTS_CONNECTED else {
       // libsrt gives up after its connect timeout with the reason `timeout`; a listener's

@@ -72,7 +72,17 @@ struct SRTLinkMeter {
       lost: Int64(stats.pktSndLossTotal))
     if samples.count == 16 { samples.removeFirst() }
     samples.append(sample)
-    let oldest = samples.last { now - $0.time >= window } ?? samples[0]
+    var oldest = samples.last { now - $0.time >= window } ?? samples[0]
+    // Before its first acknowledgement a connection's time is its round trip, not a rate: at
+    // 600 ms the first second's figure was a third of what the link carried, and the start-up
+    // climb took two steps more than it needed. The rate counts from the last reading with
+    // nothing acknowledged (one reading interval of it at most); until then it is nothing.
+    if sample.acknowledgedBytes > 0,
+      let unacknowledged = samples.last(where: { $0.acknowledgedBytes <= 0 }),
+      unacknowledged.time > oldest.time
+    {
+      oldest = unacknowledged
+    }
     var delivered: Double?
     var retransmit: Double?
     var loss: Double?

@@ -1,3 +1,5 @@
+import CSRT
+import IngestCore
 import Testing
 
 @testable import IngestSRT
@@ -28,5 +30,33 @@ import Testing
     let loopback = SRTLinkMeter.firstLosses(reported: 30, roundTripMilliseconds: 0.2)
     #expect(loopback > 29.6 && loopback <= 30)
     #expect(SRTLinkMeter.firstLosses(reported: 30, roundTripMilliseconds: nil) == 30)
+  }
+
+  /// The delivered rate counts from the connection's first acknowledgement: before it, time is
+  /// the round trip's. On a 600 ms path with a 2 Mb/s link, a second's window from the connect
+  /// read a third of that.
+  @Test func theDeliveredRateStartsAtTheFirstAcknowledgement() {
+    var meter = SRTLinkMeter()
+    var stats = SRT_TRACEBSTATS()
+    var handed: Int64 = 0
+    var acknowledged: Int64 = 0
+    var delivered: [Double?] = []
+    // Readings every 200 ms: 50 000 bytes handed each time (2 Mb/s), the first acknowledged at
+    // 600 ms, then all of it a round trip later.
+    for reading in 0...5 {
+      handed += 50_000
+      if reading >= 3 { acknowledged += 50_000 }
+      stats.byteSndBuf = Int32(handed - acknowledged)
+      let estimate = meter.estimate(
+        stats, handedBytes: handed,
+        now: MonotonicInstant(nanoseconds: Int64(reading) * 200_000_000),
+        latencyMilliseconds: 2400, queueMilliseconds: 0, roundTripMilliseconds: nil)
+      delivered.append(estimate.deliveredBitsPerSecond)
+    }
+    // Nothing acknowledged yet: nothing delivered (and no rate before a span).
+    #expect(delivered[0] == nil)
+    #expect(delivered[1] == 0 && delivered[2] == 0)
+    // From the last reading with nothing acknowledged: the link's 2 Mb/s, not a share of it.
+    for rate in delivered[3...] { #expect(rate == 2_000_000) }
   }
 }

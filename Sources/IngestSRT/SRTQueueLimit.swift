@@ -51,8 +51,13 @@ struct SRTQueueLimit {
   /// Until the first queue in libsrt (see `limitBytes`).
   private(set) var slowStart = true
 
-  /// Forgets the measurements (a new connection).
-  mutating func reset() {
+  /// Forgets the measurements (a new connection). A round trip measured while connecting
+  /// (`SRTHandshakeProbe`, or a quick handshake; 0: none) stands for libsrt's until libsrt
+  /// measures one, a round trip and a half after the first packet: counted as no flight,
+  /// that held a 600 ms path's start to the queue bound, and the ring's backlog grew to 1.1 s
+  /// before the first acknowledgement came.
+  mutating func reset(connectRoundTripMilliseconds: Double = 0) {
+    if connectRoundTripMilliseconds > 0 { latestRoundTrip = connectRoundTripMilliseconds }
     drain.reset()
     roundTrips.reset()
     heldForPath = nil
@@ -147,6 +152,7 @@ struct SRTQueueLimit {
   /// (a handover), libsrt's latest figure. Not 0 then: counted as no distance, the limit
   /// allowed a sixth of a 180 ms path's flight for the two seconds of settling, and what the
   /// link drained, measured on that trickle, kept the sink at a tenth of the link after it.
+  /// Before libsrt's first measurement, the one made while connecting (`reset`).
   var flightRoundTripMilliseconds: Double {
     roundTrips.baseline(at: latestTime) ?? latestRoundTrip
   }

@@ -274,7 +274,7 @@ public final class SRTSink: OutputSink {
     }
     linkMeter.reset()
     handedBytes = 0
-    queueLimit.reset()
+    queueLimit.reset(connectRoundTripMilliseconds: roundTrip?.milliseconds ?? 0)
     measuredRTT = SRTMeasuredRoundTrip()
     runLatencyCheck = RunLatencyCheck()
     streamRate.reset()

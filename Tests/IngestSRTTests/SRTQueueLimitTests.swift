@@ -382,4 +382,28 @@ import Testing
     observe(&limit, 60, roundTrip: 100, from: &now)
     #expect(limit.minimumRoundTripMilliseconds == 100)
   }
+
+  /// Before libsrt's first round trip, the one measured while connecting counts as flight: at
+  /// 100 000 bytes a second over a 600 ms path, the 61 000 bytes in flight are allowed on top of
+  /// the queue bound (half of a 2 410 ms latency), not the acknowledgement interval's 1 000.
+  @Test func theRoundTripMeasuredWhileConnectingCountsAsFlight() {
+    var limit = SRTQueueLimit()
+    limit.reset(connectRoundTripMilliseconds: 600)
+    limit.observe(
+      acknowledgedBytes: 0, bufferedBytes: 50_000, roundTripMilliseconds: 0, now: .origin)
+    #expect(limit.inFlightMilliseconds == 610)
+    let seeded = limit.limitBytes(latencyMilliseconds: 2_410, streamBytesPerSecond: 100_000)
+    #expect(seeded == 61_000 + 120_500)
+    var unmeasured = SRTQueueLimit()
+    unmeasured.observe(
+      acknowledgedBytes: 0, bufferedBytes: 50_000, roundTripMilliseconds: 0, now: .origin)
+    #expect(
+      unmeasured.limitBytes(latencyMilliseconds: 2_410, streamBytesPerSecond: 100_000)
+        == 1_000 + 120_500)
+    // libsrt's own figure takes over once it has one.
+    limit.observe(
+      acknowledgedBytes: 1_000, bufferedBytes: 50_000, roundTripMilliseconds: 300,
+      now: .at(100 * ms))
+    #expect(limit.inFlightMilliseconds == 310)
+  }
 }

@@ -706,4 +706,41 @@ private func simulate(
       #expect(controller.targetBitsPerSecond >= 1_300_000)
     }
   }
+
+  /// RTMP: a probe step just past the link fills TCP's buffer first, unseen, and the queue
+  /// stands only many seconds later. The link still carries what it did at the step, so the
+  /// step is to blame: the cut goes a little under what the link carries (the queue drains
+  /// within about 4 s), not a quarter under, and the ceiling is the level before the step.
+  @Test func aQueueThatStandsLongAfterAProbeStepIsDrainedGently() {
+    var configuration = RateController.Configuration(nominalBitsPerSecond: nominal)
+    configuration.forgetsDisprovedCeiling = false
+    configuration.framingShare = 0
+    configuration.fixedBitsPerSecond = 0
+    var controller = RateController(configuration: configuration)
+    let capacity = 1_000_000.0
+    // What waits in the socket before the queue shows: 300 ms of the link.
+    let hidden = 300.0
+    var queued = 0.0
+    var now = MonotonicInstant.origin
+    var cuts: [RateController.Decision] = []
+    for _ in 0..<(5 * 90) {
+      now += .milliseconds(200)
+      let target = Double(controller.targetBitsPerSecond)
+      queued = max(0, queued + (target - capacity) / capacity * 200)
+      let link = LinkEstimate(
+        time: now, queueMilliseconds: 40 + max(0, queued - hidden), roundTripMilliseconds: 40,
+        deliveredBitsPerSecond: queued > 0 ? capacity : target, latencyMilliseconds: 1000)
+      if let decision = controller.update(link), decision.reason == .congestion {
+        cuts.append(decision)
+      }
+    }
+    // After the start-up's cut, probes went past the link and the queue stood again.
+    let later = cuts.filter { ($0.link?.time ?? .origin) >= .at(.seconds(10)) }
+    #expect(!later.isEmpty)
+    for cut in later {
+      #expect(Double(cut.targetBitsPerSecond) >= 0.85 * capacity)
+      // The level before the step (the steps before it crept past the link unseen too).
+      #expect(Double(cut.ceilingBitsPerSecond ?? 0) <= 1.02 * capacity)
+    }
+  }
 }

@@ -757,7 +757,7 @@ def analyse(run_dir, config):
         row["summary_video_appended"] = summary.get("appended", {}).get("video")
         row["summary_undelivered"] = summary.get("undelivered")
         # Frames the summary counts as sent but names as possibly lost (SRT: acknowledged only
-        # at their play-out deadline, or after a lost keyframe).
+        # at their play-out deadline, or after a lost frame before the next keyframe).
         possibly = (summary.get("link") or {}).get("possibly_lost") or {}
         row["summary_possibly_lost"] = possibly.get("video")
         if isinstance(summary.get("encoder"), dict) and summary["encoder"].get("peak_resident"):

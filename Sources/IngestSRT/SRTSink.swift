@@ -194,7 +194,7 @@ public final class SRTSink: OutputSink {
     let video = dropLedger.possiblyLostUnits[Int(SampleKind.video.rawValue)]
     guard video > 0 else { return nil }
     return "\(video) video frames counted as sent possibly lost (acknowledged only at their "
-      + "play-out deadline, or after a lost keyframe)"
+      + "play-out deadline, or after a lost frame before the next keyframe)"
   }
 
   /// The `stats` of the periodic `sink` status event.

@@ -272,7 +272,7 @@ public final class SRTSink: OutputSink {
         if handshake < 250 { roundTrip = (handshake / 2, "handshake") } else { deferCheck = true }
       }
     }
-    linkMeter.reset()
+    linkMeter.reset(connected: clock.now(), roundTripMilliseconds: roundTrip?.milliseconds)
     handedBytes = 0
     queueLimit.reset(connectRoundTripMilliseconds: roundTrip?.milliseconds ?? 0)
     measuredRTT = SRTMeasuredRoundTrip()

@@ -59,4 +59,25 @@ import Testing
     // From the last reading with nothing acknowledged: the link's 2 Mb/s, not a share of it.
     for rate in delivered[3...] { #expect(rate == 2_000_000) }
   }
+
+  /// With the round trip known at the connect, the first acknowledgement cannot come before a
+  /// round trip after it: the first rate counts from then, not from the reading before.
+  @Test func theFirstRateCountsFromARoundTripAfterTheConnect() {
+    var meter = SRTLinkMeter()
+    meter.reset(connected: .origin, roundTripMilliseconds: 500)
+    var stats = SRT_TRACEBSTATS()
+    var delivered: Double?
+    // Readings every 200 ms, 50 000 bytes handed each; the first acknowledgements between the
+    // readings at 400 and 600 ms: 25 000 bytes, which the link carried from 500 ms on.
+    for reading in 0...3 {
+      stats.byteSndBuf = Int32(50_000 * (reading + 1) - (reading == 3 ? 25_000 : 0))
+      delivered =
+        meter.estimate(
+          stats, handedBytes: Int64(50_000 * (reading + 1)),
+          now: MonotonicInstant(nanoseconds: Int64(reading) * 200_000_000),
+          latencyMilliseconds: 2000, queueMilliseconds: 0, roundTripMilliseconds: nil
+        ).deliveredBitsPerSecond
+    }
+    #expect(delivered == 2_000_000)
+  }
 }

@@ -336,6 +336,24 @@ private func simulate(
     #expect(targets == [400_000, 1_000_000])
   }
 
+  /// What the link carried within a tenth of the nominal rate: the climb goes to the nominal
+  /// rate; short of that, to what it carried.
+  @Test(arguments: [(920_000, 1_000_000), (850_000, 850_000)])
+  func aClimbWithinATenthOfTheNominalRateGoesToIt(carried: Int, expected: Int) {
+    var configuration = RateController.Configuration(nominalBitsPerSecond: 1_000_000)
+    configuration.framingShare = 0
+    configuration.fixedBitsPerSecond = 0
+    var controller = RateController(configuration: configuration)
+    var targets: [Int] = []
+    for reading in 1...2 {
+      let estimate = LinkEstimate(
+        time: .at(.milliseconds(200 * Int64(reading))), queueMilliseconds: 0,
+        deliveredBitsPerSecond: reading == 1 ? nil : Double(carried), latencyMilliseconds: 400)
+      if let decision = controller.update(estimate) { targets.append(decision.targetBitsPerSecond) }
+    }
+    #expect(targets == [400_000, expected])
+  }
+
   /// While a new connection is observed, a queue over the threshold (what the ring gathered
   /// while connecting) holds the climb's blind steps back, not a climb to what the link
   /// carried of it, which needs no increase hold either.

@@ -20,7 +20,7 @@ enum LiveCommand: Command {
     acknowledged rate and first losses; for RTMP the socket's unacknowledged bytes and round
     trip; for WHIP the receiver's RTCP reports (loss, round trip). Distance, retransmissions
     and random loss are not congestion; after a cut it probes near the level that held; the
-    frame rate goes down only at the floor.
+    frame rate goes down only at the floor, each step with the floor's bits per frame.
 
     WHIP profiles
       --to 'whip+http://HOST/PATH?profiles=high,main,baseline'
@@ -54,7 +54,8 @@ enum LiveCommand: Command {
     rate control
       --rate-control on|off     steer the encoder from the link (default on; SRT, RTMP and
                                 WHIP outputs measure their link, files and HLS do not)
-      --floor BPS               the lowest bitrate asked for (default 300000)
+      --floor BPS               the lowest bitrate asked for at the nominal frame rate
+                                (default 300000; at a lower one, its bits per frame)
 
     audio mix
       --encoder-mix             the encoder mixes app and mic audio (at --mix-gain) before

@@ -378,9 +378,10 @@ private func simulate(
     #expect(targets == [0: 400_000, 2: 1_000_000])
   }
 
-  @Test func neverUndershootsTheFloor() {
+  @Test func neverUndershootsTheFloorsBitsPerFrame() {
     let (samples, decisions) = simulate(seconds: 60) { _ in 150_000 }
-    #expect(samples.allSatisfy { $0.target >= 300_000 })
+    #expect(samples.allSatisfy { $0.target >= 300_000 * $0.frameRate / 30 })
+    #expect(samples.filter { $0.frameRate == 30 }.allSatisfy { $0.target >= 300_000 })
     #expect(decisions.contains { $0.reason == .congestion })
   }
 
@@ -389,18 +390,52 @@ private func simulate(
     let reasons = decisions.map(\.reason)
     #expect(reasons.contains(.frameRateDown))
     #expect(reasons.contains(.keyframesOnly))
-    // The frame rate goes only once the bitrate is at the floor.
+    // The frame rate goes only once the bitrate is at the floor, and keeps its bits per frame.
     for decision in decisions where decision.reason == .frameRateDown {
-      #expect(decision.targetBitsPerSecond == 300_000)
+      #expect(decision.targetBitsPerSecond == 300_000 * decision.frameRate / 30)
+      #expect(decision.requests.contains(.bitrate(decision.targetBitsPerSecond)))
     }
     #expect(samples.last?.frameRate == 15)
     #expect(samples.last?.keyframesOnly == true)
   }
 
+  /// A lower frame rate at the floor sheds its share of the load: on a link that carries 20
+  /// fps at the floor's bits per frame and not 30, the queue drains. (Each step kept the
+  /// floor's bitrate before, and the ring's backlog grew to its limit.)
   @Test func aLinkJustUnderTheFloorLowersTheFrameRateButNotToKeyframesOnly() {
     let (samples, decisions) = simulate(seconds: 60) { _ in 250_000 }
     #expect(decisions.contains { $0.reason == .frameRateDown })
     #expect(!samples.contains { $0.keyframesOnly })
+    // Past the first steps, no more than a keyframe's burst waits.
+    #expect(samples.filter { $0.seconds >= 30 }.allSatisfy { $0.queueMilliseconds < 500 })
+  }
+
+  /// At the floor, a queue that stands while the link carries more than is sent (the ring's
+  /// backlog after a drop, draining slowly) keeps the frame rate, though a reading now and
+  /// then is under the target; a link that carries less lowers it.
+  @Test(arguments: [(360_000, false), (280_000, true)])
+  func atTheFloorTheFrameRateGoesOnlyWhenTheLinkCarriesLess(carried: Int, lowers: Bool) {
+    var configuration = RateController.Configuration(nominalBitsPerSecond: 2_000_000)
+    configuration.framingShare = 0
+    var controller = RateController(configuration: configuration)
+    var decisions: [RateController.Decision] = []
+    for reading in 1...150 {
+      let seconds = 0.2 * Double(reading)
+      let dropped = seconds >= 3
+      // Every fifth reading a fifth low, as acknowledgements of a keyframe come late.
+      let delivered = !dropped ? 2_200_000 : reading % 5 == 0 ? carried * 4 / 5 : carried
+      var estimate = LinkEstimate(
+        time: .at(TimeSpan(seconds: seconds)), queueMilliseconds: 30,
+        deliveredBitsPerSecond: Double(delivered), latencyMilliseconds: 200)
+      estimate.roundTripMilliseconds = 20
+      estimate.unsentMilliseconds = 0
+      // The oldest frame in the ring waits longer and longer: frames made at the nominal rate
+      // before the cut go out at the link's rate.
+      estimate.backlogMilliseconds = dropped ? 1_000 + 50 * (seconds - 3) : 0
+      if let decision = controller.update(estimate) { decisions.append(decision) }
+    }
+    #expect(decisions.contains { $0.targetBitsPerSecond == 300_000 })
+    #expect(decisions.contains { $0.reason == .frameRateDown } == lowers)
   }
 
   @Test func recoversAfterAStep() {

@@ -1,6 +1,7 @@
 /// Steers the encoder between what the link delivers and the nominal rate: a continuous target
-/// bitrate first, the frame rate only once the bitrate is at its floor, keyframes only when the
-/// link carries less than the floor.
+/// bitrate first, the frame rate only once the bitrate is at its floor (each lower frame rate at
+/// the floor's bits per frame, so that it sheds its share of the load), keyframes only when the
+/// link carries less than the lowest frame rate needs.
 ///
 /// The algorithm (`algorithm`, named in every `rate` status event with the `State` it is in and
 /// the `Rule` that fired; `docs/rate-control.md`) is additive-increase, multiplicative-decrease
@@ -38,7 +39,8 @@ public struct RateController: Sendable {
   public struct Configuration: Sendable, Equatable {
     /// The encoder's configured bitrate: the target never goes above it.
     public var nominalBitsPerSecond: Int
-    /// The target never goes below it (a floor makes recovery after a dip fast).
+    /// The target never goes below it at the nominal frame rate (a floor makes recovery after
+    /// a dip fast); at a lower frame rate, never below its bits per frame.
     public var floorBitsPerSecond: Int = 300_000
     /// What the link carries besides the video the target is for: audio tracks and their
     /// framing. The link's delivered rate is compared with the video target plus this.
@@ -48,7 +50,9 @@ public struct RateController: Sendable {
     /// The encoder's frame rate, restored before the bitrate rises above the floor.
     public var nominalFrameRate: Int = 30
     /// Lower frame rates, tried in order while the bitrate is at its floor and the link still
-    /// does not keep up (30 to 24 fps is hardly seen; a halved bitrate is).
+    /// does not keep up (30 to 24 fps is hardly seen; a halved bitrate is). Each goes with the
+    /// floor's bits per frame: a frame rate that kept the floor's bitrate shed no load, and at
+    /// a link that carried the floor and no more the ring's backlog never drained.
     public var reducedFrameRates: [Int] = [24, 20, 15]
     /// The queueing delay is long above this share of the output's latency...
     public var congestedQueueShare: Double = 0.25
@@ -128,8 +132,8 @@ public struct RateController: Sendable {
     /// second apart (WebRTC's receiver reports), that least is one older reading, and a queue
     /// that the last step started shows first in the newest.
     public var increaseNeedsClearReading = false
-    /// How long the link must keep below the floor, at the lowest frame rate, before only
-    /// keyframes are asked for.
+    /// How long the link must carry less than four fifths of the lowest frame rate's floor
+    /// before only keyframes are asked for.
     public var keyframesOnlyAfter: TimeSpan = .seconds(3)
 
     public init(nominalBitsPerSecond: Int) {
@@ -147,13 +151,14 @@ public struct RateController: Sendable {
     case probe
     /// The round trip changed with the path: what it made the controller cut is undone.
     case pathChanged
-    /// At the floor and the link still does not keep up: a lower frame rate.
+    /// At the floor and the link still does not keep up: a lower frame rate (and the floor's
+    /// bits per frame at it).
     case frameRateDown
     /// The link is clear again: the frame rate comes back first.
     case frameRateUp
-    /// The link carries less than the floor, even at the lowest frame rate.
+    /// The link carries less than the lowest frame rate needs.
     case keyframesOnly
-    /// The link carries the floor again.
+    /// The link carries what the frame rate asked for needs again.
     case keyframesOnlyEnded
   }
 
@@ -201,9 +206,9 @@ public struct RateController: Sendable {
     case frameRateAtFloor
     /// Clear again: the frame rate back first.
     case frameRateBack
-    /// The link carried under half the floor for a while at the lowest frame rate.
+    /// The link carried under four fifths of the lowest frame rate's floor for a while.
     case belowFloor
-    /// The link carries the floor again.
+    /// The link carries the floor at the frame rate asked for again.
     case floorCarried
   }
 
@@ -283,6 +288,13 @@ public struct RateController: Sendable {
   private var lastDecrease: MonotonicInstant?
   private var clearSince: MonotonicInstant?
   private var belowFloorSince: MonotonicInstant?
+  /// When the frame rate last went up, and how long after the last change the next step up
+  /// waits: a step up that the link did not carry (a lower frame rate again within
+  /// `frameRateTrial`) doubles the wait, as a probe taken back holds the bitrate.
+  private var frameRateRaised: MonotonicInstant?
+  private var frameRateWait: TimeSpan = .zero
+  /// The video the link carried, smoothed over `carriedSmoothing`, and when last read.
+  private var carriedVideo: (time: MonotonicInstant, bitsPerSecond: Double)?
   /// What the link delivered when congestion last appeared; increases slow down near it.
   private var ceiling: Double?
   /// The ceiling was set where a probe step filled the link (not by a cut for a queue that a
@@ -485,6 +497,7 @@ public struct RateController: Sendable {
         queueBaseline.reset()
         lossBaseline.reset()
         recentDelays.reset()
+        carriedVideo = nil
       }
     }
     lastEstimate = now
@@ -524,7 +537,10 @@ public struct RateController: Sendable {
     let grewLoss = lossGrew(link)
     defer { previousQueueDelay = delay }
     let threshold = congestionThreshold(link)
-    if !outage { trackKeyframesOnly(link, now: now) }
+    if !outage {
+      trackKeyframesOnly(link, now: now)
+      smoothCarriedVideo(link)
+    }
     let lossWithQueue = grewLoss && delay > threshold * configuration.clearShare
     // The least delay of the last second: a keyframe's burst is gone from it, a standing
     // queue is not.
@@ -659,7 +675,18 @@ public struct RateController: Sendable {
     let hold = configuration.increaseHold
     guard now - max(since, lastChange ?? since) >= hold else { return nil }
     if frameRate < configuration.nominalFrameRate {
-      frameRate = nextFrameRateUp()
+      // Each step up adds a fifth or a quarter of the load: on a link that carried the lower
+      // rate and no more, steps up every few seconds filled the queue each time. One that
+      // failed waits longer from the last change, unless the link carried the next rate's
+      // floor meanwhile (a backlog going out faster: the link came back).
+      let next = nextFrameRateUp()
+      let nextFloor = configuration.floorBitsPerSecond * next / configuration.nominalFrameRate
+      let shown = (carriedVideo?.bitsPerSecond ?? 0) >= Self.drainingShare * Double(nextFloor)
+      guard shown || now - (lastChange ?? .distantPast) >= frameRateWait else { return nil }
+      if shown { frameRateWait = .zero }
+      frameRate = next
+      frameRateRaised = now
+      targetBitsPerSecond = max(targetBitsPerSecond, frameRateFloor)
       return decide(.frameRateUp, .frameRateBack, link, delay: delay, now: now)
     }
     guard targetBitsPerSecond < configuration.nominalBitsPerSecond else {
@@ -721,6 +748,8 @@ public struct RateController: Sendable {
       rule == .probe
       ? (now, targetBitsPerSecond, link.deliveredBitsPerSecond.map(videoShare)) : nil
     targetBitsPerSecond = min(configuration.nominalBitsPerSecond, limited)
+    // Past the floor at the nominal frame rate: the link carries every frame rate again.
+    frameRateWait = .zero
     if let level = levelBeforeDrop, Double(targetBitsPerSecond) >= level { levelBeforeDrop = nil }
     return decide(.probe, rule, link, delay: delay, now: now)
   }
@@ -936,8 +965,21 @@ public struct RateController: Sendable {
       state = .drain
       return decide(.congestion, rule, link, delay: delay, now: now)
     }
+    // At the floor, a queue that stands while the link carries more than is sent is what the
+    // drop left in the ring, draining: a lower frame rate would only skip frames. At the 30 %
+    // step, 2 s of nominal-rate frames drained for 20 s behind a floor the link carried with a
+    // fifth to spare, and a second's reading, a tenth under the mean now and then, went to
+    // 15 fps for nothing. Judged over seconds (`carriedVideo`).
+    if let carried = carriedVideo?.bitsPerSecond, carried >= Self.drainingShare * target {
+      return nil
+    }
     if let lower = configuration.reducedFrameRates.first(where: { $0 < frameRate }) {
+      if let raised = frameRateRaised, now - raised < Self.frameRateTrial {
+        frameRateWait = min(Self.longestFrameRateWait, max(2 * frameRateWait, .seconds(2)))
+      }
       frameRate = lower
+      // The floor's bits per frame: the step sheds its share of the load.
+      targetBitsPerSecond = min(targetBitsPerSecond, frameRateFloor)
       lastDecrease = now
       state = .drain
       return decide(.frameRateDown, .frameRateAtFloor, link, delay: delay, now: now)
@@ -980,16 +1022,50 @@ public struct RateController: Sendable {
     max(0, delivered - Double(configuration.fixedBitsPerSecond)) / (1 + configuration.framingShare)
   }
 
-  /// Keyframes only, when the link has carried less than half the floor for a while at the
-  /// lowest frame rate; ended once it carries the floor again.
+  /// Keyframes only, when the link has carried less than four fifths of the floor at the frame
+  /// rate asked for a while at the lowest one; ended once it carries that floor again.
   private mutating func trackKeyframesOnly(_ link: LinkEstimate, now: MonotonicInstant) {
     guard let delivered = link.deliveredBitsPerSecond.map(videoShare) else { return }
-    if delivered >= Double(configuration.floorBitsPerSecond) {
+    let floor = Double(frameRateFloor)
+    if delivered >= floor {
       belowFloorSince = nil
-    } else if delivered < Double(configuration.floorBitsPerSecond) / 2 {
+    } else if delivered < Self.keyframesOnlyShare * floor {
       belowFloorSince = belowFloorSince ?? now
     }
   }
+
+  /// Under this share of the floor at the frame rate asked for, the link counts as not
+  /// carrying it.
+  private static let keyframesOnlyShare = 0.8
+
+  /// The floor at the frame rate asked for: the floor's bits per frame.
+  private var frameRateFloor: Int {
+    configuration.floorBitsPerSecond * frameRate / configuration.nominalFrameRate
+  }
+
+  /// Follows the video `link` carried, smoothed over `carriedSmoothing`: a second's reading
+  /// swings by a tenth either way with the acknowledgements of a keyframe.
+  private mutating func smoothCarriedVideo(_ link: LinkEstimate) {
+    guard let delivered = link.deliveredBitsPerSecond.map(videoShare) else { return }
+    guard let last = carriedVideo else {
+      carriedVideo = (link.time, delivered)
+      return
+    }
+    let weight = min(1, (link.time - last.time).inSeconds / Self.carriedSmoothing.inSeconds)
+    carriedVideo = (link.time, last.bitsPerSecond + weight * (delivered - last.bitsPerSecond))
+  }
+
+  /// How long after a step up of the frame rate a step down says the link did not carry it.
+  private static let frameRateTrial: TimeSpan = .seconds(5)
+  /// The longest a step up of the frame rate waits after ones that failed.
+  private static let longestFrameRateWait: TimeSpan = .seconds(16)
+
+  /// The time constant of `carriedVideo`.
+  private static let carriedSmoothing: TimeSpan = .seconds(2)
+
+  /// What the link carries, as a share of the target, that drains a queue standing at the
+  /// floor.
+  private static let drainingShare = 1.05
 
   /// The next frame rate up the list toward the nominal one.
   private func nextFrameRateUp() -> Int {

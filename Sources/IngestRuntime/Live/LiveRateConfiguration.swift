@@ -6,7 +6,8 @@ import IngestSinks
 /// far a climb may go where congestion shows late.
 public enum LiveRateConfiguration {
   /// The configuration for a stream of `nominalBitsPerSecond` video (never under
-  /// `floorBitsPerSecond`) at `nominalFrameRate`, with `audioTracks` AAC tracks of
+  /// `floorBitsPerSecond` at `nominalFrameRate`, nor under its bits per frame at a lower one)
+  /// at `nominalFrameRate`, with `audioTracks` AAC tracks of
   /// `audioBitsPerSecond` from the encoder, sent to `output` (the run's network output).
   public static func make(
     nominalBitsPerSecond: Int, floorBitsPerSecond: Int, nominalFrameRate: Int,

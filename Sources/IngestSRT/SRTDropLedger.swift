@@ -39,7 +39,8 @@ import IngestCore
 /// it was handed over: just when a retransmission (or a packet queued on the way) arriving at
 /// the last moment would be, so no time the sender reads tells the two apart. A unit still
 /// unacknowledged half a latency after it was handed over and first seen acknowledged that
-/// late (libsrt's smoothed round trip, less 20 ms) is counted as sent but named possibly lost
+/// late (the round trip the receiver's clock was set with at the handshake, see `observe`; less
+/// 20 ms) is counted as sent but named possibly lost
 /// (`possiblyLostUnits`). A unit acknowledged between two readings that straddle both times
 /// (the sender not scheduled, or idle at the end of the stream) is not named: its
 /// acknowledgement may have come early.
@@ -155,15 +156,21 @@ struct SRTDropLedger {
   /// smoothed one.
   mutating func observe(
     droppedPackets total: Int64, bufferedPackets: Int, now: MonotonicInstant, latency: TimeSpan,
-    roundTrip: TimeSpan
+    roundTrip: TimeSpan, clockRoundTrip: TimeSpan? = nil
   ) {
     let previous = lastObservation
     lastObservation = now
     // A dropped unit's acknowledgement: the next packet's play time (a latency and the way
-    // there after it left), then the way back. The smoothed round trip, queue included: the
-    // receiver's clock follows a standing queue (libsrt's drift tracking), so what a queue
-    // delays it plays later too. Less 20 ms for the readings' spacing.
-    let possiblyLostAfter = latency + roundTrip - .milliseconds(20)
+    // there after it left), then the way back. The way there is the one the receiver's clock
+    // was set with, at the handshake: a packet queued longer than that by the latency is
+    // dropped. libsrt's drift tracking follows a queue that stands, but by a few milliseconds
+    // over many seconds. So the smoothed round trip (queue included) only when less than
+    // `clockRoundTrip`, the connection's (or the path's least since). At 25 % of the nominal
+    // rate the start filled the bottleneck's 400 ms queue and the receiver dropped what waited
+    // longer than the latency, 14 packets; with the smoothed round trip (340 ms) as the way
+    // there, none was named. Less 20 ms for the readings' spacing.
+    let played = clockRoundTrip.map { min($0, roundTrip) } ?? roundTrip
+    let possiblyLostAfter = latency + played - .milliseconds(20)
     let size = Int64(SRTMessageChunker.messageSize)
     let newHead = max(head, messages - Int64(bufferedPackets))
     if total > droppedPackets {

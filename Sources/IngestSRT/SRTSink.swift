@@ -48,6 +48,8 @@ public final class SRTSink: OutputSink {
   private var watchdog = SRTProgressWatchdog(now: .origin)
   private var linkMeter = SRTLinkMeter()
   private var queueLimit = SRTQueueLimit()
+  /// The round trip measured while connecting (the probe's, or a quick handshake's).
+  private var connectRoundTripMilliseconds: Double?
   private var streamRate = SRTStreamRate()
   /// The last unit `streamRate` counted.
   private var lastCounted: (kind: SampleKind, dts: Int64)?
@@ -275,6 +277,7 @@ public final class SRTSink: OutputSink {
     linkMeter.reset(connected: clock.now(), roundTripMilliseconds: roundTrip?.milliseconds)
     handedBytes = 0
     queueLimit.reset(connectRoundTripMilliseconds: roundTrip?.milliseconds ?? 0)
+    connectRoundTripMilliseconds = roundTrip?.milliseconds
     measuredRTT = SRTMeasuredRoundTrip()
     runLatencyCheck = RunLatencyCheck()
     streamRate.reset()
@@ -546,7 +549,16 @@ public final class SRTSink: OutputSink {
     dropLedger.observe(
       droppedPackets: Int64(stats.pktSndDropTotal), bufferedPackets: Int(max(stats.pktSndBuf, 0)),
       now: now, latency: .milliseconds(Int64(agreedLatencyMilliseconds)),
-      roundTrip: TimeSpan(milliseconds: max(stats.msRTT, 0)))
+      roundTrip: TimeSpan(milliseconds: max(stats.msRTT, 0)), clockRoundTrip: clockRoundTrip)
+  }
+
+  /// The round trip the receiver's clock was set with: the one measured while connecting, or
+  /// the path's least since (see `SRTDropLedger.observe`); nil before either is known.
+  private var clockRoundTrip: TimeSpan? {
+    let path = queueLimit.minimumRoundTripMilliseconds
+    let least =
+      path > 0 ? min(path, connectRoundTripMilliseconds ?? path) : connectRoundTripMilliseconds
+    return least.map { TimeSpan(milliseconds: $0) }
   }
 
   public func close() {

@@ -187,6 +187,20 @@ import Testing
     #expect(idle.possiblyLostUnits[video] == 0)
   }
 
+  /// A queue that just built up is not in the receiver's clock: a unit acknowledged a latency
+  /// and the connection's round trip after it left is possibly lost, though the smoothed round
+  /// trip (the queue's) is longer; without the connection's round trip it was not named.
+  @Test(arguments: [(Int64?.some(40), 1), (nil, 0)])
+  func aQueueThatJustBuiltUpDoesNotMoveTheDeadline(clockRoundTrip: Int64?, named: Int) {
+    var ledger = ledger(units: 2, spacing: 0)
+    for (at, buffered) in [(Int64(20), 2), (120, 1), (260, 0)] {
+      ledger.observe(
+        droppedPackets: 0, bufferedPackets: buffered, now: .at(ms(at)), latency: ms(200),
+        roundTrip: ms(400), clockRoundTrip: clockRoundTrip.map(ms))
+    }
+    #expect(ledger.possiblyLostUnits[video] == named && ledger.lostUnits[video] == 0)
+  }
+
   /// Video frames after a lost frame refer to it: up to the next keyframe they are sent but
   /// possibly lost; audio units after it are not, nor video after a keyframe that arrived.
   @Test func framesAfterALostFrameArePossiblyLostUntilTheNextKeyframe() {

@@ -164,6 +164,19 @@ import Testing
     #expect(ledger.lostUnits[video] == 1)
   }
 
+  /// What a connection had not had acknowledged when it broke is lost with it; what was
+  /// acknowledged is not.
+  @Test func whatABrokenConnectionHadNotHadAcknowledgedIsLost() {
+    var ledger = ledger(units: 3, spacing: 0)
+    observe(&ledger, buffered: 2, at: 10)
+    ledger.reset()
+    #expect(ledger.lostUnits[video] == 2)
+    ledger.unitWritten(kind: .video, bytes: message, now: .at(ms(20)))
+    ledger.messageSent(now: .at(ms(20)))
+    observe(&ledger, buffered: 0, at: 40)
+    #expect(ledger.lostUnits[video] == 2)
+  }
+
   /// A unit still unacknowledged at half the latency and first seen acknowledged at its
   /// deadline is sent but possibly lost (dropped there, or played just in time); one
   /// acknowledged a round trip after it left is not, nor one whose acknowledgement only an idle

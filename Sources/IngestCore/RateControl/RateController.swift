@@ -680,8 +680,8 @@ public struct RateController: Sendable {
       // failed waits longer from the last change, unless the link carried the next rate's
       // floor meanwhile (a backlog going out faster: the link came back).
       let next = nextFrameRateUp()
-      let nextFloor = configuration.floorBitsPerSecond * next / configuration.nominalFrameRate
-      let shown = (carriedVideo?.bitsPerSecond ?? 0) >= Self.drainingShare * Double(nextFloor)
+      let shown =
+        (carriedVideo?.bitsPerSecond ?? 0) >= Self.drainingShare * Double(floor(atFrameRate: next))
       guard shown || now - (lastChange ?? .distantPast) >= frameRateWait else { return nil }
       if shown { frameRateWait = .zero }
       frameRate = next
@@ -1039,8 +1039,11 @@ public struct RateController: Sendable {
   private static let keyframesOnlyShare = 0.8
 
   /// The floor at the frame rate asked for: the floor's bits per frame.
-  private var frameRateFloor: Int {
-    configuration.floorBitsPerSecond * frameRate / configuration.nominalFrameRate
+  private var frameRateFloor: Int { floor(atFrameRate: frameRate) }
+
+  /// The floor's bits per frame at `rate` frames a second.
+  private func floor(atFrameRate rate: Int) -> Int {
+    configuration.floorBitsPerSecond * rate / configuration.nominalFrameRate
   }
 
   /// Follows the video `link` carried, smoothed over `carriedSmoothing`: a second's reading

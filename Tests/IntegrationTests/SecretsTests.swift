@@ -413,7 +413,12 @@ private final class SecretRun {
     return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
   }
 
-  /// /proc/PID/environ of the run, and of each of its children, as raw `NAME=value` entries.
+  /// /proc/PID/environ of the run, and of each of its children that has started its own
+  /// program, as raw `NAME=value` entries.
+  ///
+  /// A child between posix_spawn's clone and its exec shares the run's memory, so the kernel
+  /// shows the run's environment (and command line) as the child's: such a child is left out
+  /// until its command line is its own.
   func environments() -> (own: [String], children: [[String]]) {
     func entries(_ pid: String) -> [String] {
       guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else {
@@ -421,10 +426,17 @@ private final class SecretRun {
       }
       return data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
     }
+    func commandLine(_ pid: String) -> Data? {
+      FileManager.default.contents(atPath: "/proc/\(pid)/cmdline")
+    }
     let pid = "\(process.processIdentifier)"
+    let own = commandLine(pid)
     let children = LoopbackServers.text(
       of: URL(fileURLWithPath: "/proc/\(pid)/task/\(pid)/children")
-    ).split(separator: " ").map(String.init)
+    ).split(separator: " ").map(String.init).filter {
+      guard let line = commandLine($0), !line.isEmpty else { return false }
+      return line != own
+    }
     return (entries(pid), children.map(entries))
   }
 

@@ -406,11 +406,18 @@ private final class SecretRun {
 
   /// /proc/PID/cmdline with the NULs between arguments as spaces; `nil` once the process ended.
   func commandLine() -> String? {
-    guard let handle = FileHandle(forReadingAtPath: "/proc/\(process.processIdentifier)/cmdline")
-    else { return nil }
+    Self.rawCommandLine(of: "\(process.processIdentifier)").map {
+      String(decoding: $0.map { $0 == 0 ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+    }
+  }
+
+  /// /proc/PID/cmdline as the kernel shows it; `nil` once the process ended (a zombie's is
+  /// empty).
+  private static func rawCommandLine(of pid: String) -> Data? {
+    guard let handle = FileHandle(forReadingAtPath: "/proc/\(pid)/cmdline") else { return nil }
     defer { try? handle.close() }
-    let bytes = handle.readDataToEndOfFile().map { $0 == 0 ? UInt8(ascii: " ") : $0 }
-    return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+    let bytes = handle.readDataToEndOfFile()
+    return bytes.isEmpty ? nil : bytes
   }
 
   /// /proc/PID/environ of the run, and of each of its children that has started its own
@@ -426,15 +433,12 @@ private final class SecretRun {
       }
       return data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
     }
-    func commandLine(_ pid: String) -> Data? {
-      FileManager.default.contents(atPath: "/proc/\(pid)/cmdline")
-    }
     let pid = "\(process.processIdentifier)"
-    let own = commandLine(pid)
+    let own = Self.rawCommandLine(of: pid)
     let children = LoopbackServers.text(
       of: URL(fileURLWithPath: "/proc/\(pid)/task/\(pid)/children")
     ).split(separator: " ").map(String.init).filter {
-      guard let line = commandLine($0), !line.isEmpty else { return false }
+      guard let line = Self.rawCommandLine(of: $0) else { return false }
       return line != own
     }
     return (entries(pid), children.map(entries))
